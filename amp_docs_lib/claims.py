@@ -1,0 +1,144 @@
+"""Claims: a sentence of prose bound to the measurement that backs it.
+
+``claim(...)`` renders the sentence with the value measured in this build.
+A hardware-independent claim that the measurement contradicts raises
+``ClaimContradicted``, which fails the build and names the chapter.
+A hardware-dependent claim renders as holding or not holding on this machine.
+
+``check_statements(...)`` is for statements made elsewhere (common figures,
+other documents): each is compared with a measurement and shown with a
+verdict; a wrong one is corrected on the page instead of failing the build.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable
+
+import pandas as pd
+
+from amp_docs_lib.stamp import StampedTable, show_table, stamp_text
+
+_MISSING = object()
+
+
+class ClaimContradicted(AssertionError):
+    """A hardware-independent claim disagrees with what the build measured."""
+
+
+def format_value(v: Any) -> str:
+    """Compact human formatting of a measured value."""
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    if isinstance(v, float):
+        if math.isnan(v):
+            return "NaN"
+        if math.isinf(v):
+            return "inf" if v > 0 else "-inf"
+        if v == int(v) and abs(v) < 1e16:
+            return f"{int(v)}"
+        return f"{v:.6g}"
+    if hasattr(v, "item") and callable(v.item):  # tensors / numpy scalars
+        try:
+            return format_value(float(v.item()) if not isinstance(v.item(), bool) else v.item())
+        except (TypeError, ValueError):
+            pass
+    return str(v)
+
+
+def values_match(measured: Any, expected: Any, rel_tol: float = 0.0) -> bool:
+    """Equality that treats NaN == NaN and allows a relative tolerance for numbers."""
+    if isinstance(measured, (int, float)) and isinstance(expected, (int, float)) \
+            and not isinstance(measured, bool) and not isinstance(expected, bool):
+        m, e = float(measured), float(expected)
+        if math.isnan(m) or math.isnan(e):
+            return math.isnan(m) and math.isnan(e)
+        return m == e or math.isclose(m, e, rel_tol=rel_tol, abs_tol=0.0)
+    return measured == expected
+
+
+@dataclass
+class Claim:
+    statement: str
+    measured: Any
+    expected: Any
+    holds: bool
+    hardware_dependent: bool
+    source: str | None
+
+    @property
+    def text(self) -> str:
+        return self.statement.format(measured=format_value(self.measured))
+
+    def _repr_html_(self) -> str:
+        if self.hardware_dependent:
+            verdict = ("holds on this machine" if self.holds else "does not hold on this machine")
+            cls = "holds" if self.holds else "fails"
+        else:
+            verdict, cls = "checked in this build", "holds"
+        mark = "✓" if self.holds else "✗"
+        src = f' <span class="amp-claim-source">({html.escape(self.source)})</span>' if self.source else ""
+        return (f'<p class="amp-claim amp-claim--{cls}" title="{html.escape(stamp_text())}">'
+                f'<span class="amp-claim-mark">{mark}</span> {html.escape(self.text)}{src} '
+                f'<span class="amp-claim-verdict">{verdict}</span></p>')
+
+    def __repr__(self) -> str:
+        return f"[{'holds' if self.holds else 'does not hold'}] {self.text}"
+
+
+def claim(statement: str, measured: Any, expected: Any = _MISSING, *,
+          holds: bool | None = None, rel_tol: float = 0.0,
+          hardware_dependent: bool = False, source: str | None = None) -> Claim:
+    """State a fact together with its measurement.
+
+    ``statement`` may contain ``{measured}``, replaced by the measured value.
+    Give either ``expected`` (compared with ``measured``) or ``holds`` (a
+    verdict computed by the caller). A hardware-independent claim that does
+    not hold raises ``ClaimContradicted``.
+    """
+    if not isinstance(statement, str):
+        raise TypeError(f"statement must be a str, got {type(statement).__name__}")
+    if (expected is _MISSING) == (holds is None):
+        raise ValueError("give exactly one of expected= or holds=")
+    if holds is None:
+        holds = values_match(measured, expected, rel_tol)
+    c = Claim(statement, measured, None if expected is _MISSING else expected, bool(holds),
+              hardware_dependent, source)
+    if not c.holds and not hardware_dependent:
+        exp = "" if expected is _MISSING else f", expected {format_value(expected)}"
+        raise ClaimContradicted(f"claim contradicted: {c.text!r} (measured {format_value(measured)}{exp})")
+    return c
+
+
+@dataclass
+class Statement:
+    """A statement made elsewhere, to be checked against a measurement."""
+
+    statement: str
+    source: str
+    claimed: Any
+    measured: Any
+    rel_tol: float = 0.0
+    judge: Callable[[Any, Any], bool] | None = None
+
+    @property
+    def holds(self) -> bool:
+        if self.judge is not None:
+            return bool(self.judge(self.claimed, self.measured))
+        return values_match(self.measured, self.claimed, self.rel_tol)
+
+
+def check_statements(statements: Iterable[Statement], caption: str | None = None) -> StampedTable:
+    """Table of external statements, each with the measured value and a verdict."""
+    rows = []
+    for s in statements:
+        if not isinstance(s, Statement):
+            raise TypeError(f"check_statements takes Statement objects, got {type(s).__name__}")
+        rows.append({
+            "statement": s.statement, "source": s.source,
+            "claimed": format_value(s.claimed), "measured here": format_value(s.measured),
+            "verdict": "correct" if s.holds else "wrong: use the measured value",
+        })
+    return show_table(pd.DataFrame(rows), caption)

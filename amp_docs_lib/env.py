@@ -1,0 +1,174 @@
+"""The environment report: what machine and software produced this build's numbers.
+
+``environment_report()`` is the single source for the provenance stamp, the
+home page's report, ``amp-docs env`` and the hardware part of the cache key.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import functools
+import hashlib
+import importlib.metadata
+import json
+import os
+import platform
+import subprocess
+import warnings
+from pathlib import Path
+from typing import Any
+
+import torch
+
+import amp_docs_lib
+from amp_docs_lib.profiles import active_profile
+
+# Packages whose versions change what the chapters compute (cache key + report).
+TRACKED_PACKAGES = (
+    "torch", "numpy", "pandas", "matplotlib", "ml_dtypes",
+    "torchao", "transformers", "nbclient", "ipykernel", "jupytext",
+)
+
+_PACKAGE_ROOT = Path(amp_docs_lib.__file__).resolve().parent
+
+
+def cpu_model() -> str:
+    """The CPU's marketing name, read from /proc/cpuinfo where it exists."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.lower().startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine() or "unknown CPU"
+
+
+def gpus() -> list[dict[str, Any]]:
+    """One entry per visible CUDA device: name, compute capability, memory."""
+    if not torch.cuda.is_available():
+        return []
+    out = []
+    for i in range(torch.cuda.device_count()):
+        p = torch.cuda.get_device_properties(i)
+        out.append({
+            "index": i,
+            "name": p.name,
+            "compute_capability": f"{p.major}.{p.minor}",
+            "memory_gib": round(p.total_memory / 2**30, 1),
+            "bf16_supported": bool(torch.cuda.is_bf16_supported()),
+        })
+    return out
+
+
+def device_summary() -> str:
+    """Compact device string for stamps: 'NVIDIA H100 (sm 9.0)' or the CPU model."""
+    g = gpus()
+    if g:
+        return f"{g[0]['name']} (sm {g[0]['compute_capability']})"
+    return f"CPU: {cpu_model()} ({os.cpu_count()} cores)"
+
+
+def tf32_settings() -> dict[str, Any]:
+    """The TF32 switches as this process sees them (they change FP32 matmul results on GPUs)."""
+    with warnings.catch_warnings():
+        # Newer torch deprecates the allow_tf32 flags in favour of fp32_precision.
+        warnings.simplefilter("ignore")
+        return {
+            "float32_matmul_precision": torch.get_float32_matmul_precision(),
+            "cuda.matmul.allow_tf32": bool(torch.backends.cuda.matmul.allow_tf32),
+            "cudnn.allow_tf32": bool(torch.backends.cudnn.allow_tf32),
+        }
+
+
+def tf32_summary() -> str:
+    s = tf32_settings()
+    onoff = lambda b: "on" if b else "off"  # noqa: E731
+    return f"TF32 matmul {onoff(s['cuda.matmul.allow_tf32'])}, cuDNN {onoff(s['cudnn.allow_tf32'])}"
+
+
+def package_versions() -> dict[str, str]:
+    """Installed versions of the packages that execute the chapters ('absent' if not installed)."""
+    out = {"python": platform.python_version()}
+    for name in TRACKED_PACKAGES:
+        try:
+            out[name] = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            out[name] = "absent"
+    out["torch.version.cuda"] = str(torch.version.cuda)
+    return out
+
+
+@functools.lru_cache(maxsize=1)
+def git_revision() -> str:
+    """Short git revision of the checkout the library runs from, '+dirty' if modified."""
+    try:
+        root = _PACKAGE_ROOT.parent
+        rev = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=root,
+                             capture_output=True, text=True, timeout=10)
+        if rev.returncode != 0:
+            return "unknown"
+        dirty = subprocess.run(["git", "status", "--porcelain", "--", "amp_docs_lib"], cwd=root,
+                               capture_output=True, text=True, timeout=10)
+        return rev.stdout.strip() + ("+dirty" if dirty.stdout.strip() else "")
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+
+
+def hardware_description() -> dict[str, Any]:
+    """What the hardware part of the cache key covers."""
+    return {
+        "machine": platform.machine(),
+        "cpu": cpu_model(),
+        "cpu_count": os.cpu_count(),
+        "gpus": [{k: g[k] for k in ("name", "compute_capability", "memory_gib")} for g in gpus()],
+    }
+
+
+def hardware_fingerprint(description: dict[str, Any] | None = None) -> str:
+    """A short hash of ``hardware_description()``: equal on equal machines."""
+    desc = hardware_description() if description is None else description
+    blob = json.dumps(desc, sort_keys=True).encode()
+    return hashlib.sha256(blob).hexdigest()[:16]
+
+
+def environment_report() -> dict[str, Any]:
+    """Everything the stamp and the home page show, as one flat-ish dict."""
+    return {
+        "device": device_summary(),
+        "gpus": gpus(),
+        "cpu": cpu_model(),
+        "cpu_count": os.cpu_count(),
+        "platform": platform.platform(),
+        "torch": torch.__version__,
+        "cuda": torch.version.cuda or "none (CPU build)",
+        "cuda_available": torch.cuda.is_available(),
+        "cudnn": torch.backends.cudnn.version() if torch.backends.cudnn.is_available() else None,
+        "amp_docs_lib": amp_docs_lib.__version__,
+        "git_revision": git_revision(),
+        "tf32": tf32_settings(),
+        "profile": active_profile().name,
+        "packages": package_versions(),
+        "hardware_fingerprint": hardware_fingerprint(),
+        "build_date": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d"),
+    }
+
+
+def format_report(report: dict[str, Any] | None = None) -> str:
+    """The report as aligned text lines (what ``amp-docs env`` prints)."""
+    r = environment_report() if report is None else report
+    lines = [
+        ("device", r["device"]),
+        ("platform", r["platform"]),
+        ("torch", f"{r['torch']} (CUDA {r['cuda']}, available: {r['cuda_available']}, cuDNN {r['cudnn']})"),
+        ("amp_docs_lib", f"{r['amp_docs_lib']} @ {r['git_revision']}"),
+        ("TF32", ", ".join(f"{k}={v}" for k, v in r["tf32"].items())),
+        ("profile", r["profile"]),
+        ("hardware fingerprint", r["hardware_fingerprint"]),
+        ("build date", r["build_date"]),
+    ]
+    for g in r["gpus"]:
+        lines.append((f"gpu {g['index']}", f"{g['name']}, sm {g['compute_capability']}, "
+                      f"{g['memory_gib']} GiB, bf16 {'yes' if g['bf16_supported'] else 'no'}"))
+    lines += [(f"package {k}", v) for k, v in r["packages"].items()]
+    width = max(len(k) for k, _ in lines)
+    return "\n".join(f"{k:<{width}}  {v}" for k, v in lines)
