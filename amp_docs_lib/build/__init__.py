@@ -1,0 +1,2 @@
+"""Site build machinery: execute chapters (``execute``), cache them by
+environment (``cache``), and hook both into mkdocs (``plugin``)."""

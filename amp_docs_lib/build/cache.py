@@ -1,0 +1,124 @@
+"""The environment-aware execution cache.
+
+mkdocs-jupyter's own cache keys only on a chapter's text, so a changed
+library, an upgraded torch or another GPU would silently show stale numbers.
+Our key covers all of them:
+
+* the chapter's text,
+* the source of ``amp_docs_lib`` (every ``.py`` and data file),
+* the versions of the packages that execute (``env.package_versions``),
+* the hardware fingerprint (``env.hardware_fingerprint``),
+* the profile.
+
+Entries are executed notebooks written atomically (temp file, then
+``os.replace``), and each records its own key, so a build killed mid-way
+leaves nothing a later build would trust.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import nbformat
+
+import amp_docs_lib
+from amp_docs_lib.env import hardware_fingerprint, package_versions
+from amp_docs_lib.profiles import active_profile
+
+CACHE_FORMAT = 1
+LIBRARY_ROOT = Path(amp_docs_lib.__file__).resolve().parent
+_SOURCE_SUFFIXES = {".py", ".json", ".j2", ".css"}
+
+
+def library_source_hash(root: Path = LIBRARY_ROOT) -> str:
+    """Hash of every source and data file of the library (path and content)."""
+    h = hashlib.sha256()
+    for path in sorted(p for p in root.rglob("*") if p.is_file() and p.suffix in _SOURCE_SUFFIXES
+                       and "__pycache__" not in p.parts):
+        h.update(path.relative_to(root).as_posix().encode())
+        h.update(b"\0")
+        h.update(path.read_bytes())
+        h.update(b"\0")
+    return h.hexdigest()
+
+
+@dataclass(frozen=True)
+class KeyInputs:
+    """Everything except the chapter text that decides whether a result is still valid."""
+
+    library_hash: str
+    packages: tuple[tuple[str, str], ...]
+    hardware: str
+    profile: str
+
+    @classmethod
+    def current(cls) -> "KeyInputs":
+        return cls(library_hash=library_source_hash(),
+                   packages=tuple(sorted(package_versions().items())),
+                   hardware=hardware_fingerprint(),
+                   profile=active_profile().name)
+
+
+def cache_key(chapter_text: str, inputs: KeyInputs) -> str:
+    """The cache key of one chapter under ``inputs``."""
+    if not isinstance(chapter_text, str):
+        raise TypeError(f"chapter_text must be a str, got {type(chapter_text).__name__}")
+    blob = json.dumps({"format": CACHE_FORMAT, "chapter": chapter_text, **asdict(inputs)},
+                      sort_keys=True)
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
+class ExecutionCache:
+    """Executed notebooks on disk, one file per (chapter, key)."""
+
+    def __init__(self, directory: str | os.PathLike):
+        self.directory = Path(directory)
+
+    def _path(self, chapter_id: str, key: str) -> Path:
+        return self.directory / f"{chapter_id.replace('/', '__')}-{key[:20]}.ipynb"
+
+    def get(self, chapter_id: str, key: str) -> tuple[Path, Any] | None:
+        """The cached notebook for ``key``, or None; never returns a partial entry."""
+        path = self._path(chapter_id, key)
+        try:
+            nb = nbformat.read(path, as_version=4)
+        except (OSError, ValueError, json.JSONDecodeError, nbformat.reader.NotJSONError):
+            return None
+        meta = nb.metadata.get("amp_docs", {})
+        if meta.get("cache_key") != key or not meta.get("complete"):
+            return None
+        return path, nb
+
+    def put(self, chapter_id: str, key: str, nb: Any) -> Path:
+        """Store ``nb`` under ``key`` atomically and return its path."""
+        self.directory.mkdir(parents=True, exist_ok=True)
+        nb.metadata.setdefault("amp_docs", {}).update({"cache_key": key, "complete": True})
+        path = self._path(chapter_id, key)
+        fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=".tmp-", suffix=".part")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                nbformat.write(nb, f)
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+        return path
+
+    def evict_except(self, keep: set[Path]) -> list[Path]:
+        """Delete entries (and leftover temp files) not in ``keep``; return what was removed."""
+        removed = []
+        if not self.directory.is_dir():
+            return removed
+        for p in list(self.directory.glob("*.ipynb")) + list(self.directory.glob(".tmp-*.part")):
+            if p.resolve() not in {k.resolve() for k in keep}:
+                p.unlink(missing_ok=True)
+                removed.append(p)
+        return removed

@@ -1,0 +1,183 @@
+"""Execute one chapter (a jupytext Markdown notebook) the way the site build does.
+
+* Cells tagged ``requires:<name>`` run only where ``gating.requirement_met``;
+  elsewhere the cell's output is a visible skip note, plus the committed
+  reference result for that cell if one exists.
+* Cells tagged ``raises-exception`` must raise (their traceback is the output);
+  any other cell that raises fails the chapter with ``ChapterExecutionError``,
+  which names the chapter and the cell.
+
+Run ``python -m amp_docs_lib.build.execute docs/chapters/formats.md`` to execute
+one chapter (through the cache) and print per-cell timings.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import html
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import jupytext
+import nbformat
+from nbclient import NotebookClient
+from nbclient.exceptions import CellExecutionError
+
+from amp_docs_lib.gating import requirements_from_tags, skip_note_html, unmet_requirements
+from amp_docs_lib.profiles import PROFILE_ENV_VAR, active_profile
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+REFERENCE_DIR = REPO_ROOT / "docs" / "reference-results"
+SAVE_REFERENCE_ENV_VAR = "AMP_DOCS_SAVE_REFERENCE"
+EXPECTED_ERROR_TAG = "raises-exception"
+CELL_TIMEOUT_S = 900
+
+
+class ChapterExecutionError(RuntimeError):
+    """A chapter's example failed; the message names the chapter and the cell."""
+
+
+def read_chapter(path: str | os.PathLike) -> nbformat.NotebookNode:
+    """Parse a jupytext Markdown chapter into a notebook (no execution)."""
+    path = Path(path)
+    if path.suffix != ".md":
+        raise ValueError(f"chapters are jupytext Markdown files (.md), got {path.name!r}")
+    nb = jupytext.read(path)
+    spec = nb.metadata.get("kernelspec", {})
+    if spec.get("language") != "python":
+        raise ValueError(f"{path}: not an executable chapter (needs a python kernelspec in its "
+                         f"jupytext front matter), kernelspec={spec!r}")
+    return nb
+
+
+def cell_id(cell: Any) -> str:
+    """A stable id for a code cell: the hash of its source (edits invalidate references)."""
+    return hashlib.sha256(cell.source.encode()).hexdigest()[:16]
+
+
+def _outputs_to_html(outputs: list[Any]) -> str:
+    parts = []
+    for o in outputs:
+        data = o.get("data", {})
+        if "text/html" in data:
+            parts.append(data["text/html"])
+        elif "image/png" in data:
+            parts.append(f'<img src="data:image/png;base64,{data["image/png"]}"/>')
+        elif "text/plain" in data:
+            parts.append(f"<pre>{html.escape(data['text/plain'])}</pre>")
+        elif o.get("output_type") == "stream":
+            parts.append(f"<pre>{html.escape(o.get('text', ''))}</pre>")
+    return "\n".join(parts)
+
+
+def reference_path(chapter_id: str, cell: Any) -> Path:
+    return REFERENCE_DIR / chapter_id / f"{cell_id(cell)}.json"
+
+
+def load_reference(chapter_id: str, cell: Any) -> str | None:
+    """HTML of the committed reference result for a gated cell, if any."""
+    p = reference_path(chapter_id, cell)
+    if not p.exists():
+        return None
+    data = json.loads(p.read_text())
+    return f'<div class="amp-reference">{data["html"]}</div>'
+
+
+def save_reference(chapter_id: str, cell: Any) -> Path:
+    p = reference_path(chapter_id, cell)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    p.write_text(json.dumps({"requires": requirements_from_tags(cell.metadata.get("tags", [])),
+                             "html": _outputs_to_html(cell.outputs)}, indent=1))
+    return p
+
+
+class ChapterClient(NotebookClient):
+    """nbclient with hardware gating, expected-error checks and per-cell timing."""
+
+    def __init__(self, nb: Any, chapter_id: str, **kw: Any):
+        super().__init__(nb, **kw)
+        self.chapter_id = chapter_id
+        self.cell_seconds: list[tuple[int, float, str]] = []
+
+    async def async_execute_cell(self, cell: Any, cell_index: int, execution_count: int | None = None,
+                                 store_history: bool = True) -> Any:
+        if cell.cell_type != "code":
+            return cell
+        tags = cell.metadata.get("tags", [])
+        unmet = unmet_requirements(tags)
+        if unmet:
+            cell.outputs = [nbformat.v4.new_output(
+                "display_data",
+                data={"text/html": skip_note_html(unmet, load_reference(self.chapter_id, cell)),
+                      "text/plain": f"skipped: needs {', '.join(unmet)}"})]
+            cell.metadata["amp_docs"] = {"skipped": unmet}
+            self.cell_seconds.append((cell_index, 0.0, "skipped"))
+            return cell
+        t0 = time.perf_counter()
+        cell = await super().async_execute_cell(cell, cell_index, execution_count, store_history)
+        dt = time.perf_counter() - t0
+        self.cell_seconds.append((cell_index, dt, "ran"))
+        if EXPECTED_ERROR_TAG in tags and not any(o.output_type == "error" for o in cell.outputs):
+            raise ChapterExecutionError(
+                f"chapter {self.chapter_id}: cell {cell_index} is tagged {EXPECTED_ERROR_TAG!r} "
+                f"but raised nothing:\n{cell.source}")
+        if requirements_from_tags(tags) and os.environ.get(SAVE_REFERENCE_ENV_VAR) == "1":
+            save_reference(self.chapter_id, cell)
+        return cell
+
+
+def execute_notebook(nb: Any, chapter_id: str, *, cwd: Path = REPO_ROOT) -> tuple[Any, ChapterClient]:
+    """Execute ``nb`` in a fresh kernel; raise ``ChapterExecutionError`` naming the chapter on failure."""
+    # The kernel inherits the environment: pin the profile so kernel and cache key agree.
+    os.environ[PROFILE_ENV_VAR] = active_profile().name
+    client = ChapterClient(nb, chapter_id, timeout=CELL_TIMEOUT_S, kernel_name="python3",
+                           allow_errors=False, resources={"metadata": {"path": str(cwd)}})
+    t0 = time.perf_counter()
+    try:
+        client.execute()
+    except CellExecutionError as e:
+        raise ChapterExecutionError(f"chapter {chapter_id} failed to execute:\n{e}") from None
+    nb.metadata["amp_docs"] = {
+        "chapter": chapter_id,
+        "profile": active_profile().name,
+        "seconds": round(time.perf_counter() - t0, 2),
+        "executed_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    }
+    return nb, client
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("chapter", type=Path)
+    ap.add_argument("--no-cache", action="store_true", help="execute even if a cached result exists")
+    args = ap.parse_args(argv)
+    from amp_docs_lib.build.cache import ExecutionCache, KeyInputs, cache_key
+    from amp_docs_lib.build.plugin import DEFAULT_CACHE_DIR, chapter_id_for
+
+    text = args.chapter.read_text()
+    cid = chapter_id_for(args.chapter)
+    cache = ExecutionCache(REPO_ROOT / DEFAULT_CACHE_DIR)
+    key = cache_key(text, KeyInputs.current())
+    if not args.no_cache and cache.get(cid, key):
+        print(f"{cid}: cache hit ({cache._path(cid, key)})")
+        return 0
+    try:
+        nb, client = execute_notebook(read_chapter(args.chapter), cid)
+    except ChapterExecutionError as e:
+        print(e, file=sys.stderr)
+        return 1
+    path = cache.put(cid, key, nb)
+    for idx, secs, what in client.cell_seconds:
+        first = nb.cells[idx].source.strip().splitlines()[0][:70] if nb.cells[idx].source.strip() else ""
+        print(f"  cell {idx:3d} {secs:7.2f}s {what:7s} {first}")
+    print(f"{cid}: executed in {nb.metadata['amp_docs']['seconds']} s -> {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

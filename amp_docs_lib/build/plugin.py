@@ -1,0 +1,144 @@
+"""The ``amp-docs`` mkdocs plugin: executes chapters through the environment-aware cache.
+
+Order in ``mkdocs.yml`` matters: this plugin is listed before ``mkdocs-jupyter``.
+In ``on_files`` (run after mkdocs-jupyter's) it swaps each chapter
+(``docs/chapters/*.md``) for the executed notebook in the cache, wrapped as
+mkdocs-jupyter's ``NotebookFile``, so mkdocs-jupyter only renders (``execute: false``).
+In ``on_post_page`` it removes any script that would load from another host
+(mkdocs-jupyter's notebook template links MathJax and Mermaid from CDNs; the
+site serves its own MathJax).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import logging
+import re
+import time
+from pathlib import Path
+
+from mkdocs.config import base
+from mkdocs.config import config_options as c
+from mkdocs.exceptions import PluginError
+from mkdocs.plugins import BasePlugin, event_priority
+from mkdocs.structure.files import Files
+
+from amp_docs_lib.build.cache import ExecutionCache, KeyInputs, cache_key
+from amp_docs_lib.build.execute import ChapterExecutionError, execute_notebook, read_chapter
+
+log = logging.getLogger("mkdocs.plugins.amp_docs")
+DEFAULT_CACHE_DIR = ".amp-docs-cache/executed"
+BUILD_LOG = ".amp-docs-cache/last-build.json"
+ENV_MARKER = "<!-- amp-docs:environment -->"
+CHAPTERS_MARKER = "<!-- amp-docs:chapters -->"
+
+_SCRIPT = re.compile(r"<script\b([^>]*)>(.*?)</script>", re.I | re.S)
+_SRC = re.compile(r"\bsrc=[\"']([^\"']*)[\"']", re.I)
+_REMOTE = re.compile(r"^(?:https?:)?//", re.I)
+_REMOTE_IMPORT = re.compile(r"""(?:\bimport\s*\(|\bfrom)\s*["'](?:https?:)?//""", re.I)
+
+
+def _loads_remote(match: re.Match) -> bool:
+    attrs, body = match.group(1), match.group(2)
+    src = _SRC.search(attrs)
+    if src is not None:
+        # An empty src (mkdocs-jupyter's MathJax slot when unset) would request the page itself.
+        return not src.group(1).strip() or bool(_REMOTE.match(src.group(1).strip()))
+    return bool(_REMOTE_IMPORT.search(body))
+
+
+def chapter_id_for(path: Path) -> str:
+    """Stable chapter name from a path: ``docs/chapters/formats.md`` -> ``formats``."""
+    p = Path(path).resolve()
+    parts = p.parts
+    if "chapters" in parts:
+        rel = Path(*parts[len(parts) - parts[::-1].index("chapters"):])
+    else:
+        rel = Path(p.name)
+    return rel.with_suffix("").as_posix()
+
+
+def strip_remote_scripts(html: str) -> str:
+    """Remove scripts loaded from other hosts (the site must work offline)."""
+    return _SCRIPT.sub(lambda m: "" if _loads_remote(m) else m.group(0), html)
+
+
+class AmpDocsConfig(base.Config):
+    chapters = c.Type(str, default="chapters/*.md")
+    cache_dir = c.Type(str, default=DEFAULT_CACHE_DIR)
+
+
+class AmpDocsPlugin(BasePlugin[AmpDocsConfig]):
+    def on_config(self, config):
+        root = Path(config.config_file_path).resolve().parent
+        self.cache = ExecutionCache(root / self.config.cache_dir)
+        self.build_log_path = root / BUILD_LOG
+        return config
+
+    @event_priority(-50)  # after mkdocs-jupyter's on_files, which leaves .md chapters alone
+    def on_files(self, files, config):
+        from mkdocs_jupyter.plugin import NotebookFile
+
+        inputs = KeyInputs.current()  # hashed once per build, not once per chapter
+        self.used: set[Path] = set()
+        self.chapters: dict[str, dict] = {}
+        record = {"started": time.time(), "executed": {}, "cached": []}
+        for f in list(files):
+            if not f.src_uri.endswith(".md") or not fnmatch.fnmatch(f.src_uri, self.config.chapters):
+                continue
+            cid = chapter_id_for(Path(f.abs_src_path))
+            key = cache_key(Path(f.abs_src_path).read_text(encoding="utf-8"), inputs)
+            hit = self.cache.get(cid, key)
+            if hit:
+                path = hit[0]
+                record["cached"].append(cid)
+                log.info("amp-docs: %s: cached result (key %s)", cid, key[:12])
+            else:
+                log.info("amp-docs: %s: executing ...", cid)
+                try:
+                    nb, client = execute_notebook(read_chapter(f.abs_src_path), cid)
+                except ChapterExecutionError as e:
+                    raise PluginError(f"amp-docs: chapter {f.src_uri} failed to execute.\n{e}") from None
+                path = self.cache.put(cid, key, nb)
+                secs = nb.metadata["amp_docs"]["seconds"]
+                record["executed"][cid] = secs
+                log.info("amp-docs: %s: executed in %.1f s", cid, secs)
+            self.used.add(path)
+            self.chapters[cid] = dict(hit[1].metadata["amp_docs"] if hit else nb.metadata["amp_docs"],
+                                      status="from cache" if hit else "executed in this build")
+            # mkdocs-jupyter renders the executed notebook; the page keeps the chapter's URL.
+            nb_file = NotebookFile(f, **config)
+            nb_file.abs_src_path = str(path)
+            files.remove(f)
+            files.append(nb_file)
+        record["finished"] = time.time()
+        self.build_log_path.parent.mkdir(parents=True, exist_ok=True)
+        self.build_log_path.write_text(json.dumps(record, indent=1))
+        return files
+
+    def on_page_markdown(self, markdown, page, config, files):
+        """Fill the home page's markers with this build's environment and chapter status."""
+        if ENV_MARKER in markdown:
+            from amp_docs_lib.stamp import environment_table
+            markdown = markdown.replace(ENV_MARKER, environment_table()._repr_html_())
+        if CHAPTERS_MARKER in markdown:
+            markdown = markdown.replace(CHAPTERS_MARKER, self._chapter_status_html())
+        return markdown
+
+    def _chapter_status_html(self) -> str:
+        rows = "".join(
+            f"<tr><td>{cid}</td><td>{m['status']}</td><td>{m.get('executed_at', '?')}</td>"
+            f"<td>{m.get('seconds', '?')}</td><td>{m.get('profile', '?')}</td></tr>"
+            for cid, m in sorted(self.chapters.items()))
+        return ('<table class="amp-table"><thead><tr><th>chapter</th><th>result</th>'
+                '<th>executed at (UTC)</th><th>execution seconds</th><th>profile</th></tr></thead>'
+                f"<tbody>{rows}</tbody></table>")
+
+    def on_post_page(self, output, page, config):
+        return strip_remote_scripts(output)
+
+    def on_post_build(self, config):
+        removed = self.cache.evict_except(self.used)
+        for p in removed:
+            log.info("amp-docs: evicted stale cache entry %s", p.name)

@@ -1,0 +1,42 @@
+"""The ``amp-docs`` command.
+
+``amp-docs env``          print the environment report (what the site's stamps are made of)
+``amp-docs execute FILE`` execute one chapter through the build's cache and print cell timings
+``amp-docs bench-build``  time a cold build, a no-op rebuild and a one-chapter rebuild
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="amp-docs", description="amp-docs companion tools")
+    sub = ap.add_subparsers(dest="command", required=True)
+    p_env = sub.add_parser("env", help="print the environment report")
+    p_env.add_argument("--json", action="store_true", help="print JSON instead of text")
+    p_exec = sub.add_parser("execute", help="execute one chapter (through the cache)")
+    p_exec.add_argument("chapter")
+    p_exec.add_argument("--no-cache", action="store_true")
+    p_bench = sub.add_parser("bench-build", help="benchmark cold, no-op and one-chapter builds")
+    p_bench.add_argument("--touch", default="docs/chapters/formats.md",
+                         help="chapter to touch for the incremental build")
+    args = ap.parse_args(argv)
+
+    if args.command == "env":
+        from amp_docs_lib.env import environment_report, format_report
+        print(json.dumps(environment_report(), indent=1) if args.json else format_report())
+        return 0
+    if args.command == "execute":
+        from amp_docs_lib.build.execute import main as execute_main
+        return execute_main([args.chapter] + (["--no-cache"] if args.no_cache else []))
+    if args.command == "bench-build":
+        from amp_docs_lib.build.benchmark import main as bench_main
+        return bench_main(args.touch)
+    return 2  # unreachable: argparse rejects unknown commands
+
+
+if __name__ == "__main__":
+    sys.exit(main())

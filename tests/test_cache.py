@@ -1,0 +1,117 @@
+import dataclasses
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import os
+import json
+
+import nbformat
+import pytest
+
+from amp_docs_lib.build import cache as cache_mod
+from amp_docs_lib.build.cache import ExecutionCache, KeyInputs, cache_key, library_source_hash
+from amp_docs_lib.build.plugin import BUILD_LOG
+
+from conftest import make_chapter, mkdocs_build
+
+TEXT = "# A chapter\n```python\nprint(1)\n```\n"
+
+
+@pytest.fixture(scope="module")
+def inputs():
+    return KeyInputs.current()
+
+
+def test_key_is_stable_for_a_no_op(inputs):
+    assert cache_key(TEXT, inputs) == cache_key(TEXT, KeyInputs.current())
+
+
+def test_chapter_text_changes_key(inputs):
+    assert cache_key(TEXT + "\n", inputs) != cache_key(TEXT, inputs)
+
+
+def test_library_source_changes_key(inputs, tmp_path):
+    lib = tmp_path / "lib"
+    shutil.copytree(cache_mod.LIBRARY_ROOT, lib, ignore=shutil.ignore_patterns("__pycache__"))
+    before = library_source_hash(lib)
+    assert before == inputs.library_hash
+    (lib / "formats.py").write_text((lib / "formats.py").read_text() + "\n# edited\n")
+    after = library_source_hash(lib)
+    assert after != before
+    assert cache_key(TEXT, dataclasses.replace(inputs, library_hash=after)) != cache_key(TEXT, inputs)
+
+
+def test_package_version_changes_key(inputs):
+    pkgs = dict(inputs.packages)
+    pkgs["torch"] = pkgs["torch"] + ".post1"
+    upgraded = dataclasses.replace(inputs, packages=tuple(sorted(pkgs.items())))
+    assert cache_key(TEXT, upgraded) != cache_key(TEXT, inputs)
+
+
+def test_hardware_and_profile_change_key(inputs):
+    assert cache_key(TEXT, dataclasses.replace(inputs, hardware="0" * 16)) != cache_key(TEXT, inputs)
+    other = "gpu-full" if inputs.profile == "cpu-small" else "cpu-small"
+    assert cache_key(TEXT, dataclasses.replace(inputs, profile=other)) != cache_key(TEXT, inputs)
+
+
+def test_key_rejects_non_text(inputs):
+    with pytest.raises(TypeError, match="chapter_text must be a str"):
+        cache_key(b"bytes", inputs)
+
+
+def test_cache_never_trusts_partial_or_foreign_entries(tmp_path):
+    c = ExecutionCache(tmp_path)
+    nb = nbformat.v4.new_notebook()
+    path = c.put("ch", "k" * 64, nb)
+    assert c.get("ch", "k" * 64)[0] == path
+    assert c.get("ch", "j" * 64) is None
+    # A truncated file (a build killed while writing without the atomic rename) is ignored.
+    path.write_text(path.read_text()[:40])
+    assert c.get("ch", "k" * 64) is None
+    # An entry that does not record completion is ignored.
+    nb2 = nbformat.v4.new_notebook()
+    nbformat.write(nb2, path)
+    assert c.get("ch", "k" * 64) is None
+    (tmp_path / ".tmp-123.part").write_text("{")
+    removed = c.evict_except(set())
+    assert {p.name for p in removed} == {path.name, ".tmp-123.part"}
+
+
+def _executed(root):
+    return json.loads((root / BUILD_LOG).read_text())["executed"]
+
+
+def test_incremental_builds_execute_only_what_changed(mini_site):
+    mkdocs_build(mini_site)
+    assert set(_executed(mini_site)) == {"a", "b"}
+    mkdocs_build(mini_site)
+    assert _executed(mini_site) == {}, "a no-op rebuild must execute nothing"
+    a = mini_site / "docs" / "chapters" / "a.md"
+    a.write_text(a.read_text() + "\nMore prose.\n")
+    mkdocs_build(mini_site)
+    assert set(_executed(mini_site)) == {"a"}
+    html = (mini_site / "site" / "chapters" / "a" / "index.html").read_text()
+    assert "chapter a" in html
+
+
+def test_killed_build_leaves_nothing_trusted(mini_site):
+    b = mini_site / "docs" / "chapters" / "b.md"
+    b.write_text(make_chapter("Slow", ("", "import time\ntime.sleep(60)")))
+    env = dict(os.environ, NO_MKDOCS_2_WARNING="1")
+    proc = subprocess.Popen([sys.executable, "-m", "mkdocs", "build"], cwd=mini_site, env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    cache_dir = mini_site / ".amp-docs-cache" / "executed"
+    deadline = time.time() + 90
+    # Wait until chapter a is cached and b is executing, then kill the whole build.
+    while time.time() < deadline and not list(cache_dir.glob("a-*.ipynb")):
+        time.sleep(0.5)
+    time.sleep(4)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    assert not list(cache_dir.glob("b-*.ipynb")), "an interrupted chapter must leave no entry"
+    b.write_text(make_chapter("Fast again", ("", "print('b done')")))
+    mkdocs_build(mini_site)
+    assert set(_executed(mini_site)) == {"b"}

@@ -1,0 +1,51 @@
+import math
+
+import pytest
+
+from amp_docs_lib.claims import ClaimContradicted, Statement, check_statements, claim, values_match
+
+
+def test_true_claim_renders_measured_value():
+    c = claim("FP16's largest finite value is {measured}.", 65504.0, 65504)
+    assert c.holds
+    assert c.text == "FP16's largest finite value is 65504."
+    assert "65504" in c._repr_html_() and "checked in this build" in c._repr_html_()
+
+
+def test_false_hardware_independent_claim_fails():
+    with pytest.raises(ClaimContradicted, match="largest finite value is 65000"):
+        claim("FP16's largest finite value is {measured}.", 65000.0, 65504)
+
+
+def test_false_hardware_dependent_claim_renders_as_not_holding():
+    c = claim("This device supports BF16.", False, True, hardware_dependent=True)
+    assert not c.holds
+    assert "does not hold on this machine" in c._repr_html_()
+
+
+def test_holds_verdict_and_argument_checks():
+    assert claim("E4M3FN has no infinity.", 0, holds=True).holds
+    with pytest.raises(ClaimContradicted):
+        claim("always false", 1, holds=False)
+    with pytest.raises(ValueError, match="exactly one"):
+        claim("both", 1, 1, holds=True)
+    with pytest.raises(ValueError, match="exactly one"):
+        claim("neither", 1)
+    with pytest.raises(TypeError, match="statement must be a str"):
+        claim(42, 1, 1)
+
+
+def test_values_match_handles_nan_and_tolerance():
+    assert values_match(math.nan, math.nan)
+    assert not values_match(math.nan, 1.0)
+    assert values_match(3.3113, 3.31, rel_tol=1e-3)
+    assert not values_match(3.3113, 3.31)
+
+
+def test_check_statements_gives_verdicts_without_raising():
+    t = check_statements([
+        Statement("FP16 max is 65504", "commonly quoted", 65504, 65504.0),
+        Statement("1e-5 is zero in FP16", "commonly quoted", 0.0, 1.0013580322265625e-05),
+    ], "checked")
+    assert list(t.df["verdict"]) == ["correct", "wrong: use the measured value"]
+    assert "amp-stamp" in t._repr_html_()

@@ -1,0 +1,42 @@
+import json
+import subprocess
+import sys
+
+import torch
+
+from amp_docs_lib.env import environment_report, format_report, hardware_fingerprint, hardware_description
+from amp_docs_lib.stamp import show_table, stamp_text
+
+
+def test_report_names_device_versions_and_profile():
+    r = environment_report()
+    assert r["torch"] == torch.__version__
+    assert r["profile"] in ("cpu-small", "gpu-full")
+    text = format_report(r)
+    for needle in ("device", "torch", "TF32", "profile", "hardware fingerprint", "package numpy"):
+        assert needle in text
+
+
+def test_fingerprint_is_stable_and_hardware_sensitive():
+    d = hardware_description()
+    assert hardware_fingerprint(d) == hardware_fingerprint()
+    other = dict(d, gpus=[{"name": "NVIDIA H100", "compute_capability": "9.0", "memory_gib": 79.1}])
+    assert hardware_fingerprint(other) != hardware_fingerprint(d)
+
+
+def test_stamp_names_everything():
+    s = stamp_text()
+    for needle in ("torch", "amp_docs_lib", "TF32", "profile"):
+        assert needle in s
+
+
+def test_amp_docs_env_command():
+    out = subprocess.run([sys.executable, "-m", "amp_docs_lib.cli", "env", "--json"],
+                         capture_output=True, text=True, check=True).stdout
+    assert json.loads(out)["torch"] == torch.__version__
+
+
+def test_show_table_rejects_non_frames():
+    import pytest
+    with pytest.raises(TypeError, match="DataFrame"):
+        show_table([[1, 2]])

@@ -1,0 +1,44 @@
+import pytest
+
+from amp_docs_lib.build.execute import ChapterExecutionError, execute_notebook, read_chapter
+
+from conftest import make_chapter
+
+
+def run(tmp_path, *cells, name="demo"):
+    p = tmp_path / f"{name}.md"
+    p.write_text(make_chapter("Demo", *cells))
+    return execute_notebook(read_chapter(p), name)[0]
+
+
+def test_gating_expected_errors_and_outputs(tmp_path):
+    nb = run(tmp_path,
+             ("", "x = 21 * 2\nprint(x)"),
+             ('["requires:pkg:surely_not_a_module_xyz"]', "import surely_not_a_module_xyz"),
+             ('["raises-exception"]', "raise ValueError('shown on purpose')"),
+             ("", "x"))
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    assert code[0].outputs[0]["text"].strip() == "42"
+    assert "Skipped on this machine" in code[1].outputs[0]["data"]["text/html"]
+    assert code[2].outputs[0]["output_type"] == "error" and code[2].outputs[0]["ename"] == "ValueError"
+    assert code[3].outputs[0]["data"]["text/plain"] == "42"
+    assert nb.metadata["amp_docs"]["chapter"] == "demo"
+
+
+def test_failing_cell_names_the_chapter(tmp_path):
+    with pytest.raises(ChapterExecutionError, match=r"chapter broken.*ZeroDivisionError"):
+        run(tmp_path, ("", "1 / 0"), name="broken")
+
+
+def test_expected_error_cell_must_raise(tmp_path):
+    with pytest.raises(ChapterExecutionError, match="tagged 'raises-exception' but raised nothing"):
+        run(tmp_path, ('["raises-exception"]', "1 + 1"), name="liar")
+
+
+def test_read_chapter_rejects_non_chapters(tmp_path):
+    with pytest.raises(ValueError, match="jupytext Markdown"):
+        read_chapter(tmp_path / "x.ipynb")
+    plain = tmp_path / "plain.md"
+    plain.write_text("# Just prose\n")
+    with pytest.raises(ValueError, match="python kernelspec"):
+        read_chapter(plain)

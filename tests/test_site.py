@@ -1,0 +1,83 @@
+"""The built site: offline, stamped, and free of unexpected errors.
+
+Builds the real site once per session (cheap when the execution cache is warm,
+as it is in CI right after the README's build command).
+"""
+
+import re
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+from amp_docs_lib.build.plugin import strip_remote_scripts
+
+from conftest import CHAPTERS, REPO_ROOT, mkdocs_build
+
+REMOTE = re.compile(r"^(?:https?:)?//", re.I)
+
+
+@pytest.fixture(scope="session")
+def site(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("site")
+    mkdocs_build(REPO_ROOT, "-d", str(out))
+    return out
+
+
+class ResourceCollector(HTMLParser):
+    """Every URL the browser would fetch while loading a page (not plain links)."""
+
+    def __init__(self):
+        super().__init__()
+        self.fetched: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if tag in ("script", "img", "iframe", "audio", "video", "source", "embed") and "src" in a:
+            self.fetched.append(a["src"] or "<empty src>")
+        if tag == "link" and set((a.get("rel") or "").split()) & {
+                "stylesheet", "preload", "preconnect", "icon", "modulepreload", "prefetch", "dns-prefetch"}:
+            self.fetched.append(a.get("href", ""))
+
+
+def test_site_requests_nothing_from_other_hosts(site):
+    offenders = []
+    for page in site.rglob("*.html"):
+        c = ResourceCollector()
+        c.feed(page.read_text(encoding="utf-8"))
+        offenders += [(page.relative_to(site), u) for u in c.fetched if REMOTE.match(u) or u == "<empty src>"]
+        text = page.read_text(encoding="utf-8")
+        offenders += [(page.relative_to(site), m) for m in
+                      re.findall(r"""import\(\s*["'](?:https?:)?//[^"']+""", text)]
+    for css in site.rglob("*.css"):
+        offenders += [(css.relative_to(site), m) for m in
+                      re.findall(r"""(?:@import\s+|url\()\s*["']?(?:https?:)?//[^"')]+""", css.read_text())]
+    assert not offenders, f"remote resources in the built site: {offenders[:10]}"
+
+
+def test_math_is_served_locally(site):
+    page = (site / "chapters" / "formats" / "index.html").read_text()
+    assert "assets/mathjax/tex-svg.js" in page
+    assert (site / "assets" / "mathjax" / "tex-svg.js").stat().st_size > 1_000_000
+
+
+def test_strip_remote_scripts_keeps_local_ones():
+    html = ('<script src="https://cdn.example/x.js"></script><script src=""></script>'
+            '<script type="module">const m = await import("https://cdn.example/m.mjs")</script>'
+            '<script src="../assets/a.js"></script><script>var ok = 1;</script>')
+    assert strip_remote_scripts(html) == '<script src="../assets/a.js"></script><script>var ok = 1;</script>'
+
+
+@pytest.mark.parametrize("chapter", [c.stem for c in CHAPTERS])
+def test_chapter_pages_are_rendered_and_stamped(site, chapter):
+    html = (site / "chapters" / chapter / "index.html").read_text()
+    assert "jupyter-wrapper" in html, "chapter was not rendered from an executed notebook"
+    assert html.count('class="amp-stamp"') >= 1, "every chapter shows stamped results"
+    assert "```python" not in html, "a code fence leaked into the page as text"
+
+
+def test_home_page_shows_environment_and_chapters(site):
+    html = (site / "index.html").read_text()
+    assert "Environment of this build" in html and "hardware fingerprint" in html
+    for c in CHAPTERS:
+        assert f"<td>{c.stem}</td>" in html
