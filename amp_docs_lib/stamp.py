@@ -96,7 +96,17 @@ def show_figure(fig: Any, caption: str | None = None, *, dpi: int = 110) -> Stam
     if not isinstance(fig, matplotlib.figure.Figure):
         raise TypeError(f"show_figure expects a matplotlib Figure, got {type(fig).__name__}")
     text = stamp_text()
-    fig.text(0.995, 0.003, text, ha="right", va="bottom", fontsize=6, color="0.45")
+    # Put the stamp just below everything already drawn (tick labels, x labels, legends);
+    # the tight bounding box used when saving then grows to include it.
+    renderer = fig.canvas.get_renderer()
+    bbox = fig.get_tightbbox(renderer)
+    y = bbox.y0 / fig.get_figheight() - 0.01
+    label = fig.text(0.99, y, text, ha="right", va="top", fontsize=6, color="0.45")
+    if label.get_window_extent(renderer).width > 0.98 * fig.bbox.width:
+        # Too wide for a narrow figure: break at the separator nearest the middle.
+        parts = text.split(" · ")
+        half = max(1, len(parts) // 2)
+        label.set_text(" · ".join(parts[:half]) + "\n" + " · ".join(parts[half:]))
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=dpi, bbox_inches="tight", pad_inches=0.12)
     plt.close(fig)

@@ -115,3 +115,12 @@ def test_killed_build_leaves_nothing_trusted(mini_site):
     b.write_text(make_chapter("Fast again", ("", "print('b done')")))
     mkdocs_build(mini_site)
     assert set(_executed(mini_site)) == {"b"}
+
+
+def test_build_fails_loudly_naming_the_chapter(mini_site):
+    b = mini_site / "docs" / "chapters" / "b.md"
+    b.write_text(make_chapter("Broken", ("", "import math\nmath.sqrt(-1)")))
+    r = mkdocs_build(mini_site, check=False)
+    assert r.returncode != 0
+    assert "chapters/b.md failed to execute" in r.stderr + r.stdout
+    assert "math domain error" in r.stderr + r.stdout

@@ -18,7 +18,9 @@ import hashlib
 import html
 import json
 import os
+import shutil
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -101,8 +103,20 @@ class ChapterClient(NotebookClient):
 
     def __init__(self, nb: Any, chapter_id: str, **kw: Any):
         super().__init__(nb, **kw)
+        # Local IPC sockets instead of TCP ports: nothing listens on the network, and the
+        # kernel does not warn about unencrypted TCP in every build log.
+        self._transport = "ipc" if os.name == "posix" else "tcp"
+        self._socket_dir: str | None = None
         self.chapter_id = chapter_id
         self.cell_seconds: list[tuple[int, float, str]] = []
+
+    def create_kernel_manager(self):
+        km = super().create_kernel_manager()
+        km.transport = self._transport
+        if self._transport == "ipc":
+            self._socket_dir = tempfile.mkdtemp(prefix="amp-docs-kernel-")
+            km.ip = os.path.join(self._socket_dir, "kernel")
+        return km
 
     async def async_execute_cell(self, cell: Any, cell_index: int, execution_count: int | None = None,
                                  store_history: bool = True) -> Any:
@@ -142,6 +156,9 @@ def execute_notebook(nb: Any, chapter_id: str, *, cwd: Path = REPO_ROOT) -> tupl
         client.execute()
     except CellExecutionError as e:
         raise ChapterExecutionError(f"chapter {chapter_id} failed to execute:\n{e}") from None
+    finally:
+        if client._socket_dir:
+            shutil.rmtree(client._socket_dir, ignore_errors=True)
     nb.metadata["amp_docs"] = {
         "chapter": chapter_id,
         "profile": active_profile().name,
