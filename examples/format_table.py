@@ -1,0 +1,20 @@
+"""Print the number-format table: limits from torch.finfo / ml_dtypes (TF32 from its definition).
+
+    python examples/format_table.py
+"""
+
+import pandas as pd
+
+from amp_docs_lib.formats import format_table
+
+
+def main() -> None:
+    table = format_table().drop(columns=["NaN encoding"])
+    with pd.option_context("display.width", 250, "display.max_columns", None,
+                           "display.float_format", "{:.6g}".format):
+        print(table.to_string(index=False))
+    print("\ndecimal digits = (mantissa bits + 1) * log10(2); min subnormal is NaN where a format has none.")
+
+
+if __name__ == "__main__":
+    main()

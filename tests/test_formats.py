@@ -1,0 +1,129 @@
+"""Number-format registry: bit encodings, finfo vs closed forms, decoding, bad input."""
+
+import math
+
+import ml_dtypes
+import numpy as np
+import pytest
+import torch
+
+from amp_docs_lib import formats as F
+
+
+@pytest.mark.parametrize("value,fmt,expected", [
+    (1.0, "FP16", 0x3C00), (-2.0, "FP16", 0xC000), (65504.0, "FP16", 0x7BFF),
+    (2.0 ** -24, "FP16", 0x0001), (math.inf, "FP16", 0x7C00),
+    (1.0, "BF16", 0x3F80), (math.pi, "FP32", 0x40490FDB),
+    (448.0, "FP8 E4M3FN", 0x7E), (math.nan, "FP8 E4M3FN", 0x7F), (-448.0, "FP8 E4M3FN", 0xFE),
+    (math.inf, "FP8 E5M2", 0x7C), (57344.0, "FP8 E5M2", 0x7B),
+    (1.0, "E8M0", 0x7F), (math.nan, "E8M0", 0xFF),
+    (7.5, "FP6 E2M3", 0x1F), (28.0, "FP6 E3M2", 0x1F), (6.0, "FP4 E2M1", 0x7), (-0.5, "FP4 E2M1", 0x9),
+])
+def test_known_encodings(value, fmt, expected):
+    assert F.encode(value, fmt) == expected
+
+
+def test_decode_fields_of_pi_fp32():
+    d = F.decode(math.pi, "FP32")
+    assert (d.sign, d.exponent_field, d.exponent, d.hidden_bit, d.cls) == (0, 128, 1, 1, "normal")
+    assert d.hex == "0x40490FDB" and d.value == float(np.float32(math.pi))
+    assert abs(d.error) < 2 ** -22
+
+
+def test_decode_classes():
+    assert F.decode(2.0 ** -24, "FP16").cls == "subnormal"
+    assert F.decode(2.0 ** -24, "FP16").hidden_bit == 0
+    assert F.decode(0.0, "BF16").cls == "zero"
+    assert F.decode(math.inf, "FP8 E5M2").cls == "inf"
+    assert F.decode(math.nan, "FP8 E4M3FN").cls == "nan"
+    assert F.decode(1e-5, "FP16").cls == "subnormal"  # not zero: 1e-5 is an FP16 subnormal
+
+
+@pytest.mark.parametrize("name", F.float_format_names())
+def test_fields_formula_matches_library_for_every_pattern(name):
+    """The definition's value for each bit pattern equals what torch/ml_dtypes read from it."""
+    f = F.get_format(name)
+    if f.total_bits > 16:  # FP32/TF32: a spread sample of patterns plus the edges
+        n = 2 ** f.total_bits
+        patterns = list(range(0, n, n // 4093)) + [1, n // 2 - 1, n // 2 + 1, n - 1]
+    else:
+        patterns = range(2 ** f.total_bits)
+    M, E = f.mantissa_bits, f.exponent_bits
+    for b in patterns:
+        s = (b >> (E + M)) & 1 if f.signed else 0
+        v = F.value_from_fields(s, (b >> M) & (2 ** E - 1), b & (2 ** M - 1), f)
+        lib = F.bits_to_value(b, f)
+        assert (math.isnan(v) and math.isnan(lib)) or v == lib, (name, hex(b), v, lib)
+
+
+@pytest.mark.parametrize("name", [n for n in F.format_names() if F.get_format(n).storage is not None])
+def test_library_limits_equal_definition(name):
+    f = F.get_format(name)
+    fi = f.finfo()
+    assert fi["max"] == f.max_finite_from_definition()
+    assert fi["eps"] == f.eps_from_definition()
+    if f.is_float:
+        assert fi["min_normal"] == f.min_normal_from_definition()
+        s, d = fi["min_subnormal"], f.min_subnormal_from_definition()
+        assert (math.isnan(s) and math.isnan(d)) or s == d
+
+
+def test_limits_against_torch_and_ml_dtypes_directly():
+    assert F.get_format("FP16").max_finite_from_definition() == torch.finfo(torch.float16).max == 65504
+    assert F.get_format("BF16").min_normal_from_definition() == torch.finfo(torch.float32).tiny
+    assert F.get_format("FP8 E4M3FN").max_finite_from_definition() == 448
+    assert F.get_format("FP8 E5M2").max_finite_from_definition() == 57344
+    assert F.get_format("FP6 E3M2").max_finite_from_definition() == float(ml_dtypes.finfo(ml_dtypes.float6_e3m2fn).max)
+    assert F.get_format("INT4").max_finite_from_definition() == int(ml_dtypes.iinfo(ml_dtypes.int4).max) == 7
+    assert F.get_format("E8M0").max_finite_from_definition() == 2.0 ** 127
+
+
+def test_tf32_is_a_compute_mode_without_dtype():
+    f = F.get_format("TF32")
+    assert f.torch_dtype is None and f.storage is None
+    assert (f.exponent_bits, f.mantissa_bits) == (8, 10)
+    assert F.decode(math.pi, "TF32").value == F.decode(math.pi, "FP16").value  # both keep 10 bits here
+
+
+def test_format_table_columns_and_flags():
+    t = F.format_table()
+    for col in ["total bits", "exponent bits", "mantissa bits", "bias", "max finite", "min normal",
+                "min subnormal", "machine epsilon", "decimal digits", "has inf", "has NaN"]:
+        assert col in t.columns
+    row = t.set_index("format")
+    assert not row.loc["FP8 E4M3FN", "has inf"] and row.loc["FP8 E4M3FN", "has NaN"]
+    assert not row.loc["FP4 E2M1", "has NaN"]
+    assert row.loc["BF16", "decimal digits"] == pytest.approx(8 * math.log10(2))
+    assert len(t) == len(F.FORMATS)
+
+
+def test_decode_table_rows():
+    t = F.decode_table(1.0)
+    assert list(t["format"]) == list(F.DECODE_DEFAULT)
+    assert (t["value from fields"] == 1.0).all()
+
+
+def test_next_up_is_bit_neighbour():
+    assert F.next_up(1.0, "BF16") == 1.0 + 2 ** -7
+    assert F.next_up(1.0, "FP16") == 1.0 + 2 ** -10
+
+
+def test_bad_inputs_name_valid_choices():
+    with pytest.raises(ValueError, match="valid names:.*FP16"):
+        F.get_format("FP17")
+    with pytest.raises(TypeError, match="valid names"):
+        F.get_format(16)
+    with pytest.raises(ValueError, match="FP16"):
+        F.decode(1.0, "INT8")
+    with pytest.raises(TypeError):
+        F.decode("1.0", "FP16")
+    with pytest.raises(ValueError, match="INT8"):
+        F.get_format("INT8").min_normal_from_definition()
+    assert F.get_format("fp8_e4m3fn").name == "FP8 E4M3FN"
+
+
+def test_bit_layout_figure():
+    import matplotlib.pyplot as plt
+    fig = F.bit_layout_figure(["FP16", "BF16"], value=1.0)
+    assert len(fig.axes[0].texts) >= 32  # one digit per bit plus labels
+    plt.close(fig)
