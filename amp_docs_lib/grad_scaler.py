@@ -1,0 +1,220 @@
+"""A loss scaler rebuilt for reading: ``ReferenceGradScaler``.
+
+It follows the semantics of ``torch.amp.GradScaler`` (same defaults, same
+update rule, same skip-on-inf/NaN, same state dict) in plain Python, so the
+chapter can show the whole mechanism on one screen. The tests feed it and
+torch's scaler the same gradient stream and check they agree step by step.
+
+The scale update itself is the pure function :func:`update_scale`; the
+scale-dynamics simulations call it too, so there is one source of truth.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+from typing import Any
+
+import numpy as np
+import torch
+
+
+def _fp32(x: float) -> float:
+    """Round ``x`` to the nearest float32 (torch keeps the scale in a float32 tensor)."""
+    with np.errstate(over="ignore"):
+        return float(np.float32(x))
+
+
+def update_scale(scale: float, growth_tracker: int, found_inf: bool, growth_factor: float,
+                 backoff_factor: float, growth_interval: int) -> tuple[float, int]:
+    """One step of dynamic loss scaling; returns ``(new_scale, new_growth_tracker)``.
+
+    An overflow (``found_inf``) multiplies the scale by ``backoff_factor`` and
+    resets the count of clean steps. Otherwise the count grows, and after
+    ``growth_interval`` consecutive clean steps the scale is multiplied by
+    ``growth_factor`` (unless that would overflow float32) and the count restarts.
+    This is the rule of torch's ``_amp_update_scale_`` kernel.
+    """
+    if found_inf:
+        return _fp32(scale * backoff_factor), 0
+    clean_steps = growth_tracker + 1
+    if clean_steps == growth_interval:
+        grown = _fp32(scale * growth_factor)
+        return (grown if math.isfinite(grown) else scale), 0
+    return scale, clean_steps
+
+
+class ReferenceGradScaler:
+    """Dynamic loss scaling in the style of ``torch.amp.GradScaler``, for teaching.
+
+    Usage is the same as torch's::
+
+        scaler.scale(loss).backward()
+        scaler.unscale_(optimizer)      # optional, e.g. before clipping
+        scaler.step(optimizer)          # skipped if any gradient is inf/NaN
+        scaler.update()
+
+    ``skipped_steps`` records, per ``update()``, whether that iteration's
+    optimizer steps were skipped (torch keeps no such history).
+    """
+
+    def __init__(self, init_scale: float = 2.0**16, growth_factor: float = 2.0,
+                 backoff_factor: float = 0.5, growth_interval: int = 2000,
+                 enabled: bool = True) -> None:
+        if growth_factor <= 1.0:
+            raise ValueError(f"growth_factor must be > 1.0, got {growth_factor!r}")
+        if not 0.0 < backoff_factor < 1.0:
+            raise ValueError(f"backoff_factor must be in (0, 1), got {backoff_factor!r}")
+        if not isinstance(growth_interval, int) or growth_interval < 1:
+            raise ValueError(f"growth_interval must be a positive int, got {growth_interval!r}")
+        self.enabled = enabled
+        self.scale_value = _fp32(init_scale)
+        self.growth_factor = growth_factor
+        self.backoff_factor = backoff_factor
+        self.growth_interval = growth_interval
+        self.growth_tracker = 0
+        self.skipped_steps: list[bool] = []
+        self._optimizers: dict[int, dict[str, Any]] = {}  # id(optimizer) -> stage, found_inf
+
+    def _state(self, optimizer: torch.optim.Optimizer) -> dict[str, Any]:
+        return self._optimizers.setdefault(id(optimizer), {"stage": "ready", "found_inf": False})
+
+    def scale(self, loss: torch.Tensor) -> torch.Tensor:
+        """Multiply ``loss`` (or a list/tuple of tensors) by the current scale."""
+        if not self.enabled:
+            return loss
+        if isinstance(loss, (list, tuple)):
+            return type(loss)(self.scale(t) for t in loss)
+        return loss * torch.tensor(self.scale_value, dtype=torch.float32, device=loss.device)
+
+    def unscale_(self, optimizer: torch.optim.Optimizer) -> None:
+        """Divide ``optimizer``'s gradients by the scale in place and note any inf/NaN.
+
+        Call it at most once per optimizer per iteration, after all backward passes.
+        """
+        if not self.enabled:
+            return
+        state = self._state(optimizer)
+        if state["stage"] != "ready":
+            raise RuntimeError(f"unscale_() called twice or after step() (stage {state['stage']!r})")
+        inv_scale = _fp32(1.0 / self.scale_value)  # torch takes the reciprocal in float64
+        found_inf = False
+        with torch.no_grad():
+            for group in optimizer.param_groups:
+                for p in group["params"]:
+                    if p.grad is None:
+                        continue
+                    if p.grad.dtype == torch.float16:
+                        raise ValueError("Attempting to unscale FP16 gradients: keep parameters in "
+                                         "float32 (master weights) and let autocast cast them.")
+                    found_inf |= not bool(torch.isfinite(p.grad).all())
+                    p.grad.mul_(inv_scale)
+        state.update(stage="unscaled", found_inf=found_inf)
+
+    def step(self, optimizer: torch.optim.Optimizer, *args: Any, **kwargs: Any) -> Any:
+        """Unscale (if not done yet), then run ``optimizer.step()`` unless a gradient is inf/NaN."""
+        if not self.enabled:
+            return optimizer.step(*args, **kwargs)
+        state = self._state(optimizer)
+        if state["stage"] == "stepped":
+            raise RuntimeError("step() has already been called since the last update().")
+        if state["stage"] == "ready":
+            self.unscale_(optimizer)
+        result = None if state["found_inf"] else optimizer.step(*args, **kwargs)
+        state["stage"] = "stepped"
+        return result
+
+    def update(self, new_scale: float | None = None) -> None:
+        """Back off after an overflow, grow after ``growth_interval`` clean steps (see ``update_scale``)."""
+        if not self.enabled:
+            return
+        if new_scale is not None:
+            self.scale_value = _fp32(float(new_scale))
+        else:
+            if not self._optimizers:
+                raise RuntimeError("update() called but no optimizer was unscaled or stepped.")
+            found_inf = any(s["found_inf"] for s in self._optimizers.values())
+            self.skipped_steps.append(found_inf)
+            self.scale_value, self.growth_tracker = update_scale(
+                self.scale_value, self.growth_tracker, found_inf,
+                self.growth_factor, self.backoff_factor, self.growth_interval)
+        self._optimizers = {}
+
+    def get_scale(self) -> float:
+        """The current scale as a Python float (1.0 when disabled)."""
+        return self.scale_value if self.enabled else 1.0
+
+    def state_dict(self) -> dict[str, Any]:
+        """The scaler's state, with the same keys as torch's ``GradScaler.state_dict()``."""
+        if not self.enabled:
+            return {}
+        return {"scale": self.scale_value, "growth_factor": self.growth_factor,
+                "backoff_factor": self.backoff_factor, "growth_interval": self.growth_interval,
+                "_growth_tracker": self.growth_tracker}
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        """Restore a state from ``state_dict()`` (ours or torch's: the keys are the same)."""
+        if not self.enabled:
+            return
+        missing = {"scale", "growth_factor", "backoff_factor", "growth_interval",
+                   "_growth_tracker"} - set(state_dict)
+        if missing:
+            raise ValueError(f"scaler state dict lacks keys {sorted(missing)}; got {sorted(state_dict)}")
+        self.scale_value = _fp32(state_dict["scale"])
+        self.growth_factor = float(state_dict["growth_factor"])
+        self.backoff_factor = float(state_dict["backoff_factor"])
+        self.growth_interval = int(state_dict["growth_interval"])
+        self.growth_tracker = int(state_dict["_growth_tracker"])
+
+
+def torch_gradscaler_defaults() -> dict[str, Any]:
+    """The defaults of the installed ``torch.amp.GradScaler.__init__``, read from its signature."""
+    sig = inspect.signature(torch.amp.GradScaler.__init__)
+    return {name: p.default for name, p in sig.parameters.items()
+            if name != "self" and p.default is not inspect.Parameter.empty}
+
+
+def reference_defaults() -> dict[str, Any]:
+    """The defaults of ``ReferenceGradScaler`` (to compare with :func:`torch_gradscaler_defaults`)."""
+    sig = inspect.signature(ReferenceGradScaler.__init__)
+    return {name: p.default for name, p in sig.parameters.items()
+            if name != "self" and p.default is not inspect.Parameter.empty}
+
+
+def compare_with_torch(steps: int = 12, inject: dict[int, float] | None = None,
+                       growth_interval: int = 3, init_scale: float = 2.0**10) -> "pd.DataFrame":
+    """Drive ``ReferenceGradScaler`` and ``torch.amp.GradScaler("cpu")`` with the same gradients.
+
+    Two identical small models see the same batches; at the steps in ``inject``
+    one gradient element is overwritten (inf/NaN). Returns per step both
+    scales, whether each skipped the step, and the max parameter difference.
+    """
+    import pandas as pd
+
+    inject = {2: float("inf"), 6: float("nan")} if inject is None else inject
+    kw = dict(init_scale=init_scale, growth_interval=growth_interval)
+    runs = []
+    for scaler in (ReferenceGradScaler(**kw), torch.amp.GradScaler("cpu", **kw)):
+        torch.manual_seed(0)
+        model = torch.nn.Linear(8, 2)
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        g = torch.Generator().manual_seed(1)
+        scales, skipped = [], []
+        for step in range(steps):
+            x, y = torch.randn(16, 8, generator=g), torch.randn(16, 2, generator=g)
+            opt.zero_grad()
+            scaler.scale(torch.nn.functional.mse_loss(model(x), y)).backward()
+            if step in inject:
+                model.weight.grad[0, 0] = inject[step]
+            before = model.weight.detach().clone()
+            scaler.step(opt)
+            scaler.update()
+            skipped.append(bool(torch.equal(before, model.weight)))
+            scales.append(scaler.get_scale())
+        runs.append((scales, skipped, [p.detach() for p in model.parameters()]))
+    (s_r, k_r, p_r), (s_t, k_t, p_t) = runs
+    diff = max(float((a - b).abs().max()) for a, b in zip(p_r, p_t))
+    return pd.DataFrame({"step": range(steps),
+                         "injected": [str(inject.get(i, "")) for i in range(steps)],
+                         "reference scale": s_r, "torch scale": s_t,
+                         "reference skipped": k_r, "torch skipped": k_t}).assign(max_param_diff=diff)

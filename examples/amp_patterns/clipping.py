@@ -1,0 +1,39 @@
+"""Gradient clipping with AMP: unscale_ first, then clip, then step."""
+import torch
+import torch.nn.functional as F
+
+from amp_docs_lib.profiles import active_profile
+from amp_docs_lib.training import make_data, make_model, pick_device
+
+device = pick_device()
+x, y = make_data(device=device)
+model = make_model().to(device)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
+scaler = torch.amp.GradScaler(device)
+max_norm = 1.0
+
+for step in range(active_profile()["pattern_steps"]):
+    optimizer.zero_grad(set_to_none=True)
+    with torch.amp.autocast(device, dtype=torch.float16):
+        output = model(x)
+        loss = F.cross_entropy(output, y)
+    scaler.scale(loss).backward()
+    scaler.unscale_(optimizer)  # gradients are now in true units
+    norm = torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
+    scaler.step(optimizer)  # knows the gradients are unscaled already
+    scaler.update()
+
+print(f"final loss {loss.item():.4f}, last gradient norm {norm.item():.4g} (max_norm {max_norm})")
+
+# The WRONG order, measured: clipping the still-scaled gradients.
+optimizer.zero_grad(set_to_none=True)
+with torch.amp.autocast(device, dtype=torch.float16):
+    loss = F.cross_entropy(model(x), y)
+scaler.scale(loss).backward()
+scale = scaler.get_scale()
+scaled_norm = torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm).item()  # before unscale_!
+scaler.unscale_(optimizer)
+wrong_norm = torch.nn.utils.get_total_norm([p.grad for p in model.parameters()]).item()
+true_norm = scaled_norm / scale
+print(f"wrong order: true norm {true_norm:.4g} was clipped to {wrong_norm:.4g}; "
+      f"effective max_norm = max_norm / scale = {max_norm / scale:.4g}")

@@ -1,0 +1,42 @@
+"""A custom autograd Function under autocast: torch.amp.custom_fwd / custom_bwd with device_type."""
+import torch
+import torch.nn.functional as F
+
+from amp_docs_lib.profiles import active_profile
+from amp_docs_lib.training import make_data, make_model, pick_device
+
+device = pick_device()
+
+
+class StableLogSigmoid(torch.autograd.Function):
+    """log(sigmoid(z)) computed in FP32 whatever autocast says (cast_inputs=torch.float32)."""
+
+    @staticmethod
+    @torch.amp.custom_fwd(device_type=device, cast_inputs=torch.float32)
+    def forward(ctx, z):
+        ctx.save_for_backward(z)
+        return -F.softplus(-z)
+
+    @staticmethod
+    @torch.amp.custom_bwd(device_type=device)  # backward runs with forward's autocast state
+    def backward(ctx, grad):
+        (z,) = ctx.saved_tensors
+        return grad * torch.sigmoid(-z)
+
+
+x, y = make_data(device=device)
+model = make_model().to(device)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
+scaler = torch.amp.GradScaler(device)
+
+for step in range(active_profile()["pattern_steps"]):
+    optimizer.zero_grad(set_to_none=True)
+    with torch.amp.autocast(device, dtype=torch.float16):
+        output = model(x)
+        log_p = StableLogSigmoid.apply(output)  # FP16 in, FP32 out
+        loss = -log_p.gather(1, y[:, None]).mean()  # one-vs-rest log-likelihood
+    scaler.scale(loss).backward()
+    scaler.step(optimizer)
+    scaler.update()
+
+print(f"final loss {loss.item():.4f}, output dtype {output.dtype}, custom op output dtype {log_p.dtype}")

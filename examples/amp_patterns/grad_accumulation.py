@@ -1,0 +1,25 @@
+"""Gradient accumulation with AMP: scale every micro-batch loss, step and update once per batch."""
+import torch
+import torch.nn.functional as F
+
+from amp_docs_lib.profiles import active_profile
+from amp_docs_lib.training import make_data, make_model, pick_device
+
+device = pick_device()
+x, y = make_data(device=device)
+model = make_model().to(device)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
+scaler = torch.amp.GradScaler(device)
+accumulation_steps = 4
+
+for step in range(active_profile()["pattern_steps"]):
+    optimizer.zero_grad(set_to_none=True)
+    for xb, yb in zip(x.chunk(accumulation_steps), y.chunk(accumulation_steps)):
+        with torch.amp.autocast(device, dtype=torch.float16):
+            output = model(xb)
+            loss = F.cross_entropy(output, yb) / accumulation_steps  # average over micro-batches
+        scaler.scale(loss).backward()  # gradients accumulate, all at the same scale
+    scaler.step(optimizer)  # once per effective batch
+    scaler.update()  # once per effective batch, never per micro-batch
+
+print(f"final micro-batch loss {loss.item() * accumulation_steps:.4f}, loss scale {scaler.get_scale():g}")

@@ -1,0 +1,40 @@
+"""Underflow measurements: FP16 loses small gradients unless scaled; BF16 keeps them."""
+
+import pytest
+import torch
+
+from amp_docs_lib.underflow import (cast_report, format_limits, real_backward_underflow,
+                                    synthetic_gradients, underflow_table)
+
+
+def test_synthetic_range():
+    g = synthetic_gradients(10_000, -12, -2)
+    m = g.abs()
+    assert m.min() >= 1e-12 * 0.999 and m.max() < 1e-2
+    assert (g < 0).any() and (g > 0).any()
+
+
+def test_fp16_unscaled_loses_more_than_scaled_and_bf16_none():
+    g = synthetic_gradients(50_000, -12, -2)
+    t = underflow_table(g).set_index(["format", "loss scale"])
+    lost = t["to zero"]
+    assert lost[("fp16", "none")] > 0.3  # everything below ~3e-8 is gone
+    assert lost[("fp16", "2^16")] < lost[("fp16", "none")]
+    assert (lost.loc["bf16"] == 0).all()
+    assert t.loc[("fp16", "2^24"), "to inf"] > 0  # too big a scale overflows
+
+
+def test_cast_report_exact_boundaries():
+    lim = format_limits("fp16")
+    assert lim["min subnormal"] == 2.0**-24 and lim["min normal"] == 2.0**-14 and lim["max"] == 65504
+    x = torch.tensor([2.0**-26, 2.0**-20, 1.0, 1e5])
+    r = cast_report(x, "fp16")
+    assert r == {"to zero": 0.25, "subnormal": 0.25, "to inf": 0.25}
+    with pytest.raises(ValueError, match="valid"):
+        cast_report(x, "fp8")
+
+
+def test_real_backward_fp16_zeros_rescued_by_scaling():
+    df = real_backward_underflow()
+    assert (df["zero in fp16"] > 0).all()
+    assert (df["zero in fp16 scaled"] < df["zero in fp16"]).all()
