@@ -51,8 +51,8 @@ def test_chapter_executes(path):
     if not hit:
         cache.put(cid, key, nb)
     for i, cell in enumerate(nb.cells):
-        if cell.cell_type != "code":
-            continue
+        if cell.cell_type != "code" or cell.metadata.get("amp_docs", {}).get("skipped"):
+            continue  # a gated cell skipped on this machine shows a note, not its outputs
         errors = [o for o in cell.get("outputs", []) if o.get("output_type") == "error"]
         expected = EXPECTED_ERROR_TAG in cell.metadata.get("tags", [])
         assert bool(errors) == expected, f"{path.name} cell {i}: error outputs {errors} (expected: {expected})"

@@ -26,8 +26,8 @@ def test_gating_expected_errors_and_outputs(tmp_path):
 
 
 def test_failing_cell_names_the_chapter(tmp_path):
-    with pytest.raises(ChapterExecutionError, match=r"chapter broken.*ZeroDivisionError"):
-        run(tmp_path, ("", "1 / 0"), name="broken")
+    with pytest.raises(ChapterExecutionError, match=r"(?s)chapter broken failed to execute \(cell 2\).*ZeroDivisionError"):
+        run(tmp_path, ("", "x = 1"), ("", "1 / 0"), name="broken")
 
 
 def test_expected_error_cell_must_raise(tmp_path):

@@ -18,6 +18,7 @@ import hashlib
 import html
 import json
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -38,6 +39,7 @@ REFERENCE_DIR = REPO_ROOT / "docs" / "reference-results"
 SAVE_REFERENCE_ENV_VAR = "AMP_DOCS_SAVE_REFERENCE"
 EXPECTED_ERROR_TAG = "raises-exception"
 CELL_TIMEOUT_S = 900
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 
 class ChapterExecutionError(RuntimeError):
@@ -107,6 +109,7 @@ class ChapterClient(NotebookClient):
         # kernel does not warn about unencrypted TCP in every build log.
         self._transport = "ipc" if os.name == "posix" else "tcp"
         self._socket_dir: str | None = None
+        self.current_cell: int | None = None
         self.chapter_id = chapter_id
         self.cell_seconds: list[tuple[int, float, str]] = []
 
@@ -132,6 +135,7 @@ class ChapterClient(NotebookClient):
             cell.metadata["amp_docs"] = {"skipped": unmet}
             self.cell_seconds.append((cell_index, 0.0, "skipped"))
             return cell
+        self.current_cell = cell_index
         t0 = time.perf_counter()
         cell = await super().async_execute_cell(cell, cell_index, execution_count, store_history)
         dt = time.perf_counter() - t0
@@ -155,7 +159,9 @@ def execute_notebook(nb: Any, chapter_id: str, *, cwd: Path = REPO_ROOT) -> tupl
     try:
         client.execute()
     except CellExecutionError as e:
-        raise ChapterExecutionError(f"chapter {chapter_id} failed to execute:\n{e}") from None
+        plain = _ANSI.sub("", str(e))
+        raise ChapterExecutionError(
+            f"chapter {chapter_id} failed to execute (cell {client.current_cell}):\n{plain}") from None
     finally:
         if client._socket_dir:
             shutil.rmtree(client._socket_dir, ignore_errors=True)
