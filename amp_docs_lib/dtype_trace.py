@@ -9,7 +9,6 @@ dtype of *activations*, not of what the optimizer keeps.
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Mapping
 from typing import Any, Callable
 
@@ -18,10 +17,11 @@ import torch
 import torch.nn as nn
 
 from amp_docs_lib.gpt import GPT, GPTConfig, random_batch
+from amp_docs_lib.precision import PRECISION_DTYPES, precision_setup
 from amp_docs_lib.profiles import Profile, active_profile
 
-MODES = ("fp32", "autocast-float16", "autocast-bfloat16")
-_MODE_DTYPE = {"fp32": None, "autocast-float16": torch.float16, "autocast-bfloat16": torch.bfloat16}
+# Precision names from ``amp_docs_lib.precision`` (the one switch used everywhere).
+MODES = ("fp32", "amp_fp16", "amp_bf16")
 
 
 def _short(dt: torch.dtype) -> str:
@@ -29,9 +29,9 @@ def _short(dt: torch.dtype) -> str:
 
 
 def _check_mode(mode: str) -> torch.dtype | None:
-    if mode not in _MODE_DTYPE:
+    if mode not in MODES:
         raise ValueError(f"unknown precision mode {mode!r}; valid modes: {list(MODES)}")
-    return _MODE_DTYPE[mode]
+    return PRECISION_DTYPES[mode][0]
 
 
 def _check_device(device: str | torch.device) -> str:
@@ -43,11 +43,9 @@ def _check_device(device: str | torch.device) -> str:
 
 
 def precision_context(device: str, mode: str):
-    """``torch.autocast`` for an autocast mode, a no-op context for ``fp32``."""
-    dt = _check_mode(mode)
-    if dt is None:
-        return contextlib.nullcontext()
-    return torch.autocast(device_type=_check_device(device), dtype=dt)
+    """The autocast context of precision ``mode`` (disabled for ``fp32``)."""
+    _check_mode(mode)
+    return precision_setup(mode, _check_device(device)).autocast()
 
 
 def first_tensor(obj: Any) -> torch.Tensor | None:
@@ -137,7 +135,7 @@ def gpt_dtype_flow(device: str = "cpu", modes=MODES, profile: Profile | None = N
 
 
 def training_state_dtypes(model: nn.Module, run: Callable[[nn.Module], torch.Tensor],
-                          device: str = "cpu", mode: str = "autocast-bfloat16",
+                          device: str = "cpu", mode: str = "amp_bf16",
                           lr: float = 1e-3) -> pd.DataFrame:
     """One AdamW step with the forward under ``mode``; dtypes of what training keeps.
 
@@ -163,7 +161,7 @@ def training_state_dtypes(model: nn.Module, run: Callable[[nn.Module], torch.Ten
                           "count": len(v)} for k, v in groups.items()])
 
 
-def gpt_training_state_dtypes(device: str = "cpu", mode: str = "autocast-bfloat16",
+def gpt_training_state_dtypes(device: str = "cpu", mode: str = "amp_bf16",
                               profile: Profile | None = None) -> pd.DataFrame:
     """``training_state_dtypes`` for the library's GPT after one autocast step."""
     model, run = _gpt_and_run(_check_device(device), profile)

@@ -22,7 +22,7 @@ import torch
 
 PRECISIONS = ("fp32", "amp_fp16", "amp_bf16", "bf16")
 
-_TABLE = {  # name -> (autocast dtype or None, parameter dtype)
+PRECISION_DTYPES = {  # name -> (autocast dtype or None, parameter dtype)
     "fp32": (None, torch.float32),
     "amp_fp16": (torch.float16, torch.float32),
     "amp_bf16": (torch.bfloat16, torch.float32),
@@ -73,10 +73,10 @@ def precision_setup(precision: str, device: str | torch.device = "cpu") -> Preci
     if not isinstance(precision, str):
         raise TypeError(f"precision must be a str, got {type(precision).__name__}; "
                         f"valid precisions: {list(PRECISIONS)}")
-    if precision not in _TABLE:
+    if precision not in PRECISION_DTYPES:
         raise ValueError(f"unknown precision {precision!r}; valid precisions: {list(PRECISIONS)}")
     dt = _device_type(device)
-    autocast_dtype, param_dtype = _TABLE[precision]
+    autocast_dtype, param_dtype = PRECISION_DTYPES[precision]
     if dt == "cuda" and torch.bfloat16 in (autocast_dtype, param_dtype) \
             and torch.cuda.is_available() and not torch.cuda.is_bf16_supported():
         raise ValueError(f"precision {precision!r} needs bfloat16, which this GPU lacks; "

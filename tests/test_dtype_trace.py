@@ -26,7 +26,7 @@ def test_gpt_forward_shapes_and_tied_head():
 
 def test_linear_is_lowered_and_layernorm_is_not_under_bf16_autocast():
     model, run = _model_and_run()
-    t = dt.trace_dtypes(model, run, "cpu", "autocast-bfloat16")
+    t = dt.trace_dtypes(model, run, "cpu", "amp_bf16")
     lin = t[t["type"] == "Linear"]
     assert set(lin["out"]) == {"bfloat16"}
     assert set(t[t["type"] == "LayerNorm"]["out"]) == {"float32"}
@@ -38,13 +38,13 @@ def test_linear_is_lowered_and_layernorm_is_not_under_bf16_autocast():
 def test_dtype_flow_table_has_one_column_per_mode():
     model, run = _model_and_run()
     with torch.no_grad():
-        f = dt.dtype_flow(model, run, "cpu", modes=("fp32", "autocast-bfloat16"))
+        f = dt.dtype_flow(model, run, "cpu", modes=("fp32", "amp_bf16"))
     row = f.set_index("module type").loc["Linear"]
     assert row["fp32"] == "float32 → float32"
-    assert "float32 → bfloat16" in row["autocast-bfloat16"]
+    assert "float32 → bfloat16" in row["amp_bf16"]
 
 
-@pytest.mark.parametrize("mode", ["autocast-bfloat16", "autocast-float16"])
+@pytest.mark.parametrize("mode", ["amp_bf16", "amp_fp16"])
 def test_parameters_grads_and_adamw_state_stay_fp32(mode):
     model, run = _model_and_run()
     s = dt.training_state_dtypes(model, run, "cpu", mode).set_index("tensors")
@@ -59,7 +59,7 @@ def test_bad_mode_and_device_raise():
     with pytest.raises(ValueError, match="valid modes"):
         dt.trace_dtypes(model, run, "cpu", "fp8")
     with pytest.raises(ValueError, match="valid devices"):
-        dt.precision_context("tpu", "autocast-bfloat16")
+        dt.precision_context("tpu", "amp_bf16")
     with pytest.raises(TypeError):
         dt.trace_dtypes("not a model", run)
     with pytest.raises(ValueError, match="divisible"):
@@ -70,7 +70,7 @@ def test_plot_dtype_flow_returns_figure():
     import matplotlib.figure
     model, run = _model_and_run()
     with torch.no_grad():
-        f = dt.dtype_flow(model, run, "cpu", modes=("fp32", "autocast-bfloat16"))
+        f = dt.dtype_flow(model, run, "cpu", modes=("fp32", "amp_bf16"))
     fig = dt.plot_dtype_flow(f)
     assert isinstance(fig, matplotlib.figure.Figure)
     import matplotlib.pyplot as plt
@@ -84,5 +84,5 @@ def test_gpt2_trace_requires_transformers_or_runs():
         with pytest.raises(ImportError, match="transformers"):
             dt.gpt2_dtype_flow()
         return
-    f = dt.gpt2_dtype_flow(modes=("fp32", "autocast-bfloat16"), n_positions=8)
-    assert (f["autocast-bfloat16"].str.contains("bfloat16")).any()
+    f = dt.gpt2_dtype_flow(modes=("fp32", "amp_bf16"), n_positions=8)
+    assert (f["amp_bf16"].str.contains("bfloat16")).any()

@@ -9,7 +9,7 @@ window.MathJax = {
   },
   options: {
     ignoreHtmlClass: "amp-nomath|highlight|jp-OutputArea-output",
-    processHtmlClass: "arithmatex|jp-MarkdownOutput|jp-RenderedMarkdown",
+    processHtmlClass: "arithmatex|jp-MarkdownOutput|jp-RenderedMarkdown|amp-claim",
   },
   loader: { load: [] },
 };
