@@ -29,9 +29,10 @@ import pandas as pd
 import torch
 import torch.nn.functional as F
 
+from amp_docs_lib.devices import DEVICE_TYPES, available_devices, check_device
+
 LOW_DTYPES = (torch.float16, torch.bfloat16)
 CATEGORIES = ("lower", "fp32", "promote", "unchanged", "error")
-DEVICE_TYPES = ("cpu", "cuda")
 _DOMAINS = {"any": (-1.0, 1.0), "pos": (0.5, 2.0), "unit": (0.05, 0.95)}
 _COMPLEX_TO_REAL = {torch.complex32: torch.float16, torch.complex64: torch.float32,
                     torch.complex128: torch.float64}
@@ -227,30 +228,12 @@ OPS: dict[str, OpSpec] = {s.name: s for s in [
 
 
 # --------------------------------------------------------------------------- validation
-def available_devices() -> list[str]:
-    """Device types present in this process: ``cpu`` always, ``cuda`` when available."""
-    return ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
-
-
 def _check_devices(devices) -> list[str]:
-    avail = available_devices()
     if devices is None:
-        return avail
+        return available_devices()
     if isinstance(devices, (str, torch.device)):
         devices = [devices]
-    out = []
-    for d in devices:
-        name = d.type if isinstance(d, torch.device) else d
-        if not isinstance(name, str):
-            raise TypeError(f"device must be a str or torch.device, got {type(d).__name__}; "
-                            f"valid: {avail}")
-        if name not in DEVICE_TYPES:
-            raise ValueError(f"unknown device {name!r}; valid devices: {list(DEVICE_TYPES)} "
-                             f"(available here: {avail})")
-        if name not in avail:
-            raise ValueError(f"device {name!r} is not available on this machine; available: {avail}")
-        out.append(name)
-    return out
+    return [check_device(d).type for d in devices]
 
 
 def _check_dtypes(dtypes) -> list[torch.dtype]:

@@ -16,6 +16,7 @@ import pandas as pd
 import torch
 import torch.nn as nn
 
+from amp_docs_lib.devices import check_device
 from amp_docs_lib.gpt import GPT, GPTConfig, random_batch
 from amp_docs_lib.precision import PRECISION_DTYPES, precision_setup
 from amp_docs_lib.profiles import Profile, active_profile
@@ -35,11 +36,7 @@ def _check_mode(mode: str) -> torch.dtype | None:
 
 
 def _check_device(device: str | torch.device) -> str:
-    name = device.type if isinstance(device, torch.device) else device
-    valid = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
-    if name not in valid:
-        raise ValueError(f"device {device!r} is not usable here; valid devices: {valid}")
-    return name
+    return check_device(device).type
 
 
 def precision_context(device: str, mode: str):

@@ -16,27 +16,11 @@ import numpy as np
 import pandas as pd
 import torch
 
+from amp_docs_lib.devices import check_device
 from amp_docs_lib.formats import bits_to_value, encode, get_format, next_up
 from amp_docs_lib.profiles import active_profile
 
 FLOAT_DTYPES = {"FP16": torch.float16, "BF16": torch.bfloat16, "FP32": torch.float32}
-VALID_DEVICES = ("cpu", "cuda")
-
-
-def check_device(device: str | torch.device) -> torch.device:
-    """Validate a device name ('cpu', 'cuda' or 'cuda:N'); raise ValueError listing the valid ones."""
-    if isinstance(device, torch.device):
-        device = str(device)
-    if not isinstance(device, str):
-        raise TypeError(f"device must be a str or torch.device, got {type(device).__name__}; "
-                        f"valid: {list(VALID_DEVICES)}")
-    if device.split(":")[0] not in VALID_DEVICES:
-        raise ValueError(f"unknown device {device!r}; valid devices: {list(VALID_DEVICES)}")
-    if device.startswith("cuda") and not torch.cuda.is_available():
-        raise ValueError(f"device {device!r} requested but CUDA is not available here; valid: ['cpu']")
-    return torch.device(device)
-
-
 def _dtypes(names: Iterable[str]) -> dict[str, torch.dtype]:
     out = {}
     for n in names:

@@ -20,6 +20,8 @@ from typing import Callable
 
 import torch
 
+from amp_docs_lib.devices import DEVICE_TYPES
+
 PRECISIONS = ("fp32", "amp_fp16", "amp_bf16", "bf16")
 
 PRECISION_DTYPES = {  # name -> (autocast dtype or None, parameter dtype)
@@ -28,7 +30,6 @@ PRECISION_DTYPES = {  # name -> (autocast dtype or None, parameter dtype)
     "amp_bf16": (torch.bfloat16, torch.float32),
     "bf16": (None, torch.bfloat16),
 }
-DEVICE_TYPES = ("cpu", "cuda")
 
 
 @dataclass(frozen=True)

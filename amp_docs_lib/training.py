@@ -11,12 +11,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from amp_docs_lib.devices import default_device
 from amp_docs_lib.precision import PrecisionSetup, precision_setup
-
-
-def pick_device() -> str:
-    """``"cuda"`` when a GPU is visible, else ``"cpu"``."""
-    return "cuda" if torch.cuda.is_available() else "cpu"
 
 
 def make_data(n: int = 256, features: int = 32, classes: int = 4, *, seed: int = 0,
@@ -58,7 +54,7 @@ def train_step(model: nn.Module, optimizer: torch.optim.Optimizer, x: torch.Tens
 def train(precision: str = "fp32", steps: int = 50, *, device: str | None = None, lr: float = 0.05,
           n: int = 256, hidden: int = 64, max_norm: float | None = None, seed: int = 0) -> pd.DataFrame:
     """Train the tiny MLP with ``precision`` and return per-step loss and loss scale."""
-    device = device or pick_device()
+    device = device or default_device()
     setup = precision_setup(precision, device)
     x, y = make_data(n, seed=seed, device=device)
     model = make_model(hidden=hidden, seed=seed).to(device=device, dtype=setup.param_dtype)

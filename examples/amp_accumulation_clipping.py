@@ -8,15 +8,16 @@ and scaled; then unscale_, clip in true units, step and update once.
 import torch
 import torch.nn.functional as F
 
+from amp_docs_lib.devices import default_device
 from amp_docs_lib.profiles import active_profile
-from amp_docs_lib.training import make_data, make_model, pick_device
+from amp_docs_lib.training import make_data, make_model
 
 ACCUMULATION_STEPS = 4
 MAX_NORM = 1.0
 
 
 def main():
-    device = pick_device()
+    device = default_device()
     x, y = make_data(n=512, device=device)
     model = make_model().to(device)  # FP32 master weights
     optimizer = torch.optim.AdamW(model.parameters(), lr=3e-3)

@@ -13,8 +13,9 @@ import torch
 import torch.nn.functional as F
 
 from amp_docs_lib.precision import PRECISIONS, precision_setup
+from amp_docs_lib.devices import default_device
 from amp_docs_lib.profiles import active_profile
-from amp_docs_lib.training import make_data, make_model, pick_device
+from amp_docs_lib.training import make_data, make_model
 
 
 def main(argv=None):
@@ -24,7 +25,7 @@ def main(argv=None):
     parser.add_argument("--lr", type=float, default=0.05)
     args = parser.parse_args(argv)
 
-    device = pick_device()
+    device = default_device()
     setup = precision_setup(args.precision, device)  # autocast factory, scaler, parameter dtype
     x, y = make_data(device=device)
     x = x.to(setup.param_dtype)

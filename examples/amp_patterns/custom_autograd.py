@@ -2,10 +2,11 @@
 import torch
 import torch.nn.functional as F
 
+from amp_docs_lib.devices import default_device
 from amp_docs_lib.profiles import active_profile
-from amp_docs_lib.training import make_data, make_model, pick_device
+from amp_docs_lib.training import make_data, make_model
 
-device = pick_device()
+device = default_device()
 
 
 class StableLogSigmoid(torch.autograd.Function):

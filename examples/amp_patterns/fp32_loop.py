@@ -2,10 +2,11 @@
 import torch
 import torch.nn.functional as F
 
+from amp_docs_lib.devices import default_device
 from amp_docs_lib.profiles import active_profile
-from amp_docs_lib.training import make_data, make_model, pick_device
+from amp_docs_lib.training import make_data, make_model
 
-device = pick_device()
+device = default_device()
 x, y = make_data(device=device)
 model = make_model().to(device)
 optimizer = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)

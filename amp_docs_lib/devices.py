@@ -1,0 +1,40 @@
+"""Devices: which ones exist here, the default one, and validation of a device argument.
+
+The one place that decides what ``device=`` may be for every module of the library.
+"""
+
+from __future__ import annotations
+
+import torch
+
+DEVICE_TYPES = ("cpu", "cuda")
+
+
+def available_devices() -> list[str]:
+    """Device types usable in this process: ``cpu`` always, ``cuda`` when a GPU is visible."""
+    return ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
+
+
+def default_device() -> str:
+    """``"cuda"`` when a GPU is visible, else ``"cpu"``."""
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def check_device(device: str | torch.device) -> torch.device:
+    """Validate ``device`` ('cpu', 'cuda' or 'cuda:N') and that it exists on this machine.
+
+    Raises ``TypeError`` for a non-device and ``ValueError`` naming the valid devices.
+    """
+    if isinstance(device, torch.device):
+        device = str(device)
+    if not isinstance(device, str):
+        raise TypeError(f"device must be a str or torch.device, got {type(device).__name__}; "
+                        f"valid devices: {list(DEVICE_TYPES)}")
+    kind = device.split(":")[0]
+    if kind not in DEVICE_TYPES:
+        raise ValueError(f"unknown device {device!r}; valid devices: {list(DEVICE_TYPES)} "
+                         f"(available here: {available_devices()})")
+    if kind not in available_devices():
+        raise ValueError(f"device {device!r} is not available on this machine; "
+                         f"available: {available_devices()}")
+    return torch.device(device)
