@@ -1,5 +1,6 @@
 """The ``amp-docs`` command.
 
+``amp-docs build [--force] [mkdocs args]``  build the site (a no-op if no input changed)
 ``amp-docs env``          print the environment report (what the site's stamps are made of)
 ``amp-docs execute FILE`` execute one chapter through the build's cache and print cell timings
 ``amp-docs bench-build``  time a cold build, a no-op rebuild and a one-chapter rebuild
@@ -23,6 +24,11 @@ def main(argv: list[str] | None = None) -> int:
     p_bench = sub.add_parser("bench-build", help="benchmark cold, no-op and one-chapter builds")
     p_bench.add_argument("--touch", default="docs/chapters/formats.md",
                          help="chapter to touch for the incremental build")
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["build"]:  # everything after `build` may be an mkdocs option
+        from amp_docs_lib.build.site import main as build_main
+        return build_main(argv[1:])
+    sub.add_parser("build", help="build the site unless it is up to date (other args go to mkdocs)")
     args = ap.parse_args(argv)
 
     if args.command == "env":

@@ -9,7 +9,6 @@ from __future__ import annotations
 import datetime as _dt
 import functools
 import hashlib
-import importlib.metadata
 import json
 import os
 import platform
@@ -21,26 +20,10 @@ from typing import Any
 import torch
 
 import amp_docs_lib
+from amp_docs_lib.build.fingerprint import cpu_model, installed_versions
 from amp_docs_lib.profiles import active_profile
 
-# Packages whose versions change what the chapters compute (cache key + report).
-TRACKED_PACKAGES = (
-    "torch", "numpy", "pandas", "matplotlib", "ml_dtypes",
-    "torchao", "transformers", "nbclient", "ipykernel", "jupytext",
-)
-
 _PACKAGE_ROOT = Path(amp_docs_lib.__file__).resolve().parent
-
-
-def cpu_model() -> str:
-    """The CPU's marketing name, read from /proc/cpuinfo where it exists."""
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.lower().startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine() or "unknown CPU"
 
 
 def gpus() -> list[dict[str, Any]]:
@@ -88,12 +71,7 @@ def tf32_summary() -> str:
 
 def package_versions() -> dict[str, str]:
     """Installed versions of the packages that execute the chapters ('absent' if not installed)."""
-    out = {"python": platform.python_version()}
-    for name in TRACKED_PACKAGES:
-        try:
-            out[name] = importlib.metadata.version(name)
-        except importlib.metadata.PackageNotFoundError:
-            out[name] = "absent"
+    out = installed_versions()
     out["torch.version.cuda"] = str(torch.version.cuda)
     return out
 

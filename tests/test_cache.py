@@ -43,6 +43,16 @@ def test_library_source_changes_key(inputs, tmp_path):
     assert cache_key(TEXT, dataclasses.replace(inputs, library_hash=after)) != cache_key(TEXT, inputs)
 
 
+def test_example_programs_change_key(inputs, tmp_path):
+    ex = tmp_path / "examples"
+    shutil.copytree(cache_mod.EXAMPLES_ROOT, ex)
+    assert cache_mod.examples_source_hash(ex) == inputs.examples_hash
+    (ex / "format_table.py").write_text((ex / "format_table.py").read_text() + "\n# edited\n")
+    edited = cache_mod.examples_source_hash(ex)
+    assert edited != inputs.examples_hash
+    assert cache_key(TEXT, dataclasses.replace(inputs, examples_hash=edited)) != cache_key(TEXT, inputs)
+
+
 def test_package_version_changes_key(inputs):
     pkgs = dict(inputs.packages)
     pkgs["torch"] = pkgs["torch"] + ".post1"
@@ -124,3 +134,20 @@ def test_build_fails_loudly_naming_the_chapter(mini_site):
     assert r.returncode != 0
     assert "chapters/b.md failed to execute" in r.stderr + r.stdout
     assert "math domain error" in r.stderr + r.stdout
+
+
+def test_amp_docs_build_is_a_no_op_when_nothing_changed(mini_site):
+    import subprocess as sp
+    cmd = [sys.executable, "-m", "amp_docs_lib", "build", "--strict"]
+    env = dict(os.environ, NO_MKDOCS_2_WARNING="1")
+    first = sp.run(cmd, cwd=mini_site, env=env, capture_output=True, text=True, check=True)
+    assert "up to date" not in first.stdout and set(_executed(mini_site)) == {"a", "b"}
+    (mini_site / BUILD_LOG).unlink()
+    again = sp.run(cmd, cwd=mini_site, env=env, capture_output=True, text=True, check=True)
+    assert "is up to date" in again.stdout and not (mini_site / BUILD_LOG).exists()
+    a = mini_site / "docs" / "chapters" / "a.md"
+    a.write_text(a.read_text() + "\nMore prose.\n")
+    sp.run(cmd, cwd=mini_site, env=env, capture_output=True, text=True, check=True)
+    assert set(_executed(mini_site)) == {"a"}
+    forced = sp.run(cmd + ["--force"], cwd=mini_site, env=env, capture_output=True, text=True, check=True)
+    assert "up to date" not in forced.stdout and _executed(mini_site) == {}

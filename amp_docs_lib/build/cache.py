@@ -6,6 +6,7 @@ Our key covers all of them:
 
 * the chapter's text,
 * the source of ``amp_docs_lib`` (every ``.py`` and data file),
+* the programs in ``examples/`` (chapters show and run them),
 * the versions of the packages that execute (``env.package_versions``),
 * the hardware fingerprint (``env.hardware_fingerprint``),
 * the profile.
@@ -28,24 +29,23 @@ from typing import Any
 import nbformat
 
 import amp_docs_lib
+from amp_docs_lib.build.fingerprint import tree_hash
 from amp_docs_lib.env import hardware_fingerprint, package_versions
 from amp_docs_lib.profiles import active_profile
 
 CACHE_FORMAT = 1
 LIBRARY_ROOT = Path(amp_docs_lib.__file__).resolve().parent
-_SOURCE_SUFFIXES = {".py", ".json", ".j2", ".css"}
+EXAMPLES_ROOT = LIBRARY_ROOT.parent / "examples"
 
 
 def library_source_hash(root: Path = LIBRARY_ROOT) -> str:
     """Hash of every source and data file of the library (path and content)."""
-    h = hashlib.sha256()
-    for path in sorted(p for p in root.rglob("*") if p.is_file() and p.suffix in _SOURCE_SUFFIXES
-                       and "__pycache__" not in p.parts):
-        h.update(path.relative_to(root).as_posix().encode())
-        h.update(b"\0")
-        h.update(path.read_bytes())
-        h.update(b"\0")
-    return h.hexdigest()
+    return tree_hash(root)
+
+
+def examples_source_hash(root: Path = EXAMPLES_ROOT) -> str:
+    """Hash of the example programs (chapters show and run them)."""
+    return tree_hash(root, (".py",))
 
 
 @dataclass(frozen=True)
@@ -53,6 +53,7 @@ class KeyInputs:
     """Everything except the chapter text that decides whether a result is still valid."""
 
     library_hash: str
+    examples_hash: str
     packages: tuple[tuple[str, str], ...]
     hardware: str
     profile: str
@@ -60,6 +61,7 @@ class KeyInputs:
     @classmethod
     def current(cls) -> "KeyInputs":
         return cls(library_hash=library_source_hash(),
+                   examples_hash=examples_source_hash(),
                    packages=tuple(sorted(package_versions().items())),
                    hardware=hardware_fingerprint(),
                    profile=active_profile().name)

@@ -1,0 +1,79 @@
+"""Cheap, torch-free fingerprints of the build's inputs.
+
+Kept free of heavy imports so that ``amp-docs build`` can tell in a fraction
+of a second that nothing changed since the last successful build.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.metadata
+import os
+import platform
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Iterable
+
+# Packages whose versions change what the chapters compute (cache key, report, up-to-date check).
+TRACKED_PACKAGES = (
+    "torch", "numpy", "pandas", "matplotlib", "ml_dtypes",
+    "torchao", "transformers", "nbclient", "ipykernel", "jupytext",
+)
+
+SOURCE_SUFFIXES = (".py", ".json", ".j2", ".css")
+
+
+def tree_hash(root: Path, suffixes: Iterable[str] | None = SOURCE_SUFFIXES) -> str:
+    """Hash of the files under ``root`` (relative path and content), optionally only some suffixes."""
+    suffixes = None if suffixes is None else tuple(suffixes)
+    h = hashlib.sha256()
+    if not root.exists():
+        return h.hexdigest()
+    for path in sorted(p for p in root.rglob("*") if p.is_file() and "__pycache__" not in p.parts
+                       and (suffixes is None or p.suffix in suffixes)):
+        h.update(path.relative_to(root).as_posix().encode())
+        h.update(b"\0")
+        h.update(path.read_bytes())
+        h.update(b"\0")
+    return h.hexdigest()
+
+
+def installed_versions(names: Iterable[str] = TRACKED_PACKAGES) -> dict[str, str]:
+    """Versions from package metadata ('absent' if not installed); imports nothing."""
+    out = {"python": platform.python_version()}
+    for name in names:
+        try:
+            out[name] = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            out[name] = "absent"
+    return out
+
+
+def nvidia_gpus_light() -> str:
+    """GPU names and capabilities from ``nvidia-smi`` without importing torch ('' if none)."""
+    smi = shutil.which("nvidia-smi")
+    if not smi:
+        return ""
+    try:
+        r = subprocess.run([smi, "--query-gpu=name,compute_cap,memory.total", "--format=csv,noheader"],
+                           capture_output=True, text=True, timeout=20)
+        return r.stdout.strip() if r.returncode == 0 else f"nvidia-smi failed ({r.returncode})"
+    except (OSError, subprocess.SubprocessError) as e:
+        return f"nvidia-smi failed ({e})"
+
+
+def cpu_model() -> str:
+    """The CPU's marketing name, read from /proc/cpuinfo where it exists."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.lower().startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine() or "unknown CPU"
+
+
+def machine_light() -> dict[str, str | int | None]:
+    return {"machine": platform.machine(), "cpu": cpu_model(), "cpu_count": os.cpu_count(),
+            "gpus": nvidia_gpus_light(), "cuda_visible": os.environ.get("CUDA_VISIBLE_DEVICES")}

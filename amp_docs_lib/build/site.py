@@ -1,0 +1,89 @@
+"""``amp-docs build``: build the site, or say it is up to date.
+
+Like ``make``, it first compares a manifest of every input of the build (the
+docs tree, ``mkdocs.yml``, the library and example sources, package versions,
+the machine, the profile override and the arguments) with the manifest of the
+last successful build into the same site directory. If nothing changed it
+returns at once; otherwise it runs ``mkdocs build`` (whose amp-docs plugin then
+re-executes only the chapters whose own cache keys changed) and records the
+new manifest. The check imports neither torch nor mkdocs, so it is fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from amp_docs_lib.build.fingerprint import TRACKED_PACKAGES, installed_versions, machine_light, tree_hash
+
+MANIFEST = Path(".amp-docs-cache") / "site-manifest.json"
+ENV_INPUTS = ("AMP_DOCS_PROFILE", "AMP_DOCS_SAVE_REFERENCE")
+# Besides what executes the chapters, the packages that turn them into pages.
+SITE_PACKAGES = ("mkdocs", "mkdocs-material", "mkdocs-jupyter", "mkdocstrings", "mkdocstrings-python",
+                 "nbconvert", "pymdown-extensions", "markdown")
+
+
+def input_manifest(root: Path, mkdocs_args: list[str]) -> str:
+    """Hash of everything a build of ``root`` with ``mkdocs_args`` depends on."""
+    lib = root / "amp_docs_lib"
+    blob = {
+        "docs": tree_hash(root / "docs", None),
+        "mkdocs.yml": hashlib.sha256((root / "mkdocs.yml").read_bytes()).hexdigest(),
+        "library": tree_hash(lib),
+        "examples": tree_hash(root / "examples", (".py",)),
+        "packages": installed_versions(TRACKED_PACKAGES + SITE_PACKAGES),
+        "machine": machine_light(),
+        "env": {k: os.environ.get(k) for k in ENV_INPUTS},
+        "args": mkdocs_args,
+    }
+    return hashlib.sha256(json.dumps(blob, sort_keys=True).encode()).hexdigest()
+
+
+def _site_dir(root: Path, mkdocs_args: list[str]) -> Path:
+    ap = argparse.ArgumentParser(add_help=False)
+    ap.add_argument("-d", "--site-dir", default="site")
+    known, _ = ap.parse_known_args(mkdocs_args)
+    return (root / known.site_dir).resolve()
+
+
+def build(mkdocs_args: list[str], *, force: bool = False, root: Path | None = None) -> int:
+    """Build the site with ``mkdocs build MKDOCS_ARGS`` unless it is up to date; return the exit code."""
+    root = Path.cwd() if root is None else root
+    if not (root / "mkdocs.yml").exists():
+        print(f"amp-docs build: no mkdocs.yml in {root}; run it from the repository root", file=sys.stderr)
+        return 2
+    site = _site_dir(root, mkdocs_args)
+    manifest_path = root / MANIFEST
+    manifest = input_manifest(root, mkdocs_args)
+    try:
+        last = json.loads(manifest_path.read_text())
+    except (OSError, ValueError):
+        last = {}
+    if not force and last.get(str(site)) == manifest and (site / "index.html").exists():
+        print(f"amp-docs build: {site} is up to date (no input changed since its last build)")
+        return 0
+    rc = subprocess.run([sys.executable, "-m", "mkdocs", "build", *mkdocs_args], cwd=root).returncode
+    if rc == 0:
+        last[str(site)] = manifest
+        manifest_path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = manifest_path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(last, indent=1))
+        os.replace(tmp, manifest_path)  # a killed build never records a manifest
+    return rc
+
+
+def main(argv: list[str]) -> int:
+    ap = argparse.ArgumentParser(prog="amp-docs build", description=__doc__.splitlines()[0],
+                                 epilog="Other arguments go to `mkdocs build` (e.g. --strict, -d DIR).")
+    ap.add_argument("--force", action="store_true", help="run mkdocs even if nothing changed")
+    args, rest = ap.parse_known_args(argv)
+    t0 = time.perf_counter()
+    rc = build(rest, force=args.force)
+    print(f"amp-docs build: finished in {time.perf_counter() - t0:.1f} s (exit {rc})")
+    return rc
