@@ -64,3 +64,14 @@ def mkdocs_build(root: Path, *extra: str, check: bool = True, **kw) -> subproces
     env = dict(os.environ, NO_MKDOCS_2_WARNING="1")
     return subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", *extra],
                           cwd=root, env=env, capture_output=True, text=True, check=check, **kw)
+
+
+@pytest.fixture(scope="session")
+def site(tmp_path_factory) -> Path:
+    """The real site, built once per test session into a temporary directory.
+
+    Cheap when the execution cache is warm, as it is in CI right after the README's build.
+    """
+    out = tmp_path_factory.mktemp("site")
+    mkdocs_build(REPO_ROOT, "-d", str(out))
+    return out

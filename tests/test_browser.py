@@ -12,8 +12,6 @@ import threading
 
 import pytest
 
-from test_site import site  # noqa: F401  (session fixture: the built site)
-
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 playwright = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="no system Chromium (apt-get install chromium)")
@@ -23,7 +21,7 @@ PAGES = ["index.html", "chapters/formats/index.html", "chapters/autocast/index.h
 
 
 @pytest.fixture(scope="module")
-def served(site):  # noqa: F811
+def served(site):
     handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(site))
     handler.log_message = lambda *a, **k: None
     httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)

@@ -1,27 +1,18 @@
 """The built site: offline, stamped, and free of unexpected errors.
 
-Builds the real site once per session (cheap when the execution cache is warm,
-as it is in CI right after the README's build command).
+Uses the session's build of the real site (the ``site`` fixture in conftest.py).
 """
 
 import re
 from html.parser import HTMLParser
-from pathlib import Path
 
 import pytest
 
 from amp_docs_lib.build.plugin import strip_remote_scripts
 
-from conftest import CHAPTERS, REPO_ROOT, mkdocs_build
+from conftest import CHAPTERS
 
 REMOTE = re.compile(r"^(?:https?:)?//", re.I)
-
-
-@pytest.fixture(scope="session")
-def site(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("site")
-    mkdocs_build(REPO_ROOT, "-d", str(out))
-    return out
 
 
 class ResourceCollector(HTMLParser):
