@@ -12,8 +12,8 @@ import argparse
 import torch
 import torch.nn.functional as F
 
-from amp_docs_lib.precision import PRECISIONS, precision_setup
 from amp_docs_lib.devices import default_device
+from amp_docs_lib.precision import PRECISIONS, precision_setup
 from amp_docs_lib.profiles import active_profile
 from amp_docs_lib.training import make_data, make_model
 
