@@ -463,6 +463,19 @@ def definition_table(names: Iterable[str] | None = None) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def limits_disagreeing_with_definition() -> list[tuple[str, str]]:
+    """(format, limit) pairs where the library's value differs from the closed form.
+
+    Covers every float format that a library stores (TF32 has no storage); NaN equals NaN.
+    """
+    lib = format_table().set_index("format")
+    defs = definition_table().set_index("format")
+    cols = ["max finite", "min normal", "min subnormal", "machine epsilon"]
+    return [(n, c) for n in defs.index if get_format(n).storage is not None for c in cols
+            if not (lib.loc[n, c] == defs.loc[n, c]
+                    or (math.isnan(lib.loc[n, c]) and math.isnan(defs.loc[n, c])))]
+
+
 def bit_layout_figure(names: Iterable[str] = DECODE_DEFAULT, value: float | None = None):
     """A matplotlib Figure: one row of boxes per format (sign / exponent / mantissa).
 

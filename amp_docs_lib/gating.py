@@ -19,7 +19,7 @@ import torch
 from amp_docs_lib.env import device_summary
 
 TAG_PREFIX = "requires:"
-_SM = re.compile(r"^sm(\d)(\d)$")
+_SM = re.compile(r"^sm(\d+)(\d)$")  # sm89 -> (8, 9), sm100 -> (10, 0)
 
 REQUIREMENTS = {
     "cuda": "a CUDA GPU",
@@ -61,7 +61,7 @@ def requirement_met(requirement: str) -> bool:
         return bool(torch.cuda.is_bf16_supported())
     if requirement == "multi-gpu":
         return torch.cuda.device_count() >= 2
-    m = _SM.match(requirement) or re.match(r"^sm(\d\d)(\d)$", requirement)
+    m = _SM.match(requirement)
     major, minor = int(m.group(1)), int(m.group(2))
     return torch.cuda.get_device_capability() >= (major, minor)
 

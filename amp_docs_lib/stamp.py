@@ -33,10 +33,6 @@ def stamp_text() -> str:
     )
 
 
-def _stamp_html() -> str:
-    return f'<div class="amp-stamp" title="provenance">measured on {html.escape(stamp_text())}</div>'
-
-
 class Stamped:
     """A rendered result (HTML) that carries its provenance stamp."""
 

@@ -22,6 +22,7 @@ import hashlib
 import json
 import os
 import tempfile
+import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -86,7 +87,10 @@ class ExecutionCache:
         return self.directory / f"{chapter_id.replace('/', '__')}-{key[:20]}.ipynb"
 
     def get(self, chapter_id: str, key: str) -> tuple[Path, Any] | None:
-        """The cached notebook for ``key``, or None; never returns a partial entry."""
+        """The cached notebook for ``key``, or None; never returns a partial entry.
+
+        A hit refreshes the entry's modification time, which eviction reads as "in use".
+        """
         path = self._path(chapter_id, key)
         try:
             nb = nbformat.read(path, as_version=4)
@@ -95,6 +99,10 @@ class ExecutionCache:
         meta = nb.metadata.get("amp_docs", {})
         if meta.get("cache_key") != key or not meta.get("complete"):
             return None
+        try:
+            os.utime(path)
+        except OSError:
+            return None  # removed meanwhile: treat as a miss
         return path, nb
 
     def put(self, chapter_id: str, key: str, nb: Any) -> Path:
@@ -114,13 +122,24 @@ class ExecutionCache:
             raise
         return path
 
-    def evict_except(self, keep: set[Path]) -> list[Path]:
-        """Delete entries (and leftover temp files) not in ``keep``; return what was removed."""
+    def evict_except(self, keep: set[Path], min_age_s: float = 0.0) -> list[Path]:
+        """Delete entries (and leftover temp files) not in ``keep`` and untouched for
+        ``min_age_s`` seconds; return what was removed.
+
+        The age guard protects a concurrent build (``mkdocs serve`` beside ``amp-docs build``):
+        entries it wrote or hit recently, and its temp files, are not removed under it.
+        """
         removed = []
         if not self.directory.is_dir():
             return removed
+        kept = {k.resolve() for k in keep}
+        cutoff = time.time() - min_age_s
         for p in list(self.directory.glob("*.ipynb")) + list(self.directory.glob(".tmp-*.part")):
-            if p.resolve() not in {k.resolve() for k in keep}:
+            try:
+                recent = p.stat().st_mtime > cutoff
+            except OSError:
+                continue
+            if p.resolve() not in kept and not recent:
                 p.unlink(missing_ok=True)
                 removed.append(p)
         return removed

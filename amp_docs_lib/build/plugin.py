@@ -22,7 +22,6 @@ from mkdocs.config import base
 from mkdocs.config import config_options as c
 from mkdocs.exceptions import PluginError
 from mkdocs.plugins import BasePlugin, event_priority
-from mkdocs.structure.files import Files
 
 from amp_docs_lib.build.cache import ExecutionCache, KeyInputs, cache_key
 from amp_docs_lib.build.execute import ChapterExecutionError, execute_notebook, read_chapter
@@ -30,6 +29,7 @@ from amp_docs_lib.build.execute import ChapterExecutionError, execute_notebook, 
 log = logging.getLogger("mkdocs.plugins.amp_docs")
 DEFAULT_CACHE_DIR = ".amp-docs-cache/executed"
 BUILD_LOG = ".amp-docs-cache/last-build.json"
+EVICT_AFTER_S = 3600  # unused entries survive an hour, so concurrent builds never lose theirs
 ENV_MARKER = "<!-- amp-docs:environment -->"
 CHAPTERS_MARKER = "<!-- amp-docs:chapters -->"
 
@@ -139,6 +139,6 @@ class AmpDocsPlugin(BasePlugin[AmpDocsConfig]):
         return strip_remote_scripts(output)
 
     def on_post_build(self, config):
-        removed = self.cache.evict_except(self.used)
+        removed = self.cache.evict_except(self.used, min_age_s=EVICT_AFTER_S)
         for p in removed:
             log.info("amp-docs: evicted stale cache entry %s", p.name)
