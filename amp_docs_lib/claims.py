@@ -1,9 +1,14 @@
 """Claims: a sentence of prose bound to the measurement that backs it.
 
 ``claim(...)`` renders the sentence with the value measured in this build.
-A hardware-independent claim that the measurement contradicts raises
-``ClaimContradicted``, which fails the build and names the chapter.
-A hardware-dependent claim renders as holding or not holding on this machine.
+A claim states something that holds on every machine; one that the
+measurement contradicts raises ``ClaimContradicted``, which fails the build
+and names the chapter.
+
+``on_this_machine(...)`` is for facts that depend on the hardware (does this
+device raise, is BF16 native, which dtype did the op run in). It takes one
+sentence for each outcome and renders the one that matches what was measured,
+neutrally, with a calm mark: what a machine does is never a failure.
 
 ``check_statements(...)`` is for statements made elsewhere (common figures,
 other documents): each is compared with a measurement and shown with a
@@ -59,13 +64,21 @@ def values_match(measured: Any, expected: Any, rel_tol: float = 0.0) -> bool:
     return measured == expected
 
 
+def _render(text: str, cls: str, mark: str, verdict: str, source: str | None) -> str:
+    src = f' <span class="amp-claim-source">({html.escape(source)})</span>' if source else ""
+    return (f'<p class="amp-claim amp-claim--{cls}" title="{html.escape(stamp_text())}">'
+            f'<span class="amp-claim-mark" aria-hidden="true">{mark}</span> {html.escape(text)}{src} '
+            f'<span class="amp-claim-verdict">{verdict}</span></p>')
+
+
 @dataclass
 class Claim:
+    """A statement that holds on every machine, checked against this build's measurement."""
+
     statement: str
     measured: Any
     expected: Any
     holds: bool
-    hardware_dependent: bool
     source: str | None
 
     @property
@@ -73,30 +86,39 @@ class Claim:
         return self.statement.format(measured=format_value(self.measured))
 
     def _repr_html_(self) -> str:
-        if self.hardware_dependent:
-            verdict = ("holds on this machine" if self.holds else "does not hold on this machine")
-            cls = "holds" if self.holds else "fails"
-        else:
-            verdict, cls = "checked in this build", "holds"
-        mark = "✓" if self.holds else "✗"
-        src = f' <span class="amp-claim-source">({html.escape(self.source)})</span>' if self.source else ""
-        return (f'<p class="amp-claim amp-claim--{cls}" title="{html.escape(stamp_text())}">'
-                f'<span class="amp-claim-mark">{mark}</span> {html.escape(self.text)}{src} '
-                f'<span class="amp-claim-verdict">{verdict}</span></p>')
+        return _render(self.text, "holds", "✓", "checked in this build", self.source)
 
     def __repr__(self) -> str:
-        return f"[{'holds' if self.holds else 'does not hold'}] {self.text}"
+        return f"[checked] {self.text}"
+
+
+@dataclass
+class MachineFact:
+    """What this machine does, measured: rendered neutrally whichever way it came out."""
+
+    text: str
+    holds: bool
+    measured: Any
+    source: str | None
+
+    def _repr_html_(self) -> str:
+        return _render(self.text, "machine", "◆", "measured on this machine", self.source)
+
+    def __repr__(self) -> str:
+        return f"[this machine] {self.text}"
 
 
 def claim(statement: str, measured: Any, expected: Any = _MISSING, *,
-          holds: bool | None = None, rel_tol: float = 0.0,
-          hardware_dependent: bool = False, source: str | None = None) -> Claim:
-    """State a fact together with its measurement.
+          holds: bool | None = None, rel_tol: float = 0.0, source: str | None = None) -> Claim:
+    """State a fact that holds on every machine, together with its measurement.
 
     ``statement`` may contain ``{measured}``, replaced by the measured value.
     Give either ``expected`` (compared with ``measured``) or ``holds`` (a
-    verdict computed by the caller). A hardware-independent claim that does
-    not hold raises ``ClaimContradicted``.
+    verdict computed by the caller). The check must fail exactly when the
+    sentence is false: compare with a value computed independently (a
+    definition, an analytic prediction, another library), never with the
+    measurement itself. A claim that does not hold raises ``ClaimContradicted``.
+    Facts that depend on the hardware go through :func:`on_this_machine`.
     """
     if not isinstance(statement, str):
         raise TypeError(f"statement must be a str, got {type(statement).__name__}")
@@ -104,12 +126,33 @@ def claim(statement: str, measured: Any, expected: Any = _MISSING, *,
         raise ValueError("give exactly one of expected= or holds=")
     if holds is None:
         holds = values_match(measured, expected, rel_tol)
-    c = Claim(statement, measured, None if expected is _MISSING else expected, bool(holds),
-              hardware_dependent, source)
-    if not c.holds and not hardware_dependent:
+    c = Claim(statement, measured, None if expected is _MISSING else expected, bool(holds), source)
+    if not c.holds:
         exp = "" if expected is _MISSING else f", expected {format_value(expected)}"
         raise ClaimContradicted(f"claim contradicted: {c.text!r} (measured {format_value(measured)}{exp})")
     return c
+
+
+def on_this_machine(if_true: str, if_false: str, *, holds: bool, measured: Any = None,
+                    source: str | None = None) -> MachineFact:
+    """A hardware-dependent fact, phrased as what this machine does.
+
+    ``holds`` is the measured outcome; the sentence for that outcome is shown
+    (``{measured}`` in it is replaced by ``measured``), prefixed with the
+    device, e.g. ``on_this_machine("BF16 matmul is native.", "BF16 matmul is
+    emulated.", holds=...)`` renders "On this machine (CPU: ...): BF16 matmul is
+    emulated." No outcome fails the build or reads as an error.
+    """
+    for name, sentence in (("if_true", if_true), ("if_false", if_false)):
+        if not isinstance(sentence, str):
+            raise TypeError(f"{name} must be a str, got {type(sentence).__name__}")
+    if not isinstance(holds, (bool, int)) and not hasattr(holds, "item"):
+        raise TypeError(f"holds must be a bool, got {type(holds).__name__}")
+    holds = bool(holds)
+    from amp_docs_lib.env import short_device_name
+
+    sentence = (if_true if holds else if_false).format(measured=format_value(measured))
+    return MachineFact(f"On this machine ({short_device_name()}): {sentence}", holds, measured, source)
 
 
 @dataclass

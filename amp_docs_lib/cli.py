@@ -26,7 +26,7 @@ def main(argv: list[str] | None = None) -> int:
                          help="chapter to touch for the incremental build")
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["build"]:  # everything after `build` may be an mkdocs option
-        from amp_docs_lib.build.site import main as build_main
+        from amp_docs_lib.docsite.up_to_date import main as build_main
         return build_main(argv[1:])
     sub.add_parser("build", help="build the site unless it is up to date (other args go to mkdocs)")
     args = ap.parse_args(argv)
@@ -36,10 +36,10 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(environment_report(), indent=1) if args.json else format_report())
         return 0
     if args.command == "execute":
-        from amp_docs_lib.build.execute import main as execute_main
+        from amp_docs_lib.docsite.execute import main as execute_main
         return execute_main([args.chapter] + (["--no-cache"] if args.no_cache else []))
     if args.command == "bench-build":
-        from amp_docs_lib.build.benchmark import main as bench_main
+        from amp_docs_lib.docsite.benchmark import main as bench_main
         return bench_main(args.touch)
     return 2  # unreachable: argparse rejects unknown commands
 

@@ -20,7 +20,7 @@ from typing import Any
 import torch
 
 import amp_docs_lib
-from amp_docs_lib.build.fingerprint import cpu_model, installed_versions
+from amp_docs_lib.docsite.fingerprint import cpu_model, cpu_native_matmul, installed_versions
 from amp_docs_lib.profiles import active_profile
 
 _PACKAGE_ROOT = Path(amp_docs_lib.__file__).resolve().parent
@@ -43,12 +43,34 @@ def gpus() -> list[dict[str, Any]]:
     return out
 
 
+def cpu_capability() -> str:
+    """The vector ISA torch's CPU kernels dispatch to here: 'AVX2', 'AVX512', 'DEFAULT', ..."""
+    return str(torch.backends.cpu.get_cpu_capability())
+
+
+def cpu_matmul_support() -> str:
+    """Whether BF16 / FP16 matmul is native on this CPU, e.g. 'BF16 native (amx_bf16), FP16 emulated'.
+
+    On a CPU without such flags (an AVX2-only x86, say) torch emulates 16-bit
+    matmuls, and they run far slower than FP32: chapters size and interpret
+    their CPU measurements by this.
+    """
+    return ", ".join(f"{dtype.upper()} " + (f"native ({flag})" if flag != "none" else "emulated")
+                     for dtype, flag in cpu_native_matmul().items())
+
+
 def device_summary() -> str:
-    """Compact device string for stamps: 'NVIDIA H100 (sm 9.0)' or the CPU model."""
+    """Device string for stamps: 'NVIDIA H100 (sm 9.0)' or the CPU with its vector ISA and 16-bit matmul support."""
     g = gpus()
     if g:
         return f"{g[0]['name']} (sm {g[0]['compute_capability']})"
-    return f"CPU: {cpu_model()} ({os.cpu_count()} cores)"
+    return f"CPU: {cpu_model()} ({os.cpu_count()} cores, {cpu_capability()}; {cpu_matmul_support()})"
+
+
+def short_device_name() -> str:
+    """A few words naming the device, for sentences: 'NVIDIA H100 80GB HBM3' or 'CPU, AVX2'."""
+    g = gpus()
+    return g[0]["name"] if g else f"CPU, {cpu_capability()}"
 
 
 def tf32_settings() -> dict[str, Any]:
@@ -98,6 +120,8 @@ def hardware_description() -> dict[str, Any]:
         "machine": platform.machine(),
         "cpu": cpu_model(),
         "cpu_count": os.cpu_count(),
+        "cpu_capability": cpu_capability(),
+        "cpu_native_matmul": cpu_native_matmul(),
         "gpus": [{k: g[k] for k in ("name", "compute_capability", "memory_gib")} for g in gpus()],
     }
 
@@ -116,6 +140,8 @@ def environment_report() -> dict[str, Any]:
         "gpus": gpus(),
         "cpu": cpu_model(),
         "cpu_count": os.cpu_count(),
+        "cpu_capability": cpu_capability(),
+        "cpu_matmul": cpu_matmul_support(),
         "platform": platform.platform(),
         "torch": torch.__version__,
         "cuda": torch.version.cuda or "none (CPU build)",
@@ -137,6 +163,8 @@ def format_report(report: dict[str, Any] | None = None) -> str:
     lines = [
         ("device", r["device"]),
         ("platform", r["platform"]),
+        ("CPU capability", r["cpu_capability"]),
+        ("CPU 16-bit matmul", r["cpu_matmul"]),
         ("torch", f"{r['torch']} (CUDA {r['cuda']}, available: {r['cuda_available']}, cuDNN {r['cudnn']})"),
         ("amp_docs_lib", f"{r['amp_docs_lib']} @ {r['git_revision']}"),
         ("TF32", ", ".join(f"{k}={v}" for k, v in r["tf32"].items())),

@@ -1,8 +1,15 @@
 """Provenance stamps: every executed table and figure says what produced it.
 
-``show_table`` and ``show_figure`` are how chapters display results; both
-attach ``stamp_text()`` (device, torch/CUDA, library version and revision,
-TF32 settings, profile, build date).
+``show_table`` and ``show_figure`` are how chapters display results. A result
+measured in this build carries ``stamp_text()`` (device, torch/CUDA, library
+version and revision, TF32 settings, profile, build date); data that was not
+measured (documentation, a datasheet) is shown with ``source=`` and carries a
+source stamp naming where it comes from instead, styled differently.
+
+Conventions every chapter gets from here: not-applicable cells (``None``)
+print as "n/a", never as NaN; a table longer than ``MAX_OPEN_ROWS`` rows is
+collapsed into a ``<details>`` block (lead with a summary above it); every
+figure is rendered twice, for the light and the dark palette.
 """
 
 from __future__ import annotations
@@ -33,34 +40,71 @@ def stamp_text() -> str:
     )
 
 
-class Stamped:
-    """A rendered result (HTML) that carries its provenance stamp."""
+# Longer tables are collapsed (a reader scans a summary, then opens the full table if they want it).
+MAX_OPEN_ROWS = 15
+NOT_APPLICABLE = "n/a"
 
-    def __init__(self, body_html: str, caption: str | None, kind: str):
+
+class Stamped:
+    """A rendered result (HTML) that carries its provenance stamp.
+
+    ``source`` is None for a measurement of this build (stamped with
+    ``stamp_text()``); otherwise it names the data's source and version, and
+    the stamp says so instead.
+    """
+
+    def __init__(self, body_html: str, caption: str | None, kind: str, *, source: str | None = None,
+                 collapsed: bool = False, size_note: str = ""):
+        if source is not None and (not isinstance(source, str) or not source.strip()):
+            raise ValueError(f"source must be a non-empty str naming where the data comes from, got {source!r}")
         self.body_html = body_html
         self.caption = caption
         self.kind = kind
-        self.stamp = stamp_text()
+        self.source = source
+        self.collapsed = collapsed
+        self.size_note = size_note
+        self.stamp = stamp_text() if source is None else f"source: {source}"
+
+    @property
+    def is_measurement(self) -> bool:
+        return self.source is None
+
+    def _stamp_html(self) -> str:
+        if self.is_measurement:
+            return f'<div class="amp-stamp amp-stamp--measured">measured on {html.escape(self.stamp)}</div>'
+        return (f'<div class="amp-stamp amp-stamp--source">not measured: documentation data · '
+                f'{html.escape(self.stamp)}</div>')
 
     def _repr_html_(self) -> str:
-        cap = f"<figcaption>{html.escape(self.caption)}</figcaption>" if self.caption else ""
-        return (f'<figure class="amp-result amp-{self.kind}">{cap}{self.body_html}'
-                f'<div class="amp-stamp">measured on {html.escape(self.stamp)}</div></figure>')
+        cap = html.escape(self.caption) if self.caption else ""
+        if self.collapsed:
+            label = cap or "Full table"
+            body = (f'<details class="amp-details"><summary>{label} {html.escape(self.size_note)}</summary>'
+                    f'{self.body_html}</details>')
+            cap = ""
+        else:
+            body = self.body_html
+        figcap = f"<figcaption>{cap}</figcaption>" if cap else ""
+        return (f'<figure class="amp-result amp-{self.kind}">{figcap}{body}'
+                f'{self._stamp_html()}</figure>')
 
     def __repr__(self) -> str:  # plain-text fallback (scripts, doctests)
         return f"<{self.kind}: {self.caption or ''} [{self.stamp}]>"
 
 
 class StampedTable(Stamped):
-    def __init__(self, df: pd.DataFrame, caption: str | None, html_body: str):
-        super().__init__(html_body, caption, "table")
+    def __init__(self, df: pd.DataFrame, caption: str | None, html_body: str, **kw: Any):
+        super().__init__(html_body, caption, "table", **kw)
         self.df = df
 
     def __repr__(self) -> str:
         return f"{self.caption or ''}\n{self.df.to_string()}\n[{self.stamp}]"
 
 
-def _format_cell(v: Any, float_format: str) -> str:
+def format_cell(v: Any, float_format: str = ".4g") -> str:
+    """How a table cell prints: None/pd.NA as "n/a" (not applicable), NaN as the value NaN."""
+    if v is None or v is pd.NA:
+        return NOT_APPLICABLE
     if isinstance(v, bool):
         return "yes" if v else "no"
     if isinstance(v, float):
@@ -71,20 +115,111 @@ def _format_cell(v: Any, float_format: str) -> str:
 
 
 def show_table(df: pd.DataFrame, caption: str | None = None, *, float_format: str = ".4g",
-               index: bool = False) -> StampedTable:
-    """Render ``df`` as a stamped HTML table (the last expression of a cell)."""
+               index: bool = False, source: str | None = None,
+               collapsed: bool | None = None) -> StampedTable:
+    """Render ``df`` as a stamped HTML table (the last expression of a cell).
+
+    ``source``: for data that was not measured in this build (documented op
+    lists, datasheet figures), the name and version of its source; the table
+    then carries a source stamp instead of a measurement stamp.
+    ``collapsed``: put the table in a closed ``<details>`` block; by default
+    tables longer than ``MAX_OPEN_ROWS`` rows are collapsed. Cells holding
+    ``None`` print as "n/a" (not applicable), distinct from a NaN value.
+    """
     if not isinstance(df, pd.DataFrame):
         raise TypeError(f"show_table expects a pandas DataFrame, got {type(df).__name__}")
-    body = df.to_html(index=index, border=0, classes="amp-table",
-                      formatters={c: (lambda v, f=float_format: _format_cell(v, f)) for c in df.columns},
+    if collapsed is None:
+        collapsed = len(df) > MAX_OPEN_ROWS
+    body = df.to_html(index=index, border=0, classes="amp-table", na_rep=NOT_APPLICABLE,
+                      formatters={c: (lambda v, f=float_format: format_cell(v, f)) for c in df.columns},
                       escape=True)
-    return StampedTable(df, caption, body)
+    return StampedTable(df, caption, body, source=source, collapsed=bool(collapsed),
+                        size_note=f"({len(df)} rows)")
+
+
+# Material's slate palette background, and the greys that replace black / white in the dark rendering.
+DARK_BACKGROUND = "#1e2129"
+_DARK_FOREGROUND = "#d5d7e2"
+
+
+def _luminance(color: Any) -> float | None:
+    from matplotlib.colors import to_rgba
+
+    try:
+        r, g, b, a = to_rgba(color)
+    except (ValueError, TypeError):
+        return None
+    return None if a == 0 else 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+
+def _swap_neutral(color: Any) -> Any:
+    """Near-black becomes light grey and near-white becomes the dark background; colours stay."""
+    from matplotlib.colors import to_rgba
+
+    lum = _luminance(color)
+    if lum is None:
+        return color
+    r, g, b, a = to_rgba(color)
+    if max(r, g, b) - min(r, g, b) > 0.08:  # a real colour: keep it
+        return color
+    if lum < 0.5:  # black and dark greys: mirror the grey level onto the light side
+        v = 1.0 - 0.85 * lum
+        return (0.84 * v, 0.85 * v, 0.89 * v, a)
+    return (0.118, 0.129, 0.161, a) if lum > 0.97 else (0.55 * (1 - lum) + 0.2,) * 3 + (a,)
+
+
+def _recolor_for_dark(fig: Any) -> None:
+    """Turn a figure drawn for a light page into one for Material's dark (slate) palette."""
+    from matplotlib.collections import Collection
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+    from matplotlib.text import Text
+
+    fig.patch.set_facecolor(DARK_BACKGROUND)
+    for artist in fig.findobj():
+        if artist is fig.patch:
+            continue
+        if isinstance(artist, Text):
+            artist.set_color(_swap_neutral(artist.get_color()))
+            bbox = artist.get_bbox_patch()
+            if bbox is not None:
+                bbox.set_facecolor(_swap_neutral(bbox.get_facecolor()))
+                bbox.set_edgecolor(_swap_neutral(bbox.get_edgecolor()))
+        elif isinstance(artist, Line2D):
+            artist.set_color(_swap_neutral(artist.get_color()))
+            artist.set_markerfacecolor(_swap_neutral(artist.get_markerfacecolor()))
+            artist.set_markeredgecolor(_swap_neutral(artist.get_markeredgecolor()))
+        elif isinstance(artist, Patch):
+            artist.set_facecolor(_swap_neutral(artist.get_facecolor()))
+            artist.set_edgecolor(_swap_neutral(artist.get_edgecolor()))
+        elif isinstance(artist, Collection):
+            fc, ec = artist.get_facecolor(), artist.get_edgecolor()
+            if len(fc) and artist.get_array() is None:  # colour-mapped collections keep their map
+                artist.set_facecolor([_swap_neutral(tuple(c)) for c in fc])
+            if len(ec):
+                artist.set_edgecolor([_swap_neutral(tuple(c)) for c in ec])
+    for ax in fig.axes:
+        ax.set_facecolor(DARK_BACKGROUND)
+        ax.tick_params(colors=_DARK_FOREGROUND, which="both")
+        for spine in ax.spines.values():
+            spine.set_edgecolor(_swap_neutral(spine.get_edgecolor()))
+
+
+def _png(fig: Any, dpi: int, facecolor: str) -> str:
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=dpi, bbox_inches="tight", pad_inches=0.12, facecolor=facecolor)
+    return base64.b64encode(buf.getvalue()).decode()
 
 
 def show_figure(fig: Any, caption: str | None = None, *, dpi: int = 110) -> Stamped:
-    """Draw the stamp into ``fig``'s footer, render it to PNG and close it.
+    """Draw the stamp into ``fig``'s footer, render it for both palettes and close it.
 
-    Closing stops the inline backend from showing the figure a second time.
+    The figure is saved as drawn (for the light palette), then recoloured for
+    the dark palette (black text and lines become light grey, white
+    backgrounds become the page's dark background; coloured data keeps its
+    colour) and saved again; the page's CSS shows the rendering that matches
+    the reader's palette. Closing stops the inline backend from showing the
+    figure a second time.
     """
     import matplotlib.figure
     import matplotlib.pyplot as plt
@@ -103,18 +238,21 @@ def show_figure(fig: Any, caption: str | None = None, *, dpi: int = 110) -> Stam
         parts = text.split(" · ")
         half = max(1, len(parts) // 2)
         label.set_text(" · ".join(parts[:half]) + "\n" + " · ".join(parts[half:]))
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=dpi, bbox_inches="tight", pad_inches=0.12)
+    light = _png(fig, dpi, "white")
+    _recolor_for_dark(fig)
+    dark = _png(fig, dpi, DARK_BACKGROUND)
     plt.close(fig)
-    data = base64.b64encode(buf.getvalue()).decode()
     alt = html.escape(caption or "figure")
-    return Stamped(f'<img src="data:image/png;base64,{data}" alt="{alt}"/>', caption, "figure")
+    return Stamped(f'<img class="amp-fig amp-fig--light" src="data:image/png;base64,{light}" alt="{alt}"/>'
+                   f'<img class="amp-fig amp-fig--dark" src="data:image/png;base64,{dark}" alt="{alt}"/>',
+                   caption, "figure")
 
 
 def environment_table() -> StampedTable:
     """The full environment report as a table (the home page shows it)."""
     r = environment_report()
     rows = [("device", r["device"]), ("platform", r["platform"]),
+            ("CPU capability (torch)", r["cpu_capability"]), ("CPU 16-bit matmul", r["cpu_matmul"]),
             ("torch", r["torch"]), ("CUDA (build)", r["cuda"]),
             ("CUDA available", r["cuda_available"]), ("cuDNN", r["cudnn"]),
             ("amp_docs_lib", f"{r['amp_docs_lib']} @ {r['git_revision']}"),

@@ -73,6 +73,19 @@ def underflow_table(grads: torch.Tensor | None = None,
     return pd.DataFrame(rows)
 
 
+def predicted_fraction_below(threshold: float, log10_low: float = -12.0, log10_high: float = -2.0) -> float:
+    """Fraction of a log-uniform distribution on [10**low, 10**high) whose magnitude is below ``threshold``.
+
+    The analytic prediction the synthetic table is checked against: a value
+    rounds to zero in FP16 when its magnitude is at most half the smallest
+    subnormal (2^-25; exactly half rounds to even, i.e. to zero).
+    """
+    if threshold <= 0:
+        raise ValueError(f"threshold must be positive, got {threshold!r}")
+    x = (np.log10(threshold) - log10_low) / (log10_high - log10_low)
+    return float(min(max(x, 0.0), 1.0))
+
+
 def format_limits(dtype: str) -> dict[str, float]:
     """Smallest normal, smallest subnormal and largest finite value of ``dtype``."""
     fi = torch.finfo(_dtype(dtype))
@@ -147,16 +160,20 @@ def real_backward_underflow(depth: int = 6, width: int = 64, batch: int = 64, ga
     return pd.DataFrame(rows)
 
 
-def stagnation_table(weight: float = 1.0, updates: tuple[float, ...] = (1e-2, 1e-3, 1e-4, 1e-5)) -> pd.DataFrame:
-    """Does ``weight - update`` differ from ``weight`` when the weight is stored in each format?
+def bce_gradient_overflow(target: float = 1.0, probabilities: tuple[float, ...] | None = None) -> pd.DataFrame:
+    """The gradient of ``binary_cross_entropy`` with respect to its input ``p``, and what FP16 makes of it.
 
-    Why master weights stay FP32: a small update to a 16-bit weight can round away entirely.
+    Why autocast refuses the op on CUDA (PyTorch AMP documentation): for
+    ``p`` near 0 (target 1) the gradient ``-1/p`` exceeds FP16's range even
+    though ``p`` itself is an FP16 value. Computed by autograd in FP32 from
+    FP16-representable ``p``, then cast to FP16.
     """
-    rows = []
-    for u in updates:
-        row = {"update": u}
-        for name, dt in (("fp32", torch.float32), ("fp16", torch.float16), ("bf16", torch.bfloat16)):
-            w = torch.tensor(weight, dtype=dt)
-            row[f"{name} weight changes"] = bool((w - torch.tensor(u, dtype=dt)) != w)
-        rows.append(row)
-    return pd.DataFrame(rows)
+    if probabilities is None:  # FP16 values from ordinary to tiny (the last is subnormal)
+        probabilities = (0.5, 1e-2, 1e-3, 1e-4, 2.0**-17)
+    p16 = torch.tensor(probabilities, dtype=torch.float16)
+    p = p16.float().requires_grad_(True)
+    y = torch.full_like(p, float(target))
+    torch.nn.functional.binary_cross_entropy(p, y, reduction="sum").backward()
+    g = p.grad.detach()
+    return pd.DataFrame({"p": p16.float().numpy(), "gradient (FP32)": g.numpy(),
+                         "gradient in FP16": g.to(torch.float16).float().numpy()})

@@ -10,9 +10,9 @@ import json
 import nbformat
 import pytest
 
-from amp_docs_lib.build import cache as cache_mod
-from amp_docs_lib.build.cache import ExecutionCache, KeyInputs, cache_key, library_source_hash
-from amp_docs_lib.build.plugin import BUILD_LOG
+from amp_docs_lib.docsite import cache as cache_mod
+from amp_docs_lib.docsite.cache import ExecutionCache, KeyInputs, cache_key, library_source_hash
+from amp_docs_lib.docsite.plugin import BUILD_LOG
 
 from conftest import make_chapter, mkdocs_build
 

@@ -8,9 +8,9 @@ import ast
 
 import pytest
 
-from amp_docs_lib.build.cache import ExecutionCache, KeyInputs, cache_key
-from amp_docs_lib.build.execute import EXPECTED_ERROR_TAG, execute_notebook, read_chapter
-from amp_docs_lib.build.plugin import DEFAULT_CACHE_DIR, chapter_id_for
+from amp_docs_lib.docsite.cache import ExecutionCache, KeyInputs, cache_key
+from amp_docs_lib.docsite.execute import EXPECTED_ERROR_TAG, execute_notebook, read_chapter
+from amp_docs_lib.docsite.plugin import DEFAULT_CACHE_DIR, chapter_id_for
 from amp_docs_lib.gating import describe, requirements_from_tags
 
 from conftest import CHAPTERS, REPO_ROOT

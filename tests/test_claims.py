@@ -2,7 +2,7 @@ import math
 
 import pytest
 
-from amp_docs_lib.claims import ClaimContradicted, Statement, check_statements, claim, values_match
+from amp_docs_lib.claims import ClaimContradicted, Statement, check_statements, claim, on_this_machine, values_match
 
 
 def test_true_claim_renders_measured_value():
@@ -17,10 +17,23 @@ def test_false_hardware_independent_claim_fails():
         claim("FP16's largest finite value is {measured}.", 65000.0, 65504)
 
 
-def test_false_hardware_dependent_claim_renders_as_not_holding():
-    c = claim("This device supports BF16.", False, True, hardware_dependent=True)
-    assert not c.holds
-    assert "does not hold on this machine" in c._repr_html_()
+@pytest.mark.parametrize("holds", [True, False])
+def test_hardware_fact_renders_neutrally_either_way(holds):
+    fact = on_this_machine("BF16 matmul is native ({measured}).", "BF16 matmul is emulated ({measured}).",
+                           holds=holds, measured="avx512_bf16" if holds else "none")
+    page = fact._repr_html_()
+    expected = "BF16 matmul is native (avx512_bf16)." if holds else "BF16 matmul is emulated (none)."
+    assert fact.text.startswith("On this machine (") and fact.text.endswith(expected)
+    # One neutral style and mark for both outcomes; nothing that reads as a failure.
+    assert "amp-claim--machine" in page and "◆" in page and "measured on this machine" in page
+    assert "✗" not in page and "✓" not in page and "does not hold" not in page and "fails" not in page
+
+
+def test_hardware_fact_argument_checks():
+    with pytest.raises(TypeError, match="if_false must be a str"):
+        on_this_machine("yes", None, holds=True)
+    with pytest.raises(TypeError, match="holds must be a bool"):
+        on_this_machine("yes", "no", holds="maybe")
 
 
 def test_holds_verdict_and_argument_checks():

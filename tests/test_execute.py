@@ -1,6 +1,6 @@
 import pytest
 
-from amp_docs_lib.build.execute import ChapterExecutionError, execute_notebook, read_chapter
+from amp_docs_lib.docsite.execute import ChapterExecutionError, execute_notebook, read_chapter
 
 from conftest import make_chapter
 

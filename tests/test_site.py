@@ -8,7 +8,7 @@ from html.parser import HTMLParser
 
 import pytest
 
-from amp_docs_lib.build.plugin import strip_remote_scripts
+from amp_docs_lib.docsite.plugin import strip_remote_scripts
 
 from conftest import CHAPTERS
 

@@ -19,7 +19,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from amp_docs_lib.build.plugin import BUILD_LOG
+from amp_docs_lib.docsite.plugin import BUILD_LOG
 
 
 def _build(root: Path, site: Path, *extra: str) -> tuple[float, dict | None]:

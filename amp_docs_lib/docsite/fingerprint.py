@@ -74,6 +74,32 @@ def cpu_model() -> str:
     return platform.processor() or platform.machine() or "unknown CPU"
 
 
-def machine_light() -> dict[str, str | int | None]:
+# /proc/cpuinfo flags that give a CPU native low-precision matrix arithmetic (x86 and Arm names).
+NATIVE_MATMUL_FLAGS = {
+    "bf16": ("amx_bf16", "avx512_bf16", "bf16"),
+    "fp16": ("amx_fp16", "avx512_fp16", "fphp"),
+}
+
+
+def cpu_flags() -> frozenset[str]:
+    """The CPU's feature flags from /proc/cpuinfo ('flags' on x86, 'Features' on Arm); empty if unknown."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            key = line.split(":", 1)[0].strip().lower()
+            if key in ("flags", "features"):
+                return frozenset(line.split(":", 1)[1].split())
+    except OSError:
+        pass
+    return frozenset()
+
+
+def cpu_native_matmul(flags: frozenset[str] | None = None) -> dict[str, str]:
+    """For BF16 and FP16: the CPU flag that makes its matmul native, or 'none' (emulated, slow)."""
+    flags = cpu_flags() if flags is None else flags
+    return {dtype: next((f for f in names if f in flags), "none") for dtype, names in NATIVE_MATMUL_FLAGS.items()}
+
+
+def machine_light() -> dict[str, object]:
     return {"machine": platform.machine(), "cpu": cpu_model(), "cpu_count": os.cpu_count(),
+            "cpu_native_matmul": cpu_native_matmul(),
             "gpus": nvidia_gpus_light(), "cuda_visible": os.environ.get("CUDA_VISIBLE_DEVICES")}

@@ -30,7 +30,7 @@ from typing import Any
 import nbformat
 
 import amp_docs_lib
-from amp_docs_lib.build.fingerprint import tree_hash
+from amp_docs_lib.docsite.fingerprint import tree_hash
 from amp_docs_lib.env import hardware_fingerprint, package_versions
 from amp_docs_lib.profiles import active_profile
 

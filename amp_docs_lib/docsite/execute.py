@@ -7,7 +7,7 @@
   any other cell that raises fails the chapter with ``ChapterExecutionError``,
   which names the chapter and the cell.
 
-Run ``python -m amp_docs_lib.build.execute docs/chapters/formats.md`` to execute
+Run ``python -m amp_docs_lib.docsite.execute docs/chapters/formats.md`` to execute
 one chapter (through the cache) and print per-cell timings.
 """
 
@@ -179,8 +179,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("chapter", type=Path)
     ap.add_argument("--no-cache", action="store_true", help="execute even if a cached result exists")
     args = ap.parse_args(argv)
-    from amp_docs_lib.build.cache import ExecutionCache, KeyInputs, cache_key
-    from amp_docs_lib.build.plugin import DEFAULT_CACHE_DIR, chapter_id_for
+    from amp_docs_lib.docsite.cache import ExecutionCache, KeyInputs, cache_key
+    from amp_docs_lib.docsite.plugin import DEFAULT_CACHE_DIR, chapter_id_for
 
     text = args.chapter.read_text()
     cid = chapter_id_for(args.chapter)

@@ -23,8 +23,8 @@ from mkdocs.config import config_options as c
 from mkdocs.exceptions import PluginError
 from mkdocs.plugins import BasePlugin, event_priority
 
-from amp_docs_lib.build.cache import ExecutionCache, KeyInputs, cache_key
-from amp_docs_lib.build.execute import ChapterExecutionError, execute_notebook, read_chapter
+from amp_docs_lib.docsite.cache import ExecutionCache, KeyInputs, cache_key
+from amp_docs_lib.docsite.execute import ChapterExecutionError, execute_notebook, read_chapter
 
 log = logging.getLogger("mkdocs.plugins.amp_docs")
 DEFAULT_CACHE_DIR = ".amp-docs-cache/executed"

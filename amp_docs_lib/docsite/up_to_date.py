@@ -20,7 +20,7 @@ import sys
 import time
 from pathlib import Path
 
-from amp_docs_lib.build.fingerprint import TRACKED_PACKAGES, installed_versions, machine_light, tree_hash
+from amp_docs_lib.docsite.fingerprint import TRACKED_PACKAGES, installed_versions, machine_light, tree_hash
 
 MANIFEST = Path(".amp-docs-cache") / "site-manifest.json"
 ENV_INPUTS = ("AMP_DOCS_PROFILE", "AMP_DOCS_SAVE_REFERENCE")
