@@ -407,6 +407,19 @@ def documented_op_lists() -> dict:
     return json.loads(text)
 
 
+def documentation_source() -> str:
+    """The documented lists' source and version, for the source stamp of tables built from them."""
+    src = documented_op_lists()["source"]
+    return f"PyTorch documentation amp.md (Autocast Op Reference) at commit {src['commit'][:8]}"
+
+
+def dtype_disagreements(probe: pd.DataFrame, device: str = "cpu") -> pd.DataFrame:
+    """Ops whose measured category on ``device`` differs between the autocast dtypes (the exceptions)."""
+    wide = wide_policy_table(probe[probe["device"] == device])
+    cols = [c for c in wide.columns if c != "op"]
+    return wide[wide[cols].nunique(axis=1) > 1].reset_index(drop=True)
+
+
 def documented_category(op: str, device: str) -> str:
     """Documented category of ``op`` on ``device``: a list's name, or ``'unlisted'``.
 
@@ -469,9 +482,10 @@ def documented_differences(probe: pd.DataFrame) -> pd.DataFrame:
     (the autocast dtypes that show the same difference are joined in ``dtype``)."""
     c = compare_with_documented(probe)
     c = c[c["verdict"] == "differ"].drop(columns="verdict")
-    keys = ["op", "device", "documented", "measured", "autocast kernel"]
+    # Rows merge only when the explanation is identical too (an error message names its dtype).
+    keys = ["op", "device", "documented", "measured", "autocast kernel", "why"]
     out = (c.groupby(keys, sort=False)
-           .agg(dtype=("dtype", lambda s: ", ".join(dict.fromkeys(s))), why=("why", "first"))
+           .agg(dtype=("dtype", lambda s: ", ".join(dict.fromkeys(s))))
            .reset_index())
     return out[["op", "device", "dtype", "documented", "measured", "autocast kernel", "why"]]
 
@@ -504,8 +518,51 @@ def documented_cpu_vs_cuda(only: Sequence[str] | None = None) -> pd.DataFrame:
         if only is not None and key not in only and name not in only:
             continue
         if cats["cpu"] != cats["cuda"]:
-            rows.append({"op": key, "CPU (documented)": cats["cpu"], "CUDA (documented)": cats["cuda"]})
+            # One name per op across the page's tables: the probe's name where the op is probed.
+            shown = name if name in OPS else key
+            rows.append({"op": shown, "CPU (documented)": cats["cpu"], "CUDA (documented)": cats["cuda"]})
     return pd.DataFrame(rows)
+
+
+# Matrix products and the composite ops built on them.
+MATMUL_FAMILY = ("matmul", "mm", "mv", "addmv", "addr", "dot", "multi_dot", "einsum", "tensordot")
+
+
+# Ops whose range or accumulation matters: softmax, exp/log, reductions, normalisation, losses.
+RANGE_SENSITIVE = ("softmax", "log_softmax", "exp", "log", "sum", "norm", "layer_norm", "mse_loss")
+
+
+def policy_by_device(ops: Sequence[str], probe: pd.DataFrame | None = None,
+                     dtype: str = "bfloat16") -> pd.DataFrame:
+    """Category of each op per device: measured where ``probe`` covers the device, else documented.
+
+    Without ``probe``, the ops are probed on every available device (the CPU
+    always). ``autocast kernel`` columns ask this build's dispatcher, which
+    needs no GPU: an op with no kernel of its own on a device is at most
+    lowered *downstream*, through the ops it calls.
+    """
+    specs = _check_ops(ops)
+    if probe is None:
+        probe = probe_autocast_policy(devices=available_devices(), ops=[s.name for s in specs],
+                                      dtypes=[getattr(torch, dtype)])
+    rows = []
+    for spec in specs:
+        op = spec.name
+        aten = OPS[op].aten[0] if OPS[op].aten else op
+        row = {"op": op}
+        for dev in DEVICE_TYPES:
+            hit = probe[(probe["op"] == op) & (probe["device"] == dev) & (probe["dtype"] == dtype)]
+            label = "measured" if len(hit) else "documented"
+            row[f"{dev.upper()} category ({label})"] = (hit["category"].iloc[0] if len(hit)
+                                                         else documented_category(op, dev))
+            row[f"{dev.upper()} autocast kernel"] = autocast_kernel_registered(aten, dev)
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def matmul_family_by_device(probe: pd.DataFrame, dtype: str = "bfloat16") -> pd.DataFrame:
+    """``policy_by_device`` for the matrix products and the composite ops built on them."""
+    return policy_by_device(MATMUL_FAMILY, probe, dtype)
 
 
 def documented_registration(device: str) -> pd.DataFrame:

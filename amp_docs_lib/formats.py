@@ -35,6 +35,8 @@ import numpy as np
 import pandas as pd
 import torch
 
+from amp_docs_lib.stamp import table_from_rows
+
 FLOAT_FAMILIES = ("ieee", "fn", "finite", "e8m0")
 
 TF32_SOURCE = "NVIDIA A100 Tensor Core GPU Architecture whitepaper (2020): 8-bit exponent, 10-bit mantissa"
@@ -143,19 +145,19 @@ class NumberFormat:
         return math.ldexp(1.0, (0 if self.special == "e8m0" else 1) - self.bias)
 
     def min_subnormal_from_definition(self) -> float:
-        """Smallest positive subnormal: 2^(1 - bias - M); NaN for formats without subnormals."""
+        """Smallest positive subnormal: 2^(1 - bias - M); None (not applicable) without subnormals."""
         self._require_float("min_subnormal_from_definition")
         if not self.has_subnormals:
-            return math.nan
+            return None
         return math.ldexp(1.0, 1 - self.bias - self.mantissa_bits)
 
     def eps_from_definition(self) -> float:
         """Machine epsilon: the gap between 1.0 and the next value, 2^-M (1 for integers)."""
         return 1.0 if self.special == "int" else math.ldexp(1.0, -self.mantissa_bits)
 
-    def decimal_digits(self) -> float:
-        """Decimal digits of precision, defined here as (M + 1) * log10(2) (NaN for integers)."""
-        return math.nan if self.special == "int" else (self.mantissa_bits + 1) * math.log10(2)
+    def decimal_digits(self) -> float | None:
+        """Decimal digits of precision, defined here as (M + 1) * log10(2) (None for integers: not applicable)."""
+        return None if self.special == "int" else (self.mantissa_bits + 1) * math.log10(2)
 
     # ---- what the libraries report ---------------------------------------------------
     def finfo(self) -> dict[str, Any]:
@@ -169,7 +171,7 @@ class NumberFormat:
             info = (torch.iinfo(self.storage) if isinstance(self.storage, torch.dtype)
                     else ml_dtypes.iinfo(self.storage))
             src = "torch.iinfo" if isinstance(self.storage, torch.dtype) else "ml_dtypes.iinfo"
-            return {"max": float(info.max), "min_normal": math.nan, "min_subnormal": math.nan,
+            return {"max": float(info.max), "min_normal": None, "min_subnormal": None,
                     "eps": 1.0, "source": src}
         if self.storage is None:
             return {"max": self.max_finite_from_definition(),
@@ -178,11 +180,11 @@ class NumberFormat:
                     "eps": self.eps_from_definition(), "source": "definition (NVIDIA A100 whitepaper)"}
         if isinstance(self.storage, torch.dtype):
             fi = torch.finfo(self.storage)
-            sub = bits_to_value(1, self) if self.has_subnormals else math.nan
+            sub = bits_to_value(1, self) if self.has_subnormals else None
             return {"max": float(fi.max), "min_normal": float(fi.smallest_normal),
                     "min_subnormal": sub, "eps": float(fi.eps), "source": "torch.finfo"}
         fi = ml_dtypes.finfo(self.storage)
-        sub = float(fi.smallest_subnormal) if self.has_subnormals else math.nan
+        sub = float(fi.smallest_subnormal) if self.has_subnormals else None
         return {"max": float(fi.max), "min_normal": float(fi.smallest_normal),
                 "min_subnormal": sub, "eps": float(fi.eps), "source": "ml_dtypes.finfo"}
 
@@ -430,8 +432,9 @@ def next_up(value: float, fmt: str | NumberFormat) -> float:
 def format_table(names: Iterable[str] | None = None) -> pd.DataFrame:
     """The format table. Limits come from torch.finfo / ml_dtypes.finfo / iinfo (TF32: definition).
 
-    "decimal digits" is (mantissa bits + 1) * log10(2); "min subnormal" is NaN
-    where a format has no subnormals; for integers "mantissa bits" counts the
+    "decimal digits" is (mantissa bits + 1) * log10(2); cells that do not
+    apply (min subnormal of a format without subnormals, min normal of an
+    integer) are None, shown as "n/a"; for integers "mantissa bits" counts the
     value bits (total bits minus the sign) and "machine epsilon" is their spacing, 1.
     """
     rows = []
@@ -442,13 +445,13 @@ def format_table(names: Iterable[str] | None = None) -> pd.DataFrame:
             "format": f.name, "total bits": f.total_bits,
             "exponent bits": f.exponent_bits if f.is_float else 0,
             "mantissa bits": f.mantissa_bits if f.is_float else f.total_bits - 1,
-            "bias": f.bias if f.bias is not None else "—",
+            "bias": f.bias,
             "max finite": fi["max"], "min normal": fi["min_normal"],
             "min subnormal": fi["min_subnormal"], "machine epsilon": fi["eps"],
             "decimal digits": f.decimal_digits(), "has inf": f.has_inf, "has NaN": f.has_nan,
             "NaN encoding": f.nan_encoding, "storage": f.storage_name, "values from": fi["source"],
         })
-    return pd.DataFrame(rows)
+    return table_from_rows(rows)
 
 
 def definition_table(names: Iterable[str] | None = None) -> pd.DataFrame:
@@ -460,20 +463,20 @@ def definition_table(names: Iterable[str] | None = None) -> pd.DataFrame:
                      "min normal": f.min_normal_from_definition(),
                      "min subnormal": f.min_subnormal_from_definition(),
                      "machine epsilon": f.eps_from_definition()})
-    return pd.DataFrame(rows)
+    return table_from_rows(rows)
 
 
 def limits_disagreeing_with_definition() -> list[tuple[str, str]]:
     """(format, limit) pairs where the library's value differs from the closed form.
 
-    Covers every float format that a library stores (TF32 has no storage); NaN equals NaN.
+    Covers every float format that a library stores (TF32 has no storage); "not applicable"
+    (None) matches only "not applicable".
     """
     lib = format_table().set_index("format")
     defs = definition_table().set_index("format")
     cols = ["max finite", "min normal", "min subnormal", "machine epsilon"]
     return [(n, c) for n in defs.index if get_format(n).storage is not None for c in cols
-            if not (lib.loc[n, c] == defs.loc[n, c]
-                    or (math.isnan(lib.loc[n, c]) and math.isnan(defs.loc[n, c])))]
+            if not ((lib.loc[n, c] is None and defs.loc[n, c] is None) or lib.loc[n, c] == defs.loc[n, c])]
 
 
 def bit_layout_figure(names: Iterable[str] = DECODE_DEFAULT, value: float | None = None):

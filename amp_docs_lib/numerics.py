@@ -19,6 +19,7 @@ import torch
 from amp_docs_lib.devices import check_device
 from amp_docs_lib.formats import bits_to_value, encode, get_format, next_up
 from amp_docs_lib.profiles import active_profile
+from amp_docs_lib.stamp import table_from_rows
 
 FLOAT_DTYPES = {"FP16": torch.float16, "BF16": torch.bfloat16, "FP32": torch.float32}
 def _dtypes(names: Iterable[str]) -> dict[str, torch.dtype]:
@@ -58,15 +59,26 @@ def plot_spacing(df: pd.DataFrame):
     """Log-log plot of spacing against magnitude, one line per format."""
     import matplotlib.pyplot as plt
 
-    fig, (a1, a2) = plt.subplots(1, 2, figsize=(11, 4))
+    fig, axes = plt.subplots(2, 2, figsize=(11, 7.5))
+    # The bottom row zooms into the range of FP16 and the FP8 formats, a sliver of FP32's 1e-45..1e38.
+    zoom = df[df["format"].isin(["FP16", "FP8 E4M3FN", "FP8 E5M2"])]["magnitude"]
+    lo, hi = (zoom.min() / 2, zoom.max() * 4) if len(zoom) else (None, None)
     for name, g in df.groupby("format", sort=False):
-        a1.loglog(g["magnitude"], g["measured spacing"], drawstyle="steps-post", label=name)
-        a2.loglog(g["magnitude"], g["relative spacing"], drawstyle="steps-post", label=name)
-    a1.set(xlabel="magnitude |x|", ylabel="gap to next value", title="Absolute spacing (ULP)")
-    a2.set(xlabel="magnitude |x|", ylabel="gap / |x|", title="Relative spacing")
-    for a in (a1, a2):
+        for row in (0, 1):
+            axes[row, 0].loglog(g["magnitude"], g["measured spacing"], drawstyle="steps-post", label=name)
+            axes[row, 1].loglog(g["magnitude"], g["relative spacing"], drawstyle="steps-post", label=name)
+    for row, what in ((0, "full range"), (1, "zoom: FP16 and FP8 range")):
+        axes[row, 0].set(xlabel="magnitude |x|", ylabel="gap to next value", title=f"Absolute spacing (ULP), {what}")
+        axes[row, 1].set(xlabel="magnitude |x|", ylabel="gap / |x|", title=f"Relative spacing, {what}")
+    if lo is not None:
+        for a in axes[1]:
+            a.set_xlim(lo, hi)
+        sel = df[(df["magnitude"] >= lo) & (df["magnitude"] <= hi)]
+        axes[1, 0].set_ylim(sel["measured spacing"].min() / 2, sel["measured spacing"].max() * 2)
+        axes[1, 1].set_ylim(sel["relative spacing"].min() / 2, sel["relative spacing"].max() * 2)
+    for a in axes.flat:
         a.grid(True, which="major", alpha=0.3)
-    a1.legend(fontsize=8)
+    axes[0, 0].legend(fontsize=8)
     fig.tight_layout()
     return fig
 
@@ -248,8 +260,41 @@ def softmax_errors(dtypes: Iterable[str] = ("FP16", "BF16", "FP32"),
                 err = (y - ref).abs()[ok]
                 out.append({"logit scale": scale, "dtype": name, "method": method,
                             "rows with inf/NaN": f"{int((~ok).sum())} of {rows}",
-                            "max abs error (finite rows)": err.max().item() if ok.any() else math.nan})
-    return pd.DataFrame(out)
+                            "max abs error (finite rows)": err.max().item() if ok.any() else None})
+    return table_from_rows(out)
+
+
+def summarize_softmax(df: pd.DataFrame) -> pd.DataFrame:
+    """One row per (method, dtype), one column per logit scale: the max error, or how many rows broke."""
+    def cell(r: pd.Series) -> str:
+        if not r["rows with inf/NaN"].startswith("0 "):
+            return f"inf/NaN in {r['rows with inf/NaN']} rows"
+        return f"{r['max abs error (finite rows)']:.1e}"
+
+    d = df.assign(result=df.apply(cell, axis=1))
+    wide = d.pivot_table(index=["method", "dtype"], columns="logit scale", values="result", aggfunc="first",
+                         sort=False)
+    wide.columns = [f"scale {c:g}" for c in wide.columns]
+    return wide.reset_index()
+
+
+def softmax_one_hot_rows(scale: float = 1000.0, dtype: str = "FP16", width: int = 64, rows: int = 32,
+                         seed: int = 0) -> dict[str, float]:
+    """Why softmax errors at large logit scales are ~1e-21 in FP32 rather than 0.
+
+    At that scale the gap between the two largest logits is so wide that every
+    probability but the largest underflows to zero in ``dtype``: the output is
+    exactly one-hot. The float64 reference keeps tiny non-zero probabilities
+    off the argmax, and their mass is the whole error. Same inputs as ``softmax_errors``.
+    """
+    g = torch.Generator().manual_seed(seed)
+    x = (torch.randn(rows, width, generator=g, dtype=torch.float64) * scale).to(_dtypes([dtype])[dtype])
+    y = torch.softmax(x, dim=-1).double()
+    ref = torch.softmax(x.double(), dim=-1)
+    one_hot = ((y == 1).sum(-1) == 1) & ((y == 0).sum(-1) == width - 1)
+    off_argmax = ref.sort(dim=-1, descending=True).values[:, 1:].sum(-1)  # the reference's mass off the argmax
+    return {"one-hot rows": int(one_hot.sum()), "rows": rows,
+            "max error": float((y - ref).abs().max()), "largest off-argmax mass in float64": float(off_argmax.max())}
 
 
 # ---- accumulation --------------------------------------------------------------------------
@@ -370,17 +415,56 @@ def variance_cancellation(mean: float = 100.0, std: float = 1.0, n: int = 4096,
 
 
 # ---- stagnation ------------------------------------------------------------------------------
-def update_stagnation(w: float = 1.0, updates: Sequence[float] = (1e-2, 1e-3, 1e-4, 1e-5, 1e-6),
+def update_stagnation(w: float = 1.0, updates: Sequence[float] = (1e-2, 3e-3, 1e-3, 3e-4, 1e-4, 1e-5),
                       formats: Iterable[str] = ("FP32", "FP16", "BF16")) -> pd.DataFrame:
-    """Does w + u differ from w? One row per (format, update), with half the spacing at w."""
+    """Is ``w + u`` (and ``w - u``) different from ``w`` when both are held in each format?
+
+    One row per update size, one column per format and direction. The two
+    directions differ at a power of two such as 1.0: the spacing below it is
+    half the spacing above, so a smaller update still moves ``w`` down.
+    """
+    rows = []
+    for u in updates:
+        row = {"update u": u}
+        for name, dt in _dtypes(formats).items():
+            wt, ut = torch.tensor(w, dtype=dt), torch.tensor(u, dtype=dt)
+            row[f"{name}: w + u moves"] = bool((wt + ut) != wt)
+            row[f"{name}: w − u moves"] = bool((wt - ut) != wt)
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def _largest_lost_power_of_two(w: torch.Tensor, direction: int) -> float:
+    """Largest u = 2^-k (k = 0..64) for which ``w + direction * u`` rounds back to ``w``."""
+    for k in range(0, 65):
+        u = torch.tensor(math.ldexp(1.0, -k), dtype=w.dtype)
+        if (w + direction * u) == w:
+            return math.ldexp(1.0, -k)
+    raise ValueError(f"no lost update found for w = {float(w)} in {w.dtype}")
+
+
+def stagnation_thresholds(w: float = 1.0, formats: Iterable[str] = ("FP32", "FP16", "BF16")) -> pd.DataFrame:
+    """Where updates start to be lost at ``w`` (a power of two), measured and from the definition.
+
+    Measured: the largest power-of-two update that torch's rounded arithmetic
+    loses, adding and subtracting. Definition: half the spacing on each side,
+    2^(e - M - 1) above ``w = 2^e`` and 2^(e - M - 2) below it (an exact tie
+    rounds to even, which is ``w`` itself, so half the spacing is lost too).
+    """
+    e = math.frexp(w)[1] - 1
+    if math.ldexp(1.0, e) != w:
+        raise ValueError(f"w must be a power of two (the two sides' spacings differ there), got {w!r}")
     rows = []
     for name, dt in _dtypes(formats).items():
+        m = get_format(name).mantissa_bits
         wt = torch.tensor(w, dtype=dt)
-        half_gap = (next_up(float(wt), name) - float(wt)) / 2
-        for u in updates:
-            new = wt + torch.tensor(u, dtype=dt)
-            rows.append({"format": name, "w": float(wt), "update": u, "half spacing at w": half_gap,
-                         "w + update": float(new), "update applied": bool(new != wt)})
+        rows.append({"format": name,
+                     "spacing above w": next_up(w, name) - w,
+                     "spacing below w": w - torch.nextafter(wt, torch.zeros((), dtype=dt)).item(),
+                     "largest lost u, w + u": _largest_lost_power_of_two(wt, +1),
+                     "largest lost u, w − u": _largest_lost_power_of_two(wt, -1),
+                     "definition, w + u": math.ldexp(1.0, e - m - 1),
+                     "definition, w − u": math.ldexp(1.0, e - m - 2)})
     return pd.DataFrame(rows)
 
 

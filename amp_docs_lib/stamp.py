@@ -19,6 +19,7 @@ import html
 import io
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from amp_docs_lib import __version__
@@ -101,13 +102,28 @@ class StampedTable(Stamped):
         return f"{self.caption or ''}\n{self.df.to_string()}\n[{self.stamp}]"
 
 
+def table_from_rows(rows: list[dict[str, Any]]) -> pd.DataFrame:
+    """A DataFrame from row dicts in which ``None`` stays ``None`` (not applicable).
+
+    ``pd.DataFrame(rows)`` turns ``None`` in a numeric column into NaN, which a
+    reader cannot tell from the value NaN. Columns holding a ``None`` keep
+    object dtype (numbers stay Python numbers); the others get their usual dtype.
+    """
+    df = pd.DataFrame(rows, dtype=object)
+    for col in df.columns:
+        if not any(v is None for v in df[col]):
+            df[col] = df[col].infer_objects()
+    return df
+
+
 def format_cell(v: Any, float_format: str = ".4g") -> str:
     """How a table cell prints: None/pd.NA as "n/a" (not applicable), NaN as the value NaN."""
     if v is None or v is pd.NA:
         return NOT_APPLICABLE
-    if isinstance(v, bool):
+    if isinstance(v, (bool, np.bool_)):
         return "yes" if v else "no"
-    if isinstance(v, float):
+    if isinstance(v, (float, np.floating)):
+        v = float(v)
         if v != v:
             return "NaN"
         return format(v, float_format)
@@ -130,9 +146,9 @@ def show_table(df: pd.DataFrame, caption: str | None = None, *, float_format: st
         raise TypeError(f"show_table expects a pandas DataFrame, got {type(df).__name__}")
     if collapsed is None:
         collapsed = len(df) > MAX_OPEN_ROWS
-    body = df.to_html(index=index, border=0, classes="amp-table", na_rep=NOT_APPLICABLE,
-                      formatters={c: (lambda v, f=float_format: format_cell(v, f)) for c in df.columns},
-                      escape=True)
+    # Cells are formatted here, not through to_html's formatters, which pandas skips for None.
+    shown = df.map(lambda v: format_cell(v, float_format))
+    body = shown.to_html(index=index, border=0, classes="amp-table", escape=True)
     return StampedTable(df, caption, body, source=source, collapsed=bool(collapsed),
                         size_note=f"({len(df)} rows)")
 

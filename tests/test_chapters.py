@@ -56,3 +56,34 @@ def test_chapter_executes(path):
         errors = [o for o in cell.get("outputs", []) if o.get("output_type") == "error"]
         expected = EXPECTED_ERROR_TAG in cell.metadata.get("tags", [])
         assert bool(errors) == expected, f"{path.name} cell {i}: error outputs {errors} (expected: {expected})"
+
+
+def _executed(path):
+    cid = chapter_id_for(path)
+    cache = ExecutionCache(REPO_ROOT / DEFAULT_CACHE_DIR)
+    hit = cache.get(cid, cache_key(path.read_text(encoding="utf-8"), KeyInputs.current()))
+    return hit[1] if hit else execute_notebook(read_chapter(path), cid)[0]
+
+
+def _results(nb):
+    """(caption, html) of every stamped result in an executed chapter."""
+    import re
+    out = []
+    for cell in nb.cells:
+        for o in cell.get("outputs", []):
+            page = o.get("data", {}).get("text/html", "")
+            for fig in re.findall(r'<figure class="amp-result.*?</figure>', page, flags=re.S):
+                cap = re.search(r"<(?:figcaption|summary)>(.*?)</", fig, flags=re.S)
+                out.append((cap.group(1) if cap else "", fig))
+    return out
+
+
+def test_documentation_tables_carry_source_stamps_and_measurements_measurement_stamps():
+    path = next(c for c in CHAPTERS if c.stem == "autocast")
+    results = _results(_executed(path))
+    documented = [f for cap, f in results if cap.startswith("Documented categories that differ")
+                  or cap.startswith("Probed ops whose documented category differs")]
+    assert len(documented) == 2
+    assert all("amp-stamp--source" in f and "amp.md" in f and "measured on" not in f for f in documented)
+    measured = [f for cap, f in results if cap.startswith("Ops per autocast category on CPU")]
+    assert measured and all("amp-stamp--measured" in f for f in measured)

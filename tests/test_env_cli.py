@@ -40,3 +40,28 @@ def test_show_table_rejects_non_frames():
     import pytest
     with pytest.raises(TypeError, match="DataFrame"):
         show_table([[1, 2]])
+
+
+def test_cpu_capability_and_16_bit_matmul_support_are_reported_stamped_and_fingerprinted():
+    from amp_docs_lib.docsite.fingerprint import cpu_native_matmul, machine_light
+    from amp_docs_lib.env import cpu_capability, cpu_matmul_support
+
+    cap = str(torch.backends.cpu.get_cpu_capability())
+    assert cpu_capability() == cap
+    r = environment_report()
+    assert r["cpu_capability"] == cap and r["cpu_matmul"] == cpu_matmul_support()
+    assert "CPU capability" in format_report(r)
+    if not torch.cuda.is_available():
+        assert cap in stamp_text() and cpu_matmul_support() in stamp_text()
+    d = hardware_description()
+    assert d["cpu_capability"] == cap and hardware_fingerprint(dict(d, cpu_capability="AVX2-other")) != \
+        hardware_fingerprint(d)
+    assert machine_light()["cpu_native_matmul"] == cpu_native_matmul()
+
+
+def test_native_matmul_flags_are_read_from_cpu_flags():
+    from amp_docs_lib.docsite.fingerprint import cpu_native_matmul
+
+    assert cpu_native_matmul(frozenset({"avx2", "fma"})) == {"bf16": "none", "fp16": "none"}
+    assert cpu_native_matmul(frozenset({"avx512_bf16", "amx_bf16", "amx_fp16"})) == \
+        {"bf16": "amx_bf16", "fp16": "amx_fp16"}

@@ -70,11 +70,35 @@ def test_variance_two_pass_beats_one_pass():
     assert df.loc[("BF16", "two-pass E[(x − μ)²]"), "relative error"] < 0.05
 
 
-def test_update_stagnation_thresholds():
-    df = N.update_stagnation(updates=(1e-3, 1e-4)).set_index(["format", "update"])
-    assert df.loc[("FP32", 1e-4), "update applied"]
-    assert not df.loc[("FP16", 1e-4), "update applied"] and df.loc[("FP16", 1e-3), "update applied"]
-    assert not df.loc[("BF16", 1e-3), "update applied"]
+def test_update_stagnation_both_directions():
+    df = N.update_stagnation(updates=(1e-3, 3e-4, 1e-4)).set_index("update u")
+    assert df.loc[1e-4, "FP32: w + u moves"] and df.loc[1e-4, "FP32: w − u moves"]
+    # FP16 at 1.0: 3e-4 lies between the two thresholds (2^-12 below, 2^-11 above).
+    assert not df.loc[3e-4, "FP16: w + u moves"] and df.loc[3e-4, "FP16: w − u moves"]
+    assert df.loc[1e-3, "FP16: w + u moves"] and not df.loc[1e-4, "FP16: w − u moves"]
+    assert not df.loc[1e-3, "BF16: w + u moves"] and not df.loc[1e-3, "BF16: w − u moves"]
+
+
+def test_stagnation_thresholds_match_half_spacing_each_side():
+    th = N.stagnation_thresholds(1.0).set_index("format")
+    assert th.loc["FP16", "largest lost u, w + u"] == 2.0**-11
+    assert th.loc["FP16", "largest lost u, w − u"] == 2.0**-12
+    assert th.loc["BF16", "largest lost u, w + u"] == 2.0**-8
+    assert th.loc["BF16", "largest lost u, w − u"] == 2.0**-9
+    assert (th["spacing below w"] * 2 == th["spacing above w"]).all()
+    with pytest.raises(ValueError, match="power of two"):
+        N.stagnation_thresholds(1.5)
+
+
+def test_softmax_summary_and_one_hot_explanation():
+    df = N.softmax_errors(("FP16",), scales=(1.0, 1000.0), rows=4)
+    summary = N.summarize_softmax(df).set_index(["method", "dtype"])
+    assert summary.loc[("naive", "FP16"), "scale 1000"].startswith("inf/NaN in 4 of 4")
+    assert float(summary.loc[("stable (subtract max)", "FP16"), "scale 1"]) < 1e-2
+    oh = N.softmax_one_hot_rows(1000.0, "FP16")
+    assert oh["one-hot rows"] == oh["rows"]
+    assert oh["max error"] == pytest.approx(oh["largest off-argmax mass in float64"], rel=1e-9)
+    assert 0 < oh["max error"] < 1e-15
 
 
 def test_sgd_low_precision_weights_stall_master_copy_learns():

@@ -3,7 +3,8 @@
 import pytest
 import torch
 
-from amp_docs_lib.underflow import (cast_report, format_limits, real_backward_underflow,
+from amp_docs_lib.underflow import (bce_gradient_overflow, cast_report, format_limits,
+                                    predicted_fraction_below, real_backward_underflow,
                                     synthetic_gradients, underflow_table)
 
 
@@ -38,3 +39,20 @@ def test_real_backward_fp16_zeros_rescued_by_scaling():
     df = real_backward_underflow()
     assert (df["zero in fp16"] > 0).all()
     assert (df["zero in fp16 scaled"] < df["zero in fp16"]).all()
+
+
+def test_flushed_fraction_matches_the_log_uniform_prediction():
+    g = synthetic_gradients(200_000, -12, -2)
+    t = underflow_table(g).set_index(["format", "loss scale"])
+    assert t.loc[("fp16", "none"), "to zero"] == pytest.approx(predicted_fraction_below(2.0**-25), abs=0.005)
+    assert predicted_fraction_below(2.0**-41) == 0.0 and predicted_fraction_below(1.0) == 1.0
+    with pytest.raises(ValueError, match="positive"):
+        predicted_fraction_below(0.0)
+
+
+def test_bce_gradient_overflows_fp16_near_zero():
+    df = bce_gradient_overflow()
+    assert df["gradient (FP32)"].iloc[0] == pytest.approx(-2.0)  # -1/p at p = 0.5
+    last = df.iloc[-1]
+    assert abs(last["gradient (FP32)"]) > torch.finfo(torch.float16).max
+    assert last["gradient in FP16"] == float("-inf")

@@ -3,6 +3,8 @@
 * Cells tagged ``requires:<name>`` run only where ``gating.requirement_met``;
   elsewhere the cell's output is a visible skip note, plus the committed
   reference result for that cell if one exists.
+* A chapter with a claim that cannot fail (``amp_docs_lib.claim_lint``) is
+  refused before it runs.
 * Cells tagged ``raises-exception`` must raise (their traceback is the output);
   any other cell that raises fails the chapter with ``ChapterExecutionError``,
   which names the chapter and the cell.
@@ -150,7 +152,18 @@ class ChapterClient(NotebookClient):
 
 
 def execute_notebook(nb: Any, chapter_id: str, *, cwd: Path = REPO_ROOT) -> tuple[Any, ChapterClient]:
-    """Execute ``nb`` in a fresh kernel; raise ``ChapterExecutionError`` naming the chapter on failure."""
+    """Execute ``nb`` in a fresh kernel; raise ``ChapterExecutionError`` naming the chapter on failure.
+
+    A chapter with a claim whose check cannot fail (``amp_docs_lib.claim_lint``)
+    is refused before anything runs.
+    """
+    from amp_docs_lib.claim_lint import lint_source
+
+    findings = [f"cell {i}, {f}" for i, cell in enumerate(nb.cells) if cell.cell_type == "code"
+                for f in lint_source(cell.source)]
+    if findings:
+        raise ChapterExecutionError(f"chapter {chapter_id} has claims whose check cannot fail:\n  "
+                                    + "\n  ".join(findings))
     # The kernel inherits the environment: pin the profile so kernel and cache key agree.
     os.environ[PROFILE_ENV_VAR] = active_profile().name
     client = ChapterClient(nb, chapter_id, timeout=CELL_TIMEOUT_S, kernel_name="python3",

@@ -11,7 +11,8 @@ x, y = make_data(device=device)
 model = make_model().to(device)
 optimizer = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
 scaler = torch.amp.GradScaler(device)
-max_norm = 1.0
+max_norm = 0.25  # small enough to act on this task's gradients
+clipped_steps = 0
 
 for step in range(active_profile()["pattern_steps"]):
     optimizer.zero_grad(set_to_none=True)
@@ -20,11 +21,15 @@ for step in range(active_profile()["pattern_steps"]):
         loss = F.cross_entropy(output, y)
     scaler.scale(loss).backward()
     scaler.unscale_(optimizer)  # gradients are now in true units
-    norm = torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
+    norm = torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)  # the norm before clipping
+    clipped_norm = torch.nn.utils.get_total_norm([p.grad for p in model.parameters()])
+    clipped_steps += int(norm > max_norm)
     scaler.step(optimizer)  # knows the gradients are unscaled already
     scaler.update()
 
-print(f"final loss {loss.item():.4f}, last gradient norm {norm.item():.4g} (max_norm {max_norm})")
+print(f"final loss {loss.item():.4f}; clipping acted on {clipped_steps} of {step + 1} steps; "
+      f"last step: gradient norm {norm.item():.4g} before clipping, {clipped_norm.item():.4g} after "
+      f"(max_norm {max_norm})")
 
 # The WRONG order, measured: clipping the still-scaled gradients.
 optimizer.zero_grad(set_to_none=True)

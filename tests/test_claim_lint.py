@@ -1,0 +1,51 @@
+"""Claims whose check cannot fail are found before a chapter runs, and no chapter has one."""
+
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from amp_docs_lib.claim_lint import lint_chapter, lint_source
+from amp_docs_lib.docsite.execute import ChapterExecutionError, execute_notebook
+
+CHAPTERS = sorted((Path(__file__).resolve().parents[1] / "docs" / "chapters").glob("*.md"))
+
+# The three claims the expert review found, in the form they had before they were rewritten.
+TF32_DEFINITION = '''Statement("TF32 has a 10-bit mantissa", "NVIDIA A100 whitepaper (2020)", 10,
+          F.get_format("TF32").mantissa_bits)'''
+SELF_COMPARISON = '''claim("FP16 has {measured} mantissa bits.", fmt.mantissa, fmt.mantissa)'''
+CONSTANT = '''claim("Scaled, FP16 flushes {measured}.", t.loc["fp16", "to zero"], holds=True)'''
+
+
+@pytest.mark.parametrize("code, rule", [(TF32_DEFINITION, "definition as measurement"),
+                                        (SELF_COMPARISON, "self-comparison"),
+                                        (CONSTANT, "constant verdict")])
+def test_lint_flags_claims_that_cannot_fail(code, rule):
+    findings = lint_source(code)
+    assert [f.rule for f in findings] == [rule]
+    assert findings[0].line == 1
+
+
+def test_lint_passes_claims_compared_with_independent_values():
+    ok = '''
+claim("FP16's largest value is {measured}.", torch.finfo(torch.float16).max, expected=65504)
+claim("x", measured_fraction, expected=predicted_fraction(2.0 ** -25), rel_tol=0.02)
+Statement("FP16 range", "commonly quoted", 65504.0, fmt_tab.loc["FP16", "max finite"])
+on_this_machine("a", "b", holds=True)  # a hardware fact has no check to fail
+'''
+    assert lint_source(ok) == []
+    assert lint_source("%timeit x  # not Python") == []
+    with pytest.raises(TypeError, match="code must be a str"):
+        lint_source(None)
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS, ids=[c.stem for c in CHAPTERS])
+def test_no_chapter_has_a_claim_that_cannot_fail(chapter):
+    assert lint_chapter(chapter) == []
+
+
+def test_executor_refuses_a_chapter_with_such_a_claim():
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("x = 1"),
+                                         nbformat.v4.new_code_cell(CONSTANT)])
+    with pytest.raises(ChapterExecutionError, match=r"(?s)chapter bad-claims .*cell 1, line 1: constant verdict"):
+        execute_notebook(nb, "bad-claims")
