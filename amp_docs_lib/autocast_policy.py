@@ -487,6 +487,8 @@ def documented_differences(probe: pd.DataFrame) -> pd.DataFrame:
     out = (c.groupby(keys, sort=False)
            .agg(dtype=("dtype", lambda s: ", ".join(dict.fromkeys(s))))
            .reset_index())
+    first_seen = {op: i for i, op in enumerate(dict.fromkeys(c["op"]))}  # keep an op's rows together
+    out = out.sort_values("op", key=lambda col: col.map(first_seen), kind="stable").reset_index(drop=True)
     return out[["op", "device", "dtype", "documented", "measured", "autocast kernel", "why"]]
 
 

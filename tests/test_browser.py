@@ -50,3 +50,19 @@ def test_pages_load_only_from_their_own_host_and_render_math(served, tmp_path):
     foreign = [u for u in requests if not u.startswith(served) and not u.startswith("data:")]
     assert not foreign, f"requests to other hosts: {foreign}"
     assert math_on_formats > 0, "MathJax rendered no math on the formats chapter"
+
+
+def test_palette_toggle_switches_figures_to_their_dark_rendering(served):
+    with playwright.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
+        page = browser.new_page()
+        page.goto(served + "chapters/gradscaler/", wait_until="networkidle")
+        shown = "() => [...document.querySelectorAll('img.amp-fig')].map(i => i.className.split('--')[1] + ':' + getComputedStyle(i).display)"
+        before = page.evaluate(shown)
+        page.click("label[for='__palette_1']")  # Material's toggle to the dark (slate) scheme
+        page.wait_for_function("() => document.body.getAttribute('data-md-color-scheme') === 'slate'")
+        after = page.evaluate(shown)
+        browser.close()
+    visible = lambda states, kind: [s.split(":")[1] != "none" for s in states if s.startswith(kind)]  # noqa: E731
+    assert before and all(visible(before, "light")) and not any(visible(before, "dark"))
+    assert all(visible(after, "dark")) and not any(visible(after, "light"))

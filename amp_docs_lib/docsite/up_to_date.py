@@ -23,7 +23,8 @@ from pathlib import Path
 from amp_docs_lib.docsite.fingerprint import TRACKED_PACKAGES, installed_versions, machine_light, tree_hash
 
 MANIFEST = Path(".amp-docs-cache") / "site-manifest.json"
-ENV_INPUTS = ("AMP_DOCS_PROFILE", "AMP_DOCS_SAVE_REFERENCE")
+# Besides our own variables, those that change which CPU kernels torch dispatches to.
+ENV_INPUTS = ("AMP_DOCS_PROFILE", "AMP_DOCS_SAVE_REFERENCE", "ATEN_CPU_CAPABILITY", "ONEDNN_MAX_CPU_ISA")
 # Besides what executes the chapters, the packages that turn them into pages.
 SITE_PACKAGES = ("mkdocs", "mkdocs-material", "mkdocs-jupyter", "mkdocstrings", "mkdocstrings-python",
                  "nbconvert", "pymdown-extensions", "markdown")
