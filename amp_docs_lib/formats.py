@@ -413,12 +413,11 @@ def decode_table(value: float, formats: Iterable[str] = DECODE_DEFAULT) -> pd.Da
         d = decode(value, name)
         rows.append({"format": d.format, "bits (s e m)": d.bits, "hex": d.hex, "sign": d.sign,
                      "exponent field": d.exponent_field,
-                     "exponent": "—" if d.exponent is None else d.exponent,
-                     "hidden bit": "—" if d.hidden_bit is None else d.hidden_bit,
+                     "exponent": d.exponent, "hidden bit": d.hidden_bit,  # None for inf/NaN: n/a
                      "mantissa field": d.mantissa_field, "class": d.cls,
                      "value from fields": d.value, "rounding error": d.error,
                      "relative error": d.rel_error})
-    return pd.DataFrame(rows)
+    return table_from_rows(rows)
 
 
 def next_up(value: float, fmt: str | NumberFormat) -> float:

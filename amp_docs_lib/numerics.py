@@ -205,13 +205,14 @@ def summarize_softplus(df: pd.DataFrame) -> pd.DataFrame:
     """Per (dtype, method): max relative error where the output is finite and the true value is a
     normal number of the dtype (below that the output underflows whatever the formula), and the
     count of non-finite outputs."""
-    g = df.groupby(["dtype", "method"], sort=False)
-    out = g.apply(lambda d: pd.Series({
-        "max relative error": d.loc[d["finite"] & d["true value normal"], "rel error"].max(),
-        "non-finite outputs": int((~d["finite"]).sum()),
-        "first x giving non-finite": d.loc[~d["finite"], "x"].min() if (~d["finite"]).any() else math.nan,
-    }), include_groups=False)
-    return out.reset_index()
+    rows = []
+    for (dtype, method), d in df.groupby(["dtype", "method"], sort=False):
+        bad = d.loc[~d["finite"], "x"]
+        rows.append({"dtype": dtype, "method": method,
+                     "max relative error": d.loc[d["finite"] & d["true value normal"], "rel error"].max(),
+                     "non-finite outputs": int(len(bad)),
+                     "first x giving non-finite": bad.min() if len(bad) else None})  # None: n/a
+    return table_from_rows(rows)
 
 
 def plot_softplus(df: pd.DataFrame):

@@ -63,7 +63,7 @@ def test_strip_remote_scripts_keeps_local_ones():
 def test_chapter_pages_are_rendered_and_stamped(site, chapter):
     html = (site / "chapters" / chapter / "index.html").read_text()
     assert "jupyter-wrapper" in html, "chapter was not rendered from an executed notebook"
-    assert html.count('class="amp-stamp"') >= 1, "every chapter shows stamped results"
+    assert html.count('class="amp-stamp amp-stamp--measured"') >= 1, "every chapter shows measured, stamped results"
     assert "```python" not in html, "a code fence leaked into the page as text"
 
 
