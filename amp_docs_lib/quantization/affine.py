@@ -240,3 +240,28 @@ def plot_grid(w: torch.Tensor, bits: int = 4, scheme: str = "symmetric"):
     ax.legend(loc="upper right", fontsize=8)
     fig.tight_layout()
     return fig
+
+
+def compare_with_torchao(w: torch.Tensor, bits_list: tuple[int, ...] = (8, 4), group_size: int = 32) -> pd.DataFrame:
+    """Codes and scales of this module against torchao's ``choose_qparams_affine`` / ``quantize_affine``.
+
+    One row per bit width, scheme and granularity: how many integer codes
+    differ and the largest relative scale difference (both 0 when the
+    formulas agree).
+    """
+    from torchao.quantization.quant_primitives import MappingType, choose_qparams_affine, quantize_affine
+
+    rows = []
+    for bits in bits_list:
+        qmin, qmax = quant_range(bits)
+        for scheme in SCHEMES:
+            mapping = MappingType.SYMMETRIC if scheme == "symmetric" else MappingType.ASYMMETRIC
+            for gran in GRANULARITIES:
+                qp = choose_qparams(w, bits, scheme=scheme, granularity=gran, group_size=group_size)
+                s, z = choose_qparams_affine(w, mapping, qp.block, torch.int8, qmin, qmax)
+                q_ao = quantize_affine(w, qp.block, s, z, torch.int8, qmin, qmax)
+                rows.append({"bits": bits, "scheme": scheme, "granularity": gran,
+                             "codes that differ": int((quantize(w, qp) != q_ao).sum()),
+                             "max relative scale difference": float(((qp.scale - s.flatten()).abs()
+                                                                     / s.flatten()).max())})
+    return pd.DataFrame(rows)
