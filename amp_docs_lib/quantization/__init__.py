@@ -17,7 +17,13 @@ that import onnxruntime are loaded only when used.
 from __future__ import annotations
 
 import importlib
+import logging
 from typing import Any
+
+# torch logs two notices when torchao is imported on a CPU-only machine (an Enum registered
+# with pytree, no CUDA runtime for C++ extensions); they say nothing about quantization.
+for _name in ("torch.utils._pytree", "torch.utils.cpp_extension"):
+    logging.getLogger(_name).setLevel(logging.ERROR)
 
 __all__ = ["affine", "calibration", "task", "ptq", "qat", "onnx_runtime", "results", "apis", "run_all"]
 

@@ -89,7 +89,7 @@ def torchao_api_table() -> pd.DataFrame:
                     pass  # needs arguments; only deprecation warnings matter here
             dep = [str(w.message).strip().splitlines()[0] for w in caught
                    if "deprecat" in str(w.message).lower()]
-            warning = dep[0] if dep else ""
+            warning = dep[0] if dep else "no"
         rows.append({"name": f"{module}.{name}", "what": what, "exported": present,
                      "deprecation warning when constructed": warning})
     return pd.DataFrame(rows)

@@ -119,7 +119,7 @@ def results_table(task: DigitsTask, min_run_time: float = 0.2, workdir: str | Pa
                for t, rt in zip(df["latency median (us)"], df["runtime"])])
     df.insert(df.columns.get_loc("size (KiB)") + 1, "size vs FP32 (x)",
               [None if s is None or pd.isna(s) else s / df.loc[0, "size (KiB)"] for s in df["size (KiB)"]])
-    return df.astype(object).where(df.notna(), None)
+    return df  # cells that do not apply are NaN in float columns / None in text columns: shown as n/a
 
 
 class _nullcontext:
