@@ -1,4 +1,5 @@
-"""Quantization library: hand-written arithmetic against torchao/torch, calibration, PTQ/QAT/ONNX Runtime on the task."""
+"""Quantization library: hand-written arithmetic against torchao and torch, calibration,
+PTQ, QAT and ONNX Runtime on the digits task."""
 
 import numpy as np
 import pytest
@@ -163,14 +164,14 @@ def test_onnx_runtime_int8_accuracy_and_size(small_task, tmp_path):
 def test_decision_table_cites_measured_rows():
     import pandas as pd
 
+    cols = ["variant", "accuracy", "size (KiB)", "latency median (us)", "speed vs FP32 (x)"]
     df = pd.DataFrame([
-        {"variant": "FP32", "accuracy": 0.97, "size (KiB)": 100.0, "latency median (us)": 100.0, "speed vs FP32 (x)": 1.0},
-        {"variant": "A", "accuracy": 0.97, "size (KiB)": 30.0, "latency median (us)": 200.0, "speed vs FP32 (x)": 0.5},
-        {"variant": "B", "accuracy": 0.965, "size (KiB)": 25.0, "latency median (us)": 150.0, "speed vs FP32 (x)": 0.67},
-        {"variant": "C", "accuracy": 0.90, "size (KiB)": 10.0, "latency median (us)": 10.0, "speed vs FP32 (x)": 10.0},
-        {"variant": "D (deprecated)", "accuracy": 0.97, "size (KiB)": 5.0, "latency median (us)": 5.0,
-         "speed vs FP32 (x)": 20.0},
-    ])
+        ("FP32", 0.97, 100.0, 100.0, 1.0),
+        ("A", 0.97, 30.0, 200.0, 0.5),
+        ("B", 0.965, 25.0, 150.0, 0.67),
+        ("C", 0.90, 10.0, 10.0, 10.0),
+        ("D (deprecated)", 0.97, 5.0, 5.0, 20.0),
+    ], columns=cols)
     row = results.decision_table(df, accuracy_tolerance=0.01).iloc[0]
     assert row["memory"].startswith("B ")       # C is too inaccurate, D deprecated
     assert row["latency"].startswith("stay in FP32")  # A and B are slower than FP32

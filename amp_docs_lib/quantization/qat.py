@@ -19,7 +19,6 @@ import copy
 from typing import Callable
 
 import pandas as pd
-import torch
 
 from amp_docs_lib.quantization.ptq import quantize_copy
 from amp_docs_lib.quantization.task import DigitsTask, accuracy, train
