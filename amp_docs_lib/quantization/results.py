@@ -57,13 +57,15 @@ def _row(variant, runtime, weights, acts, acc, size, timing, note=None):
             "latency IQR (us)": None if timing is None else timing[1] * 1e6, "note": note}
 
 
-def results_table(task: DigitsTask, min_run_time: float = 0.2, workdir: str | Path | None = None) -> pd.DataFrame:
+def results_table(task: DigitsTask, min_run_time: float = 0.2, workdir: str | Path | None = None,
+                  onnx_fp32: str | Path | None = None) -> pd.DataFrame:
     """Every variant on the digits test set: accuracy, size on disk, latency, speed relative to FP32.
 
     Rows: PyTorch FP32 and BF16, each torchao PTQ variant (variants that
     cannot run on this device keep their row, with the error as the note),
     ``torch.ao.quantization.quantize_dynamic`` (deprecated), and ONNX Runtime
-    FP32, dynamic INT8 and static QDQ INT8.
+    FP32, dynamic INT8 and static QDQ INT8. ``onnx_fp32``: an already exported
+    and pre-processed FP32 ONNX file of ``task.model`` (exported here if None).
     """
     d = task.data
     x, y = d.x_test, d.y_test
@@ -94,8 +96,10 @@ def results_table(task: DigitsTask, min_run_time: float = 0.2, workdir: str | Pa
                          time_call(_torch_runner(tq, x), min_run_time)))
     with tempfile.TemporaryDirectory() if workdir is None else _nullcontext(workdir) as wd:
         wd = Path(wd)
-        raw = ortq.export_onnx(fp32, wd / "fp32_raw.onnx", x[:8])
-        pre = ortq.preprocess(raw, wd / "fp32.onnx")
+        if onnx_fp32 is None:
+            pre = ortq.preprocess(ortq.export_onnx(fp32, wd / "fp32_raw.onnx", x[:8]), wd / "fp32.onnx")
+        else:
+            pre = Path(onnx_fp32)
         onnx_models = [
             ("ONNX Runtime FP32", pre, "fp32", "fp32"),
             ("ONNX Runtime dynamic INT8", ortq.quantize_onnx_dynamic(pre, wd / "dyn.onnx"),
