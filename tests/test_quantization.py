@@ -118,13 +118,25 @@ def test_fake_quantize_range_matches_torch():
     assert torch.allclose(calibration.fake_quantize_range(x, -0.5, 4.0, 8), ref, atol=1e-6)
 
 
+def test_int8_matmul_probe_is_exact_or_the_predicted_saturation():
+    p = ptq.int8_matmul_probe()
+    assert p["returned"] in (p["exact"], p["saturated prediction"])
+    with pytest.raises(ValueError, match="multiple of 8"):
+        ptq.int8_matmul_probe(7)
+
+
 def test_int8_ptq_accuracy_and_size(small_task):
     t, d = small_task, small_task.data
     fp32_bytes = results.state_dict_bytes(t.model)
     for name in ("int8_wo", "int8_dyn"):
         q = ptq.quantize_variant(t.model, name)
-        assert task.accuracy(q, d.x_test, d.y_test) >= t.fp32_accuracy - INT8_TOLERANCE, name
         assert results.state_dict_bytes(q) < 0.5 * fp32_bytes, name
+        acc = task.accuracy(q, d.x_test, d.y_test)
+        if name == "int8_dyn" and ptq.int8_matmul_probe()["saturates"]:
+            # integer activations on a CPU whose int8 matmul saturates (no VNNI): the loss is real
+            # and shown by the chapter; weight-only INT8 (a float matmul) must still be accurate
+            continue
+        assert acc >= t.fp32_accuracy - INT8_TOLERANCE, name
 
 
 def test_unknown_variant_and_filter_fn(small_task):
@@ -151,8 +163,9 @@ def test_onnx_runtime_int8_accuracy_and_size(small_task, tmp_path):
     fp32 = ortq.preprocess(ortq.export_onnx(t.model, tmp_path / "raw.onnx", d.x_test[:8]), tmp_path / "fp32.onnx")
     ref = ortq.predict(ortq.session(fp32), d.x_test)
     assert np.allclose(ref, t.model(d.x_test).detach().numpy(), atol=1e-4)
-    for path in (ortq.quantize_onnx_dynamic(fp32, tmp_path / "dyn.onnx"),
-                 ortq.quantize_onnx_static(fp32, tmp_path / "qdq.onnx", d.x_calib)):
+    # reduce_range (7-bit weights): no 16-bit saturation on CPUs without VNNI either
+    for path in (ortq.quantize_onnx_dynamic(fp32, tmp_path / "dyn.onnx", reduce_range=True),
+                 ortq.quantize_onnx_static(fp32, tmp_path / "qdq.onnx", d.x_calib, reduce_range=True)):
         acc = float((ortq.predict(ortq.session(path), d.x_test).argmax(1) == d.y_test.numpy()).mean())
         assert acc >= t.fp32_accuracy - INT8_TOLERANCE, path.name
         assert ortq.file_size(path) < 0.5 * ortq.file_size(fp32), path.name

@@ -220,3 +220,22 @@ def keep_fp32_table(model: nn.Module, configs: dict[str, Callable[[], object]], 
                          "logits SQNR (dB)": sqnr_db(ref, layer_outputs(q, x)[last]),
                          "size (KiB)": state_dict_bytes(q) / 1024})
     return pd.DataFrame(rows)
+
+
+def int8_matmul_probe(k: int = 64) -> dict[str, int | bool]:
+    """Does this CPU's ``torch._int_mm`` (the integer matmul under torchao's INT8 dynamic path) saturate?
+
+    Multiplies two ``k``-long rows of int8 127s. The exact dot product is
+    ``127 * 127 * k``. A kernel without VNNI that runs int8 x int8 as uint8 x
+    int8 (``vpmaddubsw``: the first operand shifted by +128, pairs of products
+    summed into 16 bits with saturation, the shift compensated afterwards)
+    returns ``32767 * k / 2 - 128 * 127 * k`` instead.
+    """
+    if k <= 0 or k % 8:
+        raise ValueError(f"k must be a positive multiple of 8, got {k!r}")
+    a = torch.full((k, k), 127, dtype=torch.int8)
+    got = int(torch._int_mm(a, a)[0, 0])
+    exact = 127 * 127 * k
+    saturated = 32767 * (k // 2) - 128 * 127 * k
+    return {"k": k, "exact": exact, "returned": got, "saturated prediction": saturated,
+            "saturates": got != exact}
