@@ -65,6 +65,11 @@ PROFILES: dict[str, Profile] = {
             underflow_samples=200_000,
             scale_sim_steps=1_000,
             pattern_steps=30,
+            quant_hidden=128,
+            quant_epochs=20,
+            quant_qat_epochs=3,
+            quant_bench_seconds=0.2,
+            quant_calib_sizes=(4, 16, 64, 256),
         ),
     ),
     "gpu-full": Profile(
@@ -86,6 +91,11 @@ PROFILES: dict[str, Profile] = {
             underflow_samples=2_000_000,
             scale_sim_steps=3_000,
             pattern_steps=200,
+            quant_hidden=1024,
+            quant_epochs=40,
+            quant_qat_epochs=10,
+            quant_bench_seconds=1.0,
+            quant_calib_sizes=(4, 16, 64, 256, 1024),
         ),
     ),
 }

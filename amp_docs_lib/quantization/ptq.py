@@ -1,0 +1,241 @@
+"""Post-training quantization with torchao's ``quantize_`` and the configs of the installed torchao.
+
+``VARIANTS`` names each configuration the chapter uses, how to build its
+config, and what it needs. ``try_variant`` applies it to a copy of a model and
+records whether it ran on this device, and if not, the error torchao raised:
+configs that cannot run here are reported with the reason, never dropped.
+
+The configs are those of torchao 0.18 (checked against its source):
+``Int8WeightOnlyConfig``, ``Int8DynamicActivationInt8WeightConfig``,
+``IntxWeightOnlyConfig(weight_dtype=torch.int4, granularity=PerGroup(32))``
+(INT4 on any device, stored unpacked in int8), ``Int4WeightOnlyConfig``
+(packed INT4; needs the ``mslk`` kernels / CUDA), FP8 configs (CUDA sm 8.9+).
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+from typing import Callable
+
+import pandas as pd
+import torch
+from torch import nn
+
+from amp_docs_lib.quantization.affine import sqnr_db
+
+
+@dataclass(frozen=True)
+class Variant:
+    """A torchao PTQ configuration: its label, config factory and what it needs."""
+
+    name: str
+    label: str
+    weights: str
+    activations: str
+    make_config: Callable[[], object]
+    needs: str  # human description of the hardware/kernels it needs
+
+
+def _int8_wo():
+    from torchao.quantization import Int8WeightOnlyConfig
+    return Int8WeightOnlyConfig()
+
+
+def _int8_dyn():
+    from torchao.quantization import Int8DynamicActivationInt8WeightConfig
+    return Int8DynamicActivationInt8WeightConfig()
+
+
+def _intx_wo(dtype=torch.int4, group_size: int | None = 32):
+    from torchao.quantization import IntxWeightOnlyConfig
+    from torchao.quantization.granularity import PerAxis, PerGroup
+    gran = PerGroup(group_size) if group_size else PerAxis(0)
+    return IntxWeightOnlyConfig(weight_dtype=dtype, granularity=gran)
+
+
+def _int8_dyn_int4():
+    from torchao.quantization import Int8DynamicActivationIntxWeightConfig
+    from torchao.quantization.granularity import PerGroup
+    return Int8DynamicActivationIntxWeightConfig(weight_dtype=torch.int4, weight_granularity=PerGroup(32))
+
+
+def _int4_wo():
+    from torchao.quantization import Int4WeightOnlyConfig
+    return Int4WeightOnlyConfig(group_size=32)
+
+
+def _fp8_wo():
+    from torchao.quantization import Float8WeightOnlyConfig
+    return Float8WeightOnlyConfig()
+
+
+def _fp8_dyn():
+    from torchao.quantization import Float8DynamicActivationFloat8WeightConfig
+    return Float8DynamicActivationFloat8WeightConfig()
+
+
+VARIANTS: dict[str, Variant] = {v.name: v for v in (
+    Variant("int8_wo", "torchao INT8 weight-only", "int8 per-row", "fp32",
+            _int8_wo, "any device"),
+    Variant("int8_dyn", "torchao INT8 dynamic act + INT8 weight", "int8 per-row", "int8 per-token (dynamic)",
+            _int8_dyn, "any device"),
+    Variant("int4_wo", "torchao INT4 weight-only (Intx, group 32)", "int4 group 32 (stored in int8)", "fp32",
+            _intx_wo, "any device"),
+    Variant("int8_dyn_int4", "torchao INT8 dynamic act + INT4 weight (Intx)", "int4 group 32 (stored in int8)",
+            "int8 per-token (dynamic)", _int8_dyn_int4, "any device"),
+    Variant("int4_wo_packed", "torchao Int4WeightOnlyConfig (packed INT4)", "int4 group 32 (packed)", "bf16",
+            _int4_wo, "CUDA and the mslk kernels"),
+    Variant("fp8_wo", "torchao FP8 weight-only", "float8 e4m3 per-row", "fp32", _fp8_wo,
+            "runs anywhere; fast only with FP8 hardware"),
+    Variant("fp8_dyn", "torchao FP8 dynamic act + FP8 weight", "float8 e4m3", "float8 e4m3 (dynamic)",
+            _fp8_dyn, "CUDA compute capability 8.9+"),
+)}
+
+
+def check_variant(name: str) -> Variant:
+    """Look up a PTQ variant by name; raise ``ValueError`` naming the valid ones."""
+    try:
+        return VARIANTS[name]
+    except (KeyError, TypeError):
+        raise ValueError(f"unknown PTQ variant {name!r}; valid variants: {sorted(VARIANTS)}") from None
+
+
+def quantize_copy(model: nn.Module, config: object, filter_fn: Callable[[nn.Module, str], bool] | None = None
+                  ) -> nn.Module:
+    """A deep copy of ``model`` quantized in place by ``torchao.quantization.quantize_(copy, config)``.
+
+    ``filter_fn(module, fqn)`` selects which ``nn.Linear`` layers to quantize (all by default).
+    """
+    from torchao.quantization import quantize_
+
+    q = copy.deepcopy(model).eval()
+    if filter_fn is None:
+        quantize_(q, config)
+    else:
+        quantize_(q, config, filter_fn=lambda m, fqn: isinstance(m, nn.Linear) and filter_fn(m, fqn))
+    return q
+
+
+def quantize_variant(model: nn.Module, name: str) -> nn.Module:
+    """``quantize_copy`` with the config of the named variant."""
+    return quantize_copy(model, check_variant(name).make_config())
+
+
+def try_variant(model: nn.Module, name: str, x: torch.Tensor) -> tuple[nn.Module | None, str | None]:
+    """Quantize a copy and run it on ``x``; ``(model, None)`` if it ran here, else ``(None, error)``."""
+    v = check_variant(name)
+    try:
+        q = quantize_copy(model, v.make_config())
+        with torch.inference_mode():
+            q(x)
+        return q, None
+    except Exception as e:  # torchao raises ImportError/AssertionError/NotImplementedError by device
+        return None, f"{type(e).__name__}: {str(e).splitlines()[0][:160]}"
+
+
+def variant_status(model: nn.Module, x: torch.Tensor) -> pd.DataFrame:
+    """Every variant: its config class, what it needs, and whether it ran on this device (with the error)."""
+    rows = []
+    for name, v in VARIANTS.items():
+        _, err = try_variant(model, name, x)
+        rows.append({"variant": v.label, "config": type(v.make_config()).__name__, "weights": v.weights,
+                     "activations": v.activations, "needs": v.needs, "ran here": err is None,
+                     "error here": err})
+    return pd.DataFrame(rows)
+
+
+def weight_storage(q: nn.Module) -> pd.DataFrame:
+    """Per Linear layer: the tensor subclass holding the weight and the dtype of its integer data."""
+    rows = []
+    for name, m in q.named_modules():
+        if isinstance(m, nn.Linear):
+            w = m.weight
+            qdata = getattr(w, "qdata", None)
+            rows.append({"layer": name, "weight class": type(w).__name__,
+                         "data dtype": str((qdata if qdata is not None else w).dtype).replace("torch.", "")})
+    return pd.DataFrame(rows)
+
+
+@torch.inference_mode()
+def layer_outputs(model: nn.Module, x: torch.Tensor) -> dict[str, torch.Tensor]:
+    """The output of every ``nn.Linear`` of ``model`` on ``x``, by name."""
+    seen: dict[str, torch.Tensor] = {}
+    hooks = [m.register_forward_hook(lambda mod, inp, out, n=n: seen.__setitem__(n, out.detach().float()))
+             for n, m in model.named_modules() if isinstance(m, nn.Linear)]
+    try:
+        model(x)
+    finally:
+        for h in hooks:
+            h.remove()
+    return seen
+
+
+def linear_names(model: nn.Module) -> list[str]:
+    """Names of the ``nn.Linear`` layers, in order."""
+    return [n for n, m in model.named_modules() if isinstance(m, nn.Linear)]
+
+
+def layer_sqnr_table(model: nn.Module, config_factory: Callable[[], object], x: torch.Tensor,
+                     y: torch.Tensor) -> pd.DataFrame:
+    """Per layer: SQNR of its output in the fully quantized model, and when only that layer is quantized.
+
+    The first column shows where error accumulates; the second (each layer
+    quantized alone, the rest FP32) shows which layer is sensitive.
+    """
+    from amp_docs_lib.quantization.task import accuracy
+
+    ref = layer_outputs(model, x)
+    full = layer_outputs(quantize_copy(model, config_factory()), x)
+    names = linear_names(model)
+    rows = []
+    for n in names:
+        alone = quantize_copy(model, config_factory(), filter_fn=lambda m, fqn, n=n: fqn == n)
+        rows.append({"layer": n, "shape": "x".join(map(str, model.get_submodule(n).weight.shape)),
+                     "output SQNR, all layers quantized (dB)": sqnr_db(ref[n], full[n]),
+                     "logits SQNR, only this layer quantized (dB)": sqnr_db(ref[names[-1]],
+                                                                           layer_outputs(alone, x)[names[-1]]),
+                     "accuracy, only this layer quantized": accuracy(alone, x, y)})
+    return pd.DataFrame(rows)
+
+
+def keep_fp32_table(model: nn.Module, configs: dict[str, Callable[[], object]], x: torch.Tensor,
+                    y: torch.Tensor) -> pd.DataFrame:
+    """Accuracy and logits SQNR when the first and/or last Linear layers stay in FP32."""
+    from amp_docs_lib.quantization.results import state_dict_bytes
+    from amp_docs_lib.quantization.task import accuracy
+
+    names = linear_names(model)
+    first, last = names[0], names[-1]
+    ref = layer_outputs(model, x)[last]
+    plans = {"all layers quantized": lambda m, f: True,
+             "first layer in FP32": lambda m, f: f != first,
+             "last layer in FP32": lambda m, f: f != last,
+             "first and last in FP32": lambda m, f: f not in (first, last)}
+    rows = []
+    for cname, make in configs.items():
+        for plan, fn in plans.items():
+            q = quantize_copy(model, make(), filter_fn=fn)
+            rows.append({"config": cname, "plan": plan, "accuracy": accuracy(q, x, y),
+                         "logits SQNR (dB)": sqnr_db(ref, layer_outputs(q, x)[last]),
+                         "size (KiB)": state_dict_bytes(q) / 1024})
+    return pd.DataFrame(rows)
+
+
+def int8_matmul_probe(k: int = 64) -> dict[str, int | bool]:
+    """Does this CPU's ``torch._int_mm`` (the integer matmul under torchao's INT8 dynamic path) saturate?
+
+    Multiplies two ``k``-long rows of int8 127s. The exact dot product is
+    ``127 * 127 * k``. A kernel without VNNI that runs int8 x int8 as uint8 x
+    int8 (``vpmaddubsw``: the first operand shifted by +128, pairs of products
+    summed into 16 bits with saturation, the shift compensated afterwards)
+    returns ``32767 * k / 2 - 128 * 127 * k`` instead.
+    """
+    if k <= 0 or k % 8:
+        raise ValueError(f"k must be a positive multiple of 8, got {k!r}")
+    a = torch.full((k, k), 127, dtype=torch.int8)
+    got = int(torch._int_mm(a, a)[0, 0])
+    exact = 127 * 127 * k
+    saturated = 32767 * (k // 2) - 128 * 127 * k
+    return {"k": k, "exact": exact, "returned": got, "saturated prediction": saturated,
+            "saturates": got != exact}
