@@ -1,0 +1,16 @@
+"""FP8 and microscaling (MX) formats, laid out by workflow.
+
+* :mod:`~amp_docs_lib.fp8.formats`: every code of the FP8 and MX element formats, the library's
+  saturating cast, rounding error against magnitude.
+* :mod:`~amp_docs_lib.fp8.capture`: real activation and gradient tensors from the library's GPT.
+* :mod:`~amp_docs_lib.fp8.scaling`: per-tensor (current and delayed), per-row and MX block scaling,
+  and their error metrics.
+* :mod:`~amp_docs_lib.fp8.gemm`: ``torch._scaled_mm`` / ``torch.nn.functional.scaled_mm`` and the
+  scale-convention checker.
+* :mod:`~amp_docs_lib.fp8.training`: torchao float8 training of the GPT against BF16.
+* :mod:`~amp_docs_lib.fp8.memory`: bytes per element, block-scale overhead included.
+* :mod:`~amp_docs_lib.fp8.transformer_engine`: Transformer Engine's recipes, read from its source.
+
+Format facts (bit layouts, limits, storage types) come from :mod:`amp_docs_lib.formats`; this
+package does not repeat them.
+"""
