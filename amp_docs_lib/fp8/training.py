@@ -134,3 +134,18 @@ def float8_modules(model: torch.nn.Module) -> list[str]:
     from torchao.float8.float8_linear import Float8Linear
 
     return [n for n, m in model.named_modules() if isinstance(m, Float8Linear)]
+
+
+def recipe_config_table(recipes=("tensorwise", "rowwise")) -> pd.DataFrame:
+    """What each torchao recipe does, read from the installed ``Float8LinearConfig``: scaling
+    granularity and FP8 dtype for input, weight and output gradient; power-of-two scales."""
+    rows = []
+    for r in recipes:
+        c = float8_config(r)
+        row = {"recipe": r}
+        for label, cc in (("input", c.cast_config_input), ("weight", c.cast_config_weight),
+                          ("grad_output", c.cast_config_grad_output)):
+            row[label] = f"{cc.scaling_granularity.value}, {str(cc.target_dtype).replace('torch.', '')}"
+        row["power-of-two scales"] = bool(c.round_scales_to_power_of_2)
+        rows.append(row)
+    return pd.DataFrame(rows)
