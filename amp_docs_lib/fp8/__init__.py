@@ -14,3 +14,12 @@
 Format facts (bit layouts, limits, storage types) come from :mod:`amp_docs_lib.formats`; this
 package does not repeat them.
 """
+
+import logging as _logging
+
+# torchao 0.18 registers Enum pytree constants, which torch 2.14 logs a deprecation warning for at
+# import (torch.utils._pytree), and torch.utils.benchmark's import logs "No CUDA runtime is found"
+# on a CPU-only machine (torch.utils.cpp_extension). Neither is actionable by a reader; both would
+# otherwise print into the chapter's outputs. Only these two loggers are quietened, to errors.
+for _name in ("torch.utils._pytree", "torch.utils.cpp_extension"):
+    _logging.getLogger(_name).setLevel(_logging.ERROR)
