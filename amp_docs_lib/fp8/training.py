@@ -114,17 +114,20 @@ def curve_summary(curves: pd.DataFrame, last: int = 10, baseline: str = "bf16") 
     return pd.DataFrame(rows)
 
 
-def curves_figure(curves: pd.DataFrame):
-    """Loss against step, one line per recipe."""
+def curves_figure(curves: pd.DataFrame, baseline: str = "bf16"):
+    """Two panels: loss against step per recipe, and each recipe's loss minus ``baseline``'s."""
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(8, 4))
+    fig, (a1, a2) = plt.subplots(2, 1, figsize=(8, 5.5), sharex=True, height_ratios=(2, 1))
+    base = curves[curves["recipe"] == baseline].set_index("step")["loss"]
     for recipe, g in curves.groupby("recipe", sort=False):
-        ax.plot(g["step"], g["loss"], label=recipe, lw=1.2)
-    ax.set_xlabel("step")
-    ax.set_ylabel("training loss")
-    ax.set_title("GPT training loss: FP8 (torchao) against BF16 and FP32, same seeds and batches")
-    ax.legend(fontsize=8)
+        a1.plot(g["step"], g["loss"], label=recipe, lw=1.2)
+        a2.plot(g["step"], g.set_index("step")["loss"] - base, label=recipe, lw=1.0)
+    a1.set_ylabel("training loss")
+    a2.set_ylabel(f"loss - {baseline} loss")
+    a2.set_xlabel("step")
+    a1.set_title("GPT training loss: FP8 (torchao) against BF16 and FP32, same seeds and batches")
+    a1.legend(fontsize=8)
     fig.tight_layout()
     return fig
 
