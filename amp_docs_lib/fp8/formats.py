@@ -237,6 +237,30 @@ def dynamic_range_table(tensors: dict[str, torch.Tensor]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def range_figure(tensors: dict[str, torch.Tensor]):
+    """Histogram of log2|x| per tensor kind (activation, weight, gradient) against the span of
+    E4M3FN and E5M2 (smallest subnormal to largest finite), unscaled."""
+    import matplotlib.pyplot as plt
+
+    kinds = list(dict.fromkeys(k.split(":")[0] for k in tensors))
+    fig, ax = plt.subplots(figsize=(8, 3.8))
+    for kind in kinds:
+        v = torch.cat([t.flatten() for k, t in tensors.items() if k.startswith(kind + ":")]).abs()
+        v = v[v > 0].double().log2().numpy()
+        ax.hist(v, bins=120, histtype="step", density=True, label=kind)
+    for i, name in enumerate(FP8_FORMATS):
+        f = get_format(name)
+        lo, hi = math.log2(f.min_subnormal_from_definition()), math.log2(max_finite(f))
+        ax.axvspan(lo, hi, ymin=0.92 - 0.06 * i, ymax=0.97 - 0.06 * i, color=f"C{3 + i}", alpha=0.6,
+                   label=f"{f.name} range (unscaled)")
+    ax.set_xlabel("log2 |x|")
+    ax.set_ylabel("density")
+    ax.set_title("Captured GPT tensors against the FP8 ranges, before any scaling")
+    ax.legend(fontsize=8, loc="center left")
+    fig.tight_layout()
+    return fig
+
+
 def ml_dtypes_type(name: str | NumberFormat):
     """The ml_dtypes scalar type for an element format (for FP8: ml_dtypes' own float8 types)."""
     f = element_format(name)

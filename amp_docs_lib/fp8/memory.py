@@ -57,9 +57,3 @@ def memory_table(rows: int = 1024, cols: int = 1024) -> pd.DataFrame:
                     "vs BF16": pred / 2.0, "holds it": storage})
     return pd.DataFrame(out)
 
-
-def model_memory_table(n_params: int, memory: pd.DataFrame | None = None) -> pd.DataFrame:
-    """Bytes for ``n_params`` weights in each storage (predicted per-element cost x count, in MiB)."""
-    memory = memory_table() if memory is None else memory
-    return pd.DataFrame({"storage": memory["storage"],
-                         "MiB for the weights": memory["predicted bytes/element"] * n_params / 2 ** 20})
