@@ -69,14 +69,27 @@ def build_model(recipe: str, cfg: GPTConfig, *, seed: int = 0, device: str | tor
 
 
 def train_curves(recipes=RECIPES, steps: int | None = None, *, seed: int = 0, lr: float = 3e-3,
-                 device: str | torch.device | None = None, cfg: GPTConfig | None = None) -> pd.DataFrame:
+                 device: str | torch.device | None = None, cfg: GPTConfig | None = None,
+                 cpu_threads: int | None = 1) -> pd.DataFrame:
     """Train one GPT per recipe on the same batches from the same initialisation.
 
     Sizes from the profile (``fp8_train_steps``, ``fp8_train_width``, ``fp8_train_seq``,
     ``fp8_train_batch``). Returns one row per recipe and step: loss and seconds for the step.
+    On a CPU the runs use ``cpu_threads`` intra-op threads (restored afterwards; ``None`` leaves
+    torch's setting): the GEMMs are tiny, and several threads on a busy 2-core machine spend
+    their time waiting for each other (measured: a float8 step 10x slower with 2 threads than 1).
     """
-    p = active_profile()
     dev = check_device(device or default_device())
+    if dev.type == "cpu" and cpu_threads is not None:
+        if not isinstance(cpu_threads, int) or cpu_threads < 1:
+            raise ValueError(f"cpu_threads must be a positive int or None, got {cpu_threads!r}")
+        saved = torch.get_num_threads()
+        torch.set_num_threads(cpu_threads)
+        try:
+            return train_curves(recipes, steps, seed=seed, lr=lr, device=dev, cfg=cfg, cpu_threads=None)
+        finally:
+            torch.set_num_threads(saved)
+    p = active_profile()
     steps = p["fp8_train_steps"] if steps is None else steps
     if not isinstance(steps, int) or steps < 1:
         raise ValueError(f"steps must be a positive int, got {steps!r}")
