@@ -19,12 +19,20 @@ import pandas as pd
 import torch
 import torch.nn.functional as F
 
-from amp_docs_lib.devices import check_device, default_device
+from amp_docs_lib.devices import check_device
 from amp_docs_lib.fp8.formats import element_format, max_finite
 
 GRANULARITIES = ("tensorwise", "rowwise")
 APIS = ("torch._scaled_mm", "torch.nn.functional.scaled_mm")
 FP8_DTYPES = {"FP8 E4M3FN": torch.float8_e4m3fn, "FP8 E5M2": torch.float8_e5m2}
+
+
+def fp8_device() -> str:
+    """Where FP8 GEMMs can run here: ``"cuda"`` on a GPU of compute capability 8.9+ (FP8 tensor
+    cores; ``torch._scaled_mm`` needs them on CUDA), else ``"cpu"`` (torch's CPU implementation)."""
+    if torch.cuda.is_available() and torch.cuda.get_device_capability() >= (8, 9):
+        return "cuda"
+    return "cpu"
 
 
 def public_scaled_mm_available() -> bool:
@@ -104,7 +112,7 @@ def gemm_error_table(size: int, *, device: str | torch.device | None = None, see
     rowwise with the *quantization* scales passed (wrong convention). Columns: relative error
     vs float64 and vs the BF16 result, and the checker's verdict.
     """
-    dev = check_device(device or default_device())
+    dev = check_device(device or fp8_device())
     a, b = operands(size, size, size, seed=seed, device=dev)
     ref64 = a.double() @ b.double().t()
     bf16 = (a.bfloat16() @ b.bfloat16().t()).float()
@@ -151,7 +159,7 @@ def throughput_table(size: int, *, device: str | torch.device | None = None, min
     """
     from torch.utils.benchmark import Timer
 
-    dev = check_device(device or default_device())
+    dev = check_device(device or fp8_device())
     a, b = operands(size, size, size, device=dev)
     abf, bbf = a.bfloat16(), b.bfloat16()
     a8t, dat, _ = quantize_operand(a, "tensorwise")

@@ -19,7 +19,8 @@ import time
 import pandas as pd
 import torch
 
-from amp_docs_lib.devices import check_device, default_device
+from amp_docs_lib.devices import check_device
+from amp_docs_lib.fp8.gemm import fp8_device
 from amp_docs_lib.gpt import GPT, GPTConfig
 from amp_docs_lib.profiles import active_profile
 
@@ -79,7 +80,7 @@ def train_curves(recipes=RECIPES, steps: int | None = None, *, seed: int = 0, lr
     torch's setting): the GEMMs are tiny, and several threads on a busy 2-core machine spend
     their time waiting for each other (measured: a float8 step 10x slower with 2 threads than 1).
     """
-    dev = check_device(device or default_device())
+    dev = check_device(device or fp8_device())
     if dev.type == "cpu" and cpu_threads is not None:
         if not isinstance(cpu_threads, int) or cpu_threads < 1:
             raise ValueError(f"cpu_threads must be a positive int or None, got {cpu_threads!r}")
