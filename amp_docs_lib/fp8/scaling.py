@@ -406,8 +406,10 @@ def sqnr_figure(table: pd.DataFrame):
 
 
 def sqnr_prediction_db(fmt: str) -> float:
-    """Analytic SQNR for uniformly distributed relative rounding error: 6.02 * (M + 1) + 1.76 dB-ish
-    is for uniform quantizers; for a float format with M mantissa bits the relative error of round to
-    nearest is at most 2^-(M+1), so the SQNR of values in the normal range is at least
-    20 * log10(2^(M+1)) dB. Returned: that lower bound."""
+    """Lower bound on the SQNR of round-to-nearest into ``fmt`` for values in its normal range.
+
+    With M mantissa bits the relative error of every normal value is at most 2^-(M+1), so the
+    noise power is at most 2^-2(M+1) times the signal power: SQNR >= 20 * log10(2^(M+1)) dB
+    (24.1 dB for E4M3, 18.1 dB for E5M2). Subnormals and saturation can break the bound.
+    """
     return 20 * math.log10(2 ** (get_format(fmt).mantissa_bits + 1))
