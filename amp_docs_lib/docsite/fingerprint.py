@@ -20,6 +20,7 @@ TRACKED_PACKAGES = (
     "torch", "numpy", "pandas", "matplotlib", "ml_dtypes",
     "torchao", "transformers", "nbclient", "ipykernel", "jupytext",
     "onnx", "onnxscript", "onnxruntime", "scikit-learn",
+    "transformer_engine",
 )
 
 SOURCE_SUFFIXES = (".py", ".json", ".j2", ".css")

@@ -1,0 +1,185 @@
+"""FP8 matrix multiplication: ``torch._scaled_mm``, ``torch.nn.functional.scaled_mm`` and their scales.
+
+Both compute ``(A_fp8 @ B_fp8) * scale_a * scale_b`` in higher precision: the scales passed are
+**dequantization** scales, the reciprocal of the quantization scale ``s = max_finite / amax``
+used to make ``A_fp8 = cast(A * s)``. Passing ``s`` itself (the "wrong convention") multiplies
+the result by ``(s_a * s_b)^2`` instead of dividing out the scaling; :func:`check_scale_convention`
+detects that from the output.
+
+Layouts: ``mat_a`` is row-major ``(M, K)``, ``mat_b`` column-major ``(K, N)`` (a row-major
+``(N, K)`` weight, transposed). Tensorwise scales are float32 scalars; rowwise scales are
+float32 ``(M, 1)`` for A and ``(1, N)`` for B.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+import torch
+import torch.nn.functional as F
+
+from amp_docs_lib.devices import check_device
+from amp_docs_lib.fp8.formats import element_format, max_finite
+
+GRANULARITIES = ("tensorwise", "rowwise")
+APIS = ("torch._scaled_mm", "torch.nn.functional.scaled_mm")
+FP8_DTYPES = {"FP8 E4M3FN": torch.float8_e4m3fn, "FP8 E5M2": torch.float8_e5m2}
+
+
+def fp8_device() -> str:
+    """Where FP8 GEMMs can run here: ``"cuda"`` on a GPU of compute capability 8.9+ (FP8 tensor
+    cores; ``torch._scaled_mm`` needs them on CUDA), else ``"cpu"`` (torch's CPU implementation)."""
+    if torch.cuda.is_available() and torch.cuda.get_device_capability() >= (8, 9):
+        return "cuda"
+    return "cpu"
+
+
+def public_scaled_mm_available() -> bool:
+    """Whether the installed torch has the public ``torch.nn.functional.scaled_mm``."""
+    return hasattr(F, "scaled_mm") and hasattr(F, "ScalingType")
+
+
+def quantize_operand(x: torch.Tensor, granularity: str = "tensorwise", fmt: str = "FP8 E4M3FN"):
+    """Quantize a row-major ``(rows, K)`` operand to FP8 for a GEMM.
+
+    Returns ``(x_fp8, dequant_scale, quant_scale)``: tensorwise scales are 0-d, rowwise ``(rows, 1)``
+    (one per row, amax over K). ``dequant_scale = 1 / quant_scale`` is what ``scaled_mm`` wants.
+    """
+    if granularity not in GRANULARITIES:
+        raise ValueError(f"unknown granularity {granularity!r}; valid: {list(GRANULARITIES)}")
+    f = element_format(fmt)
+    if f.name not in FP8_DTYPES:
+        raise ValueError(f"scaled_mm takes FP8 operands; got {f.name!r}, valid: {list(FP8_DTYPES)}")
+    x = x.detach().to(torch.float32)
+    amax = x.abs().amax() if granularity == "tensorwise" else x.abs().amax(dim=1, keepdim=True)
+    qs = (max_finite(f) / amax.clamp(min=1e-12)).to(torch.float32)
+    m = max_finite(f)
+    x_fp8 = (x * qs).clamp(-m, m).to(FP8_DTYPES[f.name])
+    return x_fp8, (1.0 / qs).to(torch.float32), qs
+
+
+def scaled_mm(a_fp8: torch.Tensor, b_fp8: torch.Tensor, scale_a: torch.Tensor, scale_b: torch.Tensor, *,
+              api: str = "torch._scaled_mm", out_dtype: torch.dtype = torch.bfloat16) -> torch.Tensor:
+    """``a_fp8 (M, K) @ b_fp8 (N, K)^T`` with dequantization scales, through ``api`` (one of :data:`APIS`).
+
+    ``scale_b`` is given per row of ``b_fp8`` (``(N, 1)``) for rowwise and is passed transposed.
+    """
+    if api not in APIS:
+        raise ValueError(f"unknown scaled_mm API {api!r}; valid: {list(APIS)}")
+    rowwise = scale_a.dim() > 0 and scale_a.numel() > 1
+    sb = scale_b.reshape(1, -1) if rowwise else scale_b
+    if api == "torch._scaled_mm":
+        return torch._scaled_mm(a_fp8, b_fp8.t(), scale_a=scale_a, scale_b=sb, out_dtype=out_dtype)
+    if not public_scaled_mm_available():
+        raise ValueError("torch.nn.functional.scaled_mm is not in this torch; valid here: ['torch._scaled_mm']")
+    rec = F.ScalingType.RowWise if rowwise else F.ScalingType.TensorWise
+    return F.scaled_mm(a_fp8, b_fp8.t(), scale_a, rec, sb, rec, output_dtype=out_dtype)
+
+
+def fp8_linear(a: torch.Tensor, b: torch.Tensor, granularity: str = "tensorwise", *,
+               api: str = "torch._scaled_mm", out_dtype: torch.dtype = torch.bfloat16) -> torch.Tensor:
+    """``a @ b.T`` with both operands quantized to E4M3FN at ``granularity`` (correct convention)."""
+    a8, da, _ = quantize_operand(a, granularity)
+    b8, db, _ = quantize_operand(b, granularity)
+    return scaled_mm(a8, b8, da, db, api=api, out_dtype=out_dtype)
+
+
+def operands(m: int, k: int, n: int, *, seed: int = 0, row_spread: float = 4.0,
+             device: str | torch.device = "cpu") -> tuple[torch.Tensor, torch.Tensor]:
+    """Seeded GEMM operands: ``a (m, k)`` whose rows differ in magnitude by up to 2^±row_spread
+    (as activations of different tokens do), ``b (n, k)`` Gaussian with std 0.02 (a weight)."""
+    for name, v in (("m", m), ("k", k), ("n", n)):
+        if not isinstance(v, int) or v < 16 or v % 16:
+            raise ValueError(f"{name} must be a positive multiple of 16 (FP8 GEMM alignment), got {v!r}")
+    g = torch.Generator().manual_seed(seed)
+    rows = torch.exp2((torch.rand(m, 1, generator=g) * 2 - 1) * row_spread)
+    a = torch.randn(m, k, generator=g) * rows
+    b = torch.randn(n, k, generator=g) * 0.02
+    return a.to(device), b.to(device)
+
+
+def rel_error(out: torch.Tensor, ref: torch.Tensor) -> float:
+    """Relative Frobenius error ||out - ref|| / ||ref|| in float64."""
+    out, ref = out.to(torch.float64), ref.to(torch.float64)
+    return float(torch.linalg.norm(out - ref) / torch.linalg.norm(ref))
+
+
+def gemm_error_table(size: int, *, device: str | torch.device | None = None, seed: int = 0) -> pd.DataFrame:
+    """Error of FP8 GEMMs against float64 and BF16 references, including a wrong-convention call.
+
+    Rows: BF16 matmul; FP8 tensorwise and rowwise through each available API; tensorwise and
+    rowwise with the *quantization* scales passed (wrong convention). Columns: relative error
+    vs float64 and vs the BF16 result, and the checker's verdict.
+    """
+    dev = check_device(device or fp8_device())
+    a, b = operands(size, size, size, seed=seed, device=dev)
+    ref64 = a.double() @ b.double().t()
+    bf16 = (a.bfloat16() @ b.bfloat16().t()).float()
+    rows = [{"method": "BF16 matmul", "api": "torch.matmul", "scales passed": None,
+             "rel. error vs float64": rel_error(bf16, ref64), "rel. error vs BF16": 0.0, "checker": None}]
+    apis = [a_ for a_ in APIS if a_ == "torch._scaled_mm" or public_scaled_mm_available()]
+    for api in apis:
+        for gran in GRANULARITIES:
+            a8, da, qa = quantize_operand(a, gran)
+            b8, db, qb = quantize_operand(b, gran)
+            for label, sa, sb in (("dequantization (1/s)", da, db), ("quantization (s): wrong", qa, qb)):
+                out = scaled_mm(a8, b8, sa, sb, api=api).float()
+                verdict = check_scale_convention(a, b, out)
+                rows.append({"method": f"FP8 E4M3 {gran}", "api": api, "scales passed": label,
+                             "rel. error vs float64": rel_error(out, ref64), "rel. error vs BF16": rel_error(out, bf16),
+                             "checker": verdict["verdict"]})
+    return pd.DataFrame(rows)
+
+
+def check_scale_convention(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor, *, sample_rows: int = 16,
+                           tol_log2: float = 0.25) -> dict:
+    """Check a scaled-GEMM output against a high-precision product on a few rows of ``a``.
+
+    Fits the factor ``c`` in ``out ≈ c * (a @ b.T)`` (least squares over ``sample_rows`` rows).
+    With dequantization scales ``c ≈ 1``; with the quantization scales passed by mistake it is
+    ``(s_a * s_b)^2`` (far from 1 unless the scales are). Returns the factor and a verdict.
+    """
+    idx = torch.linspace(0, a.shape[0] - 1, min(sample_rows, a.shape[0])).long()
+    ref = a[idx].double() @ b.double().t()
+    o = out[idx].double()
+    c = float((o * ref).sum() / (ref * ref).sum())
+    ok = c > 0 and abs(math.log2(c)) <= tol_log2
+    if ok:
+        verdict = "ok: dequantization scales"
+    else:
+        verdict = f"wrong scale convention: output off by x{c:.3g}; pass 1/scale"
+    return {"factor": c, "ok": ok, "verdict": verdict}
+
+
+def throughput_table(size: int, *, device: str | torch.device | None = None, min_run_time: float = 0.5) -> pd.DataFrame:
+    """TFLOP/s of a square GEMM of ``size``: BF16 ``torch.mm`` against FP8 ``_scaled_mm`` (tensorwise, rowwise).
+
+    Timed with ``torch.utils.benchmark.Timer.blocked_autorange`` (synchronises CUDA).
+    """
+    from torch.utils.benchmark import Timer
+
+    dev = check_device(device or fp8_device())
+    a, b = operands(size, size, size, device=dev)
+    abf, bbf = a.bfloat16(), b.bfloat16()
+    a8t, dat, _ = quantize_operand(a, "tensorwise")
+    b8t, dbt, _ = quantize_operand(b, "tensorwise")
+    a8r, dar, _ = quantize_operand(a, "rowwise")
+    b8r, dbr, _ = quantize_operand(b, "rowwise")
+    b8t_t, b8r_t, dbr_t = b8t.t(), b8r.t(), dbr.reshape(1, -1)
+    cases = {
+        "BF16 torch.mm": ("torch.mm(abf, bbf.t())", {"abf": abf, "bbf": bbf}),
+        "FP8 _scaled_mm tensorwise": ("torch._scaled_mm(a8, b8, scale_a=sa, scale_b=sb, out_dtype=torch.bfloat16)",
+                                      {"a8": a8t, "b8": b8t_t, "sa": dat, "sb": dbt}),
+        "FP8 _scaled_mm rowwise": ("torch._scaled_mm(a8, b8, scale_a=sa, scale_b=sb, out_dtype=torch.bfloat16)",
+                                   {"a8": a8r, "b8": b8r_t, "sa": dar, "sb": dbr_t}),
+    }
+    flops = 2 * size ** 3
+    rows = []
+    for name, (stmt, g) in cases.items():
+        m = Timer(stmt, globals={**g, "torch": torch}).blocked_autorange(min_run_time=min_run_time)
+        rows.append({"GEMM": name, "size": size, "device": str(dev), "median time (ms)": m.median * 1e3,
+                     "TFLOP/s": flops / m.median / 1e12})
+    df = pd.DataFrame(rows)
+    df["speed vs BF16"] = df["TFLOP/s"] / df.loc[0, "TFLOP/s"]
+    return df
