@@ -130,6 +130,12 @@ def format_cell(v: Any, float_format: str = ".4g") -> str:
     return str(v)
 
 
+def _is_text(col: pd.Series) -> bool:
+    """A column of strings (missing values aside), whatever dtype pandas gave it."""
+    values = [v for v in col if not (v is None or (isinstance(v, float) and v != v))]
+    return bool(values) and all(isinstance(v, str) for v in values)
+
+
 def show_table(df: pd.DataFrame, caption: str | None = None, *, float_format: str = ".4g",
                index: bool = False, source: str | None = None,
                collapsed: bool | None = None) -> StampedTable:
@@ -147,7 +153,15 @@ def show_table(df: pd.DataFrame, caption: str | None = None, *, float_format: st
     if collapsed is None:
         collapsed = len(df) > MAX_OPEN_ROWS
     # Cells are formatted here, not through to_html's formatters, which pandas skips for None.
-    shown = df.map(lambda v: format_cell(v, float_format))
+    # A missing value in a text column cannot be the number NaN: pandas stores a None there as
+    # NaN, so it is shown as not applicable. Numeric columns keep None only via table_from_rows.
+    def cell(v: Any, text_column: bool) -> str:
+        if text_column and isinstance(v, float) and v != v:
+            return NOT_APPLICABLE
+        return format_cell(v, float_format)
+
+    shown = pd.DataFrame({c: [cell(v, _is_text(df[c])) for v in df[c]] for c in df.columns}, index=df.index)
+    shown.columns = df.columns
     body = shown.to_html(index=index, border=0, classes="amp-table", escape=True)
     return StampedTable(df, caption, body, source=source, collapsed=bool(collapsed),
                         size_note=f"({len(df)} rows)")

@@ -40,6 +40,9 @@ def test_not_applicable_is_not_nan():
     assert df["b"].iloc[0] is None and df["a"].dtype == float
     cells = re.findall(r"<td>(.*?)</td>", show_table(df).body_html)
     assert cells == ["1.5", "n/a", "NaN", "yes", "2", "3", "1", "no"]
+    # pandas turns None into NaN in a column of strings; there it can only mean "not applicable".
+    text = pd.DataFrame([{"note": "ok", "x": 1.0}, {"note": None, "x": float("nan")}])
+    assert re.findall(r"<td>(.*?)</td>", show_table(text).body_html) == ["ok", "1", "n/a", "NaN"]
 
 
 def test_long_tables_collapse_short_ones_do_not():

@@ -23,6 +23,7 @@ from torch import nn
 from amp_docs_lib.quantization import onnx_runtime as ortq
 from amp_docs_lib.quantization.ptq import VARIANTS, try_variant
 from amp_docs_lib.quantization.task import DigitsTask
+from amp_docs_lib.stamp import table_from_rows
 
 
 def state_dict_bytes(model: nn.Module) -> int:
@@ -113,17 +114,19 @@ def results_table(task: DigitsTask, min_run_time: float = 0.2, workdir: str | Pa
             out = torch.from_numpy(sess.run(None, feed)[0])
             rows.append(_row(label, "ONNX Runtime (CPU)", w, a, acc(out), ortq.file_size(path),
                              time_call(lambda s=sess, f=feed: s.run(None, f), min_run_time)))
-    df = pd.DataFrame(rows)
+    df = table_from_rows(rows)  # None (not applicable) stays None: shown as n/a
     base = df.loc[0, "latency median (us)"]
     df.insert(df.columns.get_loc("note"), "speed vs FP32 (x)",
-              [None if t is None or pd.isna(t) else base / t for t in df["latency median (us)"]])
+              pd.Series([None if t is None or pd.isna(t) else base / t for t in df["latency median (us)"]],
+                        dtype=object))
     ort_base = df.loc[df["variant"] == "ONNX Runtime FP32", "latency median (us)"].iloc[0]
     df.insert(df.columns.get_loc("note"), "speed vs same runtime's FP32 (x)",
-              [None if t is None or pd.isna(t) else (ort_base if rt.startswith("ONNX") else base) / t
-               for t, rt in zip(df["latency median (us)"], df["runtime"])])
+              pd.Series([None if t is None or pd.isna(t) else (ort_base if rt.startswith("ONNX") else base) / t
+                         for t, rt in zip(df["latency median (us)"], df["runtime"])], dtype=object))
     df.insert(df.columns.get_loc("size (KiB)") + 1, "size vs FP32 (x)",
-              [None if s is None or pd.isna(s) else s / df.loc[0, "size (KiB)"] for s in df["size (KiB)"]])
-    return df  # cells that do not apply are NaN in float columns / None in text columns: shown as n/a
+              pd.Series([None if s is None or pd.isna(s) else s / df.loc[0, "size (KiB)"] for s in df["size (KiB)"]],
+                        dtype=object))
+    return df
 
 
 class _nullcontext:
