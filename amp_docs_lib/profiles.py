@@ -65,6 +65,15 @@ PROFILES: dict[str, Profile] = {
             underflow_samples=200_000,
             scale_sim_steps=1_000,
             pattern_steps=30,
+            # performance chapter and `amp-docs bench` (amp_docs_lib/bench)
+            perf_matmul_sizes=(64, 128, 256, 512),
+            perf_alignment_base=256,
+            perf_gpt_ladder={"tiny-32": (2, 32, 4), "tiny-64": (2, 64, 4), "tiny-128": (2, 128, 4)},
+            perf_gpt_batch=4,
+            perf_gpt_seq=32,
+            perf_gpt_vocab=128,
+            perf_memory_sizes=("tiny-64", "tiny-128"),
+            perf_min_run_time=0.1,
         ),
     ),
     "gpu-full": Profile(
@@ -86,6 +95,16 @@ PROFILES: dict[str, Profile] = {
             underflow_samples=2_000_000,
             scale_sim_steps=3_000,
             pattern_steps=200,
+            # performance chapter and `amp-docs bench` (amp_docs_lib/bench)
+            perf_matmul_sizes=(256, 512, 1024, 2048, 4096, 8192),
+            perf_alignment_base=4096,
+            perf_gpt_ladder={"small": (12, 768, 12), "medium": (24, 1024, 16), "large": (36, 1280, 20),
+                             "xl": (48, 1600, 25), "2.7B": (32, 2560, 32)},
+            perf_gpt_batch=4,
+            perf_gpt_seq=128,
+            perf_gpt_vocab=10_000,
+            perf_memory_sizes=("small", "large", "xl"),
+            perf_min_run_time=0.2,
         ),
     ),
 }
