@@ -4,6 +4,7 @@
 ``amp-docs env``          print the environment report (what the site's stamps are made of)
 ``amp-docs execute FILE`` execute one chapter through the build's cache and print cell timings
 ``amp-docs bench-build``  time a cold build, a no-op rebuild and a one-chapter rebuild
+``amp-docs bench [--suite ...] [--out DIR]``  measure precision performance (``amp-docs bench --help``)
 """
 
 from __future__ import annotations
@@ -29,6 +30,10 @@ def main(argv: list[str] | None = None) -> int:
         from amp_docs_lib.docsite.up_to_date import main as build_main
         return build_main(argv[1:])
     sub.add_parser("build", help="build the site unless it is up to date (other args go to mkdocs)")
+    if argv[:1] == ["bench"]:  # its own parser documents the suites
+        from amp_docs_lib.bench.cli import main as bench_suites_main
+        return bench_suites_main(argv[1:])
+    sub.add_parser("bench", help="measure precision performance on this machine (see amp-docs bench --help)")
     args = ap.parse_args(argv)
 
     if args.command == "env":

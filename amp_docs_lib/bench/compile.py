@@ -10,6 +10,9 @@ dtypes they ran in.
 
 from __future__ import annotations
 
+import contextlib
+import os
+import sys
 from collections import defaultdict
 from typing import Any, Callable
 
@@ -42,6 +45,21 @@ class DtypeRecorder(TorchDispatchMode):
         return func(*args, **(kwargs or {}))
 
 
+@contextlib.contextmanager
+def _quiet_stderr():
+    """Silence the profiler backend's own log lines, which it writes straight to file descriptor 2."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, 2)
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(devnull)
+
+
 def top_ops(fn: Callable[[], Any], k: int = 10, device: str | torch.device = "cpu") -> pd.DataFrame:
     """The ``k`` aten operators with the most self time in one call of ``fn``, with input dtypes."""
     from torch.profiler import ProfilerActivity, profile
@@ -54,7 +72,7 @@ def top_ops(fn: Callable[[], Any], k: int = 10, device: str | torch.device = "cp
     with rec:
         fn()
     acts = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if dev.type == "cuda" else [])
-    with profile(activities=acts) as prof:
+    with _quiet_stderr(), profile(activities=acts) as prof:
         fn()
         if dev.type == "cuda":
             torch.cuda.synchronize(dev)

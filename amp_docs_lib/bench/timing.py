@@ -28,7 +28,6 @@ from amp_docs_lib.devices import check_device
 
 METHODS = ("blocked", "adaptive", "cuda_events")
 MIN_RUNS = 5  # blocks (runs) a CPU measurement gathers at least, so it has a spread
-MAX_ROUNDS = 4  # autorange calls at most, to reach MIN_RUNS
 
 
 @dataclass(frozen=True)
@@ -141,16 +140,13 @@ def measure(fn: Callable[[], Any], *, device: str | torch.device = "cpu", label:
     timer = benchmark.Timer(stmt="fn()", globals={"fn": fn}, num_threads=threads, label=label)
     prev = torch.get_num_threads()
     try:
-        times: list[float] = []
-        for _ in range(MAX_ROUNDS):  # a single long block gives no spread: gather MIN_RUNS blocks
-            if method == "blocked":
-                m = timer.blocked_autorange(min_run_time=min_run_time)
-            else:
-                m = timer.adaptive_autorange(min_run_time=min(min_run_time, 0.05),
-                                             max_run_time=10 * min_run_time)
-            times += list(m.times)
-            if len(times) >= MIN_RUNS:
-                break
+        if method == "blocked":
+            m = timer.blocked_autorange(min_run_time=min_run_time)
+        else:
+            m = timer.adaptive_autorange(min_run_time=min(min_run_time, 0.05), max_run_time=10 * min_run_time)
+        times = list(m.times)
+        while len(times) < MIN_RUNS:  # a slow op gives one long block and no spread: add blocks of the same size
+            times += list(timer.timeit(m.number_per_run).times)
     finally:
         torch.set_num_threads(prev)  # Timer changes the process's thread count while it runs
     q1, med, q3 = quartiles(times)
