@@ -65,7 +65,9 @@ def test_chapters_run_concurrently_and_timing_sensitive_alone(tmp_path):
 def test_failures_are_per_chapter_and_in_order(tmp_path):
     chapters = [chapter(tmp_path, "ok", "x = 1"), chapter(tmp_path, "bad1", "1 / 0"),
                 chapter(tmp_path, "bad2", "raise KeyError('k')")]
-    out = execute_chapters(chapters, jobs=3)
+    done = []
+    out = execute_chapters(chapters, jobs=3, on_done=lambda i, nb, err: done.append((i, err is None)))
+    assert sorted(done) == [(0, True), (1, False), (2, False)]  # each reported as it finished
     assert out[0][1] is None and out[0][0] is not None
     assert isinstance(out[1][1], ChapterExecutionError) and "chapter bad1 failed" in str(out[1][1])
     assert "ZeroDivisionError" in str(out[1][1])

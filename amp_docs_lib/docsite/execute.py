@@ -24,7 +24,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import jupytext
 import nbformat
@@ -210,37 +210,44 @@ def resolve_jobs(configured: int | None = None) -> int:
     return jobs
 
 
-def execute_chapters(chapters: list[tuple[str, Any]], jobs: int) -> list[tuple[Any, ChapterExecutionError | None]]:
+def execute_chapters(chapters: list[tuple[str, Any]], jobs: int,
+                     on_done: Callable[[int, Any, ChapterExecutionError | None], None] | None = None,
+                     ) -> list[tuple[Any, ChapterExecutionError | None]]:
     """Execute several chapters, one kernel each, ``jobs`` at a time; timing-sensitive ones alone, last.
 
     ``chapters``: ``(chapter_id, notebook)`` pairs. Returns one ``(notebook, error)`` pair per
     chapter, in the order given, whatever order they finished in; a failure is returned (its
     message names its chapter), not raised, so every other chapter still completes.
+    ``on_done(index, notebook, error)`` is called as each chapter finishes (from a worker
+    thread), so its result can be cached at once: a build killed later keeps it.
     """
     from concurrent.futures import ThreadPoolExecutor
 
     if not isinstance(jobs, int) or jobs < 1:
         raise ValueError(f"jobs must be a positive int, got {jobs!r}")
 
-    def run(item: tuple[str, Any]) -> tuple[Any, ChapterExecutionError | None]:
-        cid, nb = item
+    def run(i: int) -> tuple[Any, ChapterExecutionError | None]:
+        cid, nb = chapters[i]
         try:
-            return execute_notebook(nb, cid)[0], None
+            res = execute_notebook(nb, cid)[0], None
         except ChapterExecutionError as e:
-            return None, e
+            res = None, e
+        if on_done is not None:
+            on_done(i, *res)
+        return res
 
     results: dict[int, tuple[Any, ChapterExecutionError | None]] = {}
     shared = [i for i, (_, nb) in enumerate(chapters) if not is_timing_sensitive(nb)]
     alone = [i for i in range(len(chapters)) if i not in set(shared)]
     if len(shared) > 1 and jobs > 1:
         with ThreadPoolExecutor(max_workers=min(jobs, len(shared)), thread_name_prefix="amp-docs-exec") as pool:
-            for i, res in zip(shared, pool.map(run, [chapters[i] for i in shared])):
+            for i, res in zip(shared, pool.map(run, shared)):
                 results[i] = res
     else:
         for i in shared:
-            results[i] = run(chapters[i])
+            results[i] = run(i)
     for i in alone:  # nothing else runs meanwhile: their timings see a quiet build
-        results[i] = run(chapters[i])
+        results[i] = run(i)
     return [results[i] for i in range(len(chapters))]
 
 

@@ -101,14 +101,20 @@ class AmpDocsPlugin(BasePlugin[AmpDocsConfig]):
         if misses:
             log.info("amp-docs: executing %d chapter(s), up to %d at once: %s", len(misses), jobs,
                      ", ".join(cid for _, cid, _ in misses))
-        outcomes = execute_chapters([(cid, read_chapter(f.abs_src_path)) for f, cid, _ in misses], jobs)
         executed: dict[str, tuple] = {}
+
+        def cache_result(i: int, nb, err) -> None:  # as each chapter finishes: a killed build keeps it
+            if err is None:
+                f, cid, key = misses[i]
+                executed[cid] = (self.cache.put(cid, key, nb), nb)
+
+        outcomes = execute_chapters([(cid, read_chapter(f.abs_src_path)) for f, cid, _ in misses], jobs,
+                                    on_done=cache_result)
         failures = []
         for (f, cid, key), (nb, err) in zip(misses, outcomes):  # in file order, whatever finished first
             if err is not None:
                 failures.append(f"amp-docs: chapter {f.src_uri} failed to execute.\n{err}")
                 continue
-            executed[cid] = (self.cache.put(cid, key, nb), nb)  # successes are kept even if another failed
             record["executed"][cid] = nb.metadata["amp_docs"]["seconds"]
             log.info("amp-docs: %s: executed in %.1f s", cid, nb.metadata["amp_docs"]["seconds"])
         if failures:
