@@ -68,11 +68,11 @@ PROFILES: dict[str, Profile] = {
             # performance chapter and `amp-docs bench` (amp_docs_lib/bench)
             perf_matmul_sizes=(64, 128, 256, 512),
             perf_alignment_base=256,
-            perf_gpt_ladder={"tiny-32": (2, 32, 4), "tiny-64": (2, 64, 4), "tiny-128": (2, 128, 4)},
+            perf_gpt_ladder={"tiny-32": (2, 32, 4), "tiny-64": (2, 64, 4), "tiny-96": (2, 96, 4)},
             perf_gpt_batch=4,
             perf_gpt_seq=32,
             perf_gpt_vocab=128,
-            perf_memory_sizes=("tiny-64", "tiny-128"),
+            perf_memory_sizes=("tiny-64", "tiny-96"),
             perf_min_run_time=0.1,
         ),
     ),
