@@ -25,6 +25,8 @@ def main(argv: list[str] | None = None) -> int:
     p_bench = sub.add_parser("bench-build", help="benchmark cold, no-op and one-chapter builds")
     p_bench.add_argument("--touch", default="docs/chapters/formats.md",
                          help="chapter to touch for the incremental build")
+    p_bench.add_argument("--serial", action="store_true",
+                         help="also time a cold build with one job (AMP_DOCS_JOBS=1) before the parallel one")
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["build"]:  # everything after `build` may be an mkdocs option
         from amp_docs_lib.docsite.up_to_date import main as build_main
@@ -45,7 +47,7 @@ def main(argv: list[str] | None = None) -> int:
         return execute_main([args.chapter] + (["--no-cache"] if args.no_cache else []))
     if args.command == "bench-build":
         from amp_docs_lib.docsite.benchmark import main as bench_main
-        return bench_main(args.touch)
+        return bench_main(args.touch, serial=args.serial)
     return 2  # unreachable: argparse rejects unknown commands
 
 
