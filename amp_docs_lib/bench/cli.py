@@ -121,6 +121,7 @@ def run_suite(name: str, device: str) -> tuple[pd.DataFrame, str]:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of ``amp-docs bench`` (its ``--help`` lists the suites)."""
     ap = argparse.ArgumentParser(prog="amp-docs bench", description=HELP,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--suite", action="append", metavar="NAME",
