@@ -4,6 +4,7 @@
 ``amp-docs env``          print the environment report (what the site's stamps are made of)
 ``amp-docs execute FILE`` execute one chapter through the build's cache and print cell timings
 ``amp-docs bench-build``  time a cold build, a no-op rebuild and a one-chapter rebuild
+``amp-docs bench [--suite ...] [--out DIR]``  measure precision performance (``amp-docs bench --help``)
 """
 
 from __future__ import annotations
@@ -24,11 +25,17 @@ def main(argv: list[str] | None = None) -> int:
     p_bench = sub.add_parser("bench-build", help="benchmark cold, no-op and one-chapter builds")
     p_bench.add_argument("--touch", default="docs/chapters/formats.md",
                          help="chapter to touch for the incremental build")
+    p_bench.add_argument("--serial", action="store_true",
+                         help="also time a cold build with one job (AMP_DOCS_JOBS=1) before the parallel one")
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["build"]:  # everything after `build` may be an mkdocs option
         from amp_docs_lib.docsite.up_to_date import main as build_main
         return build_main(argv[1:])
     sub.add_parser("build", help="build the site unless it is up to date (other args go to mkdocs)")
+    if argv[:1] == ["bench"]:  # its own parser documents the suites
+        from amp_docs_lib.bench.cli import main as bench_suites_main
+        return bench_suites_main(argv[1:])
+    sub.add_parser("bench", help="measure precision performance on this machine (see amp-docs bench --help)")
     args = ap.parse_args(argv)
 
     if args.command == "env":
@@ -40,7 +47,7 @@ def main(argv: list[str] | None = None) -> int:
         return execute_main([args.chapter] + (["--no-cache"] if args.no_cache else []))
     if args.command == "bench-build":
         from amp_docs_lib.docsite.benchmark import main as bench_main
-        return bench_main(args.touch)
+        return bench_main(args.touch, serial=args.serial)
     return 2  # unreachable: argparse rejects unknown commands
 
 

@@ -79,6 +79,15 @@ PROFILES: dict[str, Profile] = {
             fp8_train_width=64,
             fp8_train_seq=32,
             fp8_train_batch=8,
+            # performance chapter and `amp-docs bench` (amp_docs_lib/bench)
+            perf_matmul_sizes=(64, 128, 256, 512),
+            perf_alignment_base=256,
+            perf_gpt_ladder={"tiny-32": (2, 32, 4), "tiny-64": (2, 64, 4), "tiny-96": (2, 96, 4)},
+            perf_gpt_batch=4,
+            perf_gpt_seq=16,
+            perf_gpt_vocab=128,
+            perf_memory_sizes=("tiny-64", "tiny-96"),
+            perf_min_run_time=0.1,
         ),
     ),
     "gpu-full": Profile(
@@ -114,6 +123,16 @@ PROFILES: dict[str, Profile] = {
             fp8_train_width=768,
             fp8_train_seq=256,
             fp8_train_batch=16,
+            # performance chapter and `amp-docs bench` (amp_docs_lib/bench)
+            perf_matmul_sizes=(256, 512, 1024, 2048, 4096, 8192),
+            perf_alignment_base=4096,
+            perf_gpt_ladder={"small": (12, 768, 12), "medium": (24, 1024, 16), "large": (36, 1280, 20),
+                             "xl": (48, 1600, 25), "2.7B": (32, 2560, 32)},
+            perf_gpt_batch=4,
+            perf_gpt_seq=128,
+            perf_gpt_vocab=10_000,
+            perf_memory_sizes=("small", "large", "xl"),
+            perf_min_run_time=0.2,
         ),
     ),
 }

@@ -22,19 +22,21 @@ from pathlib import Path
 from amp_docs_lib.docsite.plugin import BUILD_LOG
 
 
-def _build(root: Path, site: Path, *extra: str) -> tuple[float, dict | None]:
+def _build(root: Path, site: Path, *extra: str, env: dict | None = None) -> tuple[float, dict | None]:
     """Time one ``amp-docs build``; return the seconds and the plugin's log (None if mkdocs never ran)."""
     log_path = root / BUILD_LOG
     log_path.unlink(missing_ok=True)
     t0 = time.perf_counter()
     subprocess.run([sys.executable, "-m", "amp_docs_lib", "build", *extra, "--strict", "-q",
-                    "-d", str(site)], cwd=root, env=dict(os.environ, NO_MKDOCS_2_WARNING="1"),
+                    "-d", str(site)], cwd=root, env=dict(os.environ, NO_MKDOCS_2_WARNING="1", **(env or {})),
                    check=True, stdout=subprocess.DEVNULL)
     dt = time.perf_counter() - t0
     return dt, json.loads(log_path.read_text()) if log_path.exists() else None
 
 
-def main(touch: str = "docs/chapters/formats.md") -> int:
+def main(touch: str = "docs/chapters/formats.md", serial: bool = False) -> int:
+    """Run the builds and print their times; ``serial`` first adds a cold build with one job
+    (``AMP_DOCS_JOBS=1``) into its own cache, to compare with the parallel cold build."""
     root = Path.cwd()
     if not (root / "mkdocs.yml").exists():
         print("run from the repository root (where mkdocs.yml is)", file=sys.stderr)
@@ -43,11 +45,16 @@ def main(touch: str = "docs/chapters/formats.md") -> int:
     shutil.copytree(root, work / "repo", ignore=shutil.ignore_patterns(
         ".git", "site", ".amp-docs-cache", "__pycache__"))
     repo, site = work / "repo", work / "site"
-    results = {
+    results = {}
+    if serial:
+        results["cold, serial (AMP_DOCS_JOBS=1)"] = _build(repo, site, env={"AMP_DOCS_JOBS": "1"})
+        shutil.rmtree(repo / ".amp-docs-cache", ignore_errors=True)
+        shutil.rmtree(site, ignore_errors=True)
+    results.update({
         "cold": _build(repo, site),
         "no-op (amp-docs build)": _build(repo, site),
         "no-op (--force: mkdocs runs)": _build(repo, site, "--force"),
-    }
+    })
     chapter = repo / touch
     chapter.write_text(chapter.read_text() + "\n")
     results[f"touch {Path(touch).name}"] = _build(repo, site)

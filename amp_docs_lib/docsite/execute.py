@@ -26,7 +26,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import jupytext
 import nbformat
@@ -178,13 +178,90 @@ def execute_notebook(nb: Any, chapter_id: str, *, cwd: Path = REPO_ROOT) -> tupl
     finally:
         if client._socket_dir:
             shutil.rmtree(client._socket_dir, ignore_errors=True)
-    nb.metadata["amp_docs"] = {
+    nb.metadata.setdefault("amp_docs", {}).update({
         "chapter": chapter_id,
         "profile": active_profile().name,
         "seconds": round(time.perf_counter() - t0, 2),
         "executed_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-    }
+    })
     return nb, client
+
+
+JOBS_ENV_VAR = "AMP_DOCS_JOBS"
+
+
+def is_timing_sensitive(nb: Any) -> bool:
+    """Whether a chapter's front matter marks it ``amp_docs: {timing_sensitive: true}``.
+
+    Such chapters measure timings: the build executes them alone, after the others.
+    """
+    meta = nb.metadata.get("amp_docs", {})
+    flag = meta.get("timing_sensitive", False) if isinstance(meta, dict) else False
+    if not isinstance(flag, bool):
+        raise ValueError(f"amp_docs.timing_sensitive must be true or false, got {flag!r}")
+    return flag
+
+
+def resolve_jobs(configured: int | None = None) -> int:
+    """Chapters executed at once: ``$AMP_DOCS_JOBS``, else ``configured``, else the number of cores.
+
+    0 or None means "the number of cores". Raises ``ValueError`` for a negative or non-integer value.
+    """
+    raw: Any = os.environ.get(JOBS_ENV_VAR, "").strip() or configured
+    if raw is None or raw == 0 or raw == "0":
+        try:
+            return max(1, len(os.sched_getaffinity(0)))
+        except AttributeError:
+            return max(1, os.cpu_count() or 1)
+    try:
+        jobs = int(raw)
+    except (TypeError, ValueError):
+        raise ValueError(f"jobs must be a non-negative integer ({JOBS_ENV_VAR} or the plugin's 'jobs' "
+                         f"option; 0 = number of cores), got {raw!r}") from None
+    if jobs < 0 or isinstance(raw, bool):
+        raise ValueError(f"jobs must be a non-negative integer (0 = number of cores), got {raw!r}")
+    return jobs
+
+
+def execute_chapters(chapters: list[tuple[str, Any]], jobs: int,
+                     on_done: Callable[[int, Any, ChapterExecutionError | None], None] | None = None,
+                     ) -> list[tuple[Any, ChapterExecutionError | None]]:
+    """Execute several chapters, one kernel each, ``jobs`` at a time; timing-sensitive ones alone, last.
+
+    ``chapters``: ``(chapter_id, notebook)`` pairs. Returns one ``(notebook, error)`` pair per
+    chapter, in the order given, whatever order they finished in; a failure is returned (its
+    message names its chapter), not raised, so every other chapter still completes.
+    ``on_done(index, notebook, error)`` is called as each chapter finishes (from a worker
+    thread), so its result can be cached at once: a build killed later keeps it.
+    """
+    from concurrent.futures import ThreadPoolExecutor
+
+    if not isinstance(jobs, int) or jobs < 1:
+        raise ValueError(f"jobs must be a positive int, got {jobs!r}")
+
+    def run(i: int) -> tuple[Any, ChapterExecutionError | None]:
+        cid, nb = chapters[i]
+        try:
+            res = execute_notebook(nb, cid)[0], None
+        except ChapterExecutionError as e:
+            res = None, e
+        if on_done is not None:
+            on_done(i, *res)
+        return res
+
+    results: dict[int, tuple[Any, ChapterExecutionError | None]] = {}
+    shared = [i for i, (_, nb) in enumerate(chapters) if not is_timing_sensitive(nb)]
+    alone = [i for i in range(len(chapters)) if i not in set(shared)]
+    if len(shared) > 1 and jobs > 1:
+        with ThreadPoolExecutor(max_workers=min(jobs, len(shared)), thread_name_prefix="amp-docs-exec") as pool:
+            for i, res in zip(shared, pool.map(run, shared)):
+                results[i] = res
+    else:
+        for i in shared:
+            results[i] = run(i)
+    for i in alone:  # nothing else runs meanwhile: their timings see a quiet build
+        results[i] = run(i)
+    return [results[i] for i in range(len(chapters))]
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -24,7 +24,7 @@ from mkdocs.exceptions import PluginError
 from mkdocs.plugins import BasePlugin, event_priority
 
 from amp_docs_lib.docsite.cache import ExecutionCache, KeyInputs, cache_key
-from amp_docs_lib.docsite.execute import ChapterExecutionError, execute_notebook, read_chapter
+from amp_docs_lib.docsite.execute import execute_chapters, read_chapter, resolve_jobs
 
 log = logging.getLogger("mkdocs.plugins.amp_docs")
 DEFAULT_CACHE_DIR = ".amp-docs-cache/executed"
@@ -67,6 +67,8 @@ def strip_remote_scripts(html: str) -> str:
 class AmpDocsConfig(base.Config):
     chapters = c.Type(str, default="chapters/*.md")
     cache_dir = c.Type(str, default=DEFAULT_CACHE_DIR)
+    # Chapters executed at once (one kernel each); 0 = number of cores. $AMP_DOCS_JOBS overrides.
+    jobs = c.Type(int, default=0)
 
 
 class AmpDocsPlugin(BasePlugin[AmpDocsConfig]):
@@ -84,28 +86,48 @@ class AmpDocsPlugin(BasePlugin[AmpDocsConfig]):
         self.used: set[Path] = set()
         self.chapters: dict[str, dict] = {}
         record = {"started": time.time(), "executed": {}, "cached": []}
+        chapters = []
         for f in list(files):
             if not f.src_uri.endswith(".md") or not fnmatch.fnmatch(f.src_uri, self.config.chapters):
                 continue
             cid = chapter_id_for(Path(f.abs_src_path))
             key = cache_key(Path(f.abs_src_path).read_text(encoding="utf-8"), inputs)
-            hit = self.cache.get(cid, key)
+            chapters.append((f, cid, key, self.cache.get(cid, key)))
+        misses = [(f, cid, key) for f, cid, key, hit in chapters if not hit]
+        try:
+            jobs = resolve_jobs(self.config.jobs)
+        except ValueError as e:
+            raise PluginError(f"amp-docs: {e}") from None
+        if misses:
+            log.info("amp-docs: executing %d chapter(s), up to %d at once: %s", len(misses), jobs,
+                     ", ".join(cid for _, cid, _ in misses))
+        executed: dict[str, tuple] = {}
+
+        def cache_result(i: int, nb, err) -> None:  # as each chapter finishes: a killed build keeps it
+            if err is None:
+                f, cid, key = misses[i]
+                executed[cid] = (self.cache.put(cid, key, nb), nb)
+
+        outcomes = execute_chapters([(cid, read_chapter(f.abs_src_path)) for f, cid, _ in misses], jobs,
+                                    on_done=cache_result)
+        failures = []
+        for (f, cid, key), (nb, err) in zip(misses, outcomes):  # in file order, whatever finished first
+            if err is not None:
+                failures.append(f"amp-docs: chapter {f.src_uri} failed to execute.\n{err}")
+                continue
+            record["executed"][cid] = nb.metadata["amp_docs"]["seconds"]
+            log.info("amp-docs: %s: executed in %.1f s", cid, nb.metadata["amp_docs"]["seconds"])
+        if failures:
+            raise PluginError("\n\n".join(failures))
+        for f, cid, key, hit in chapters:
             if hit:
-                path = hit[0]
+                path, nb = hit
                 record["cached"].append(cid)
                 log.info("amp-docs: %s: cached result (key %s)", cid, key[:12])
             else:
-                log.info("amp-docs: %s: executing ...", cid)
-                try:
-                    nb, client = execute_notebook(read_chapter(f.abs_src_path), cid)
-                except ChapterExecutionError as e:
-                    raise PluginError(f"amp-docs: chapter {f.src_uri} failed to execute.\n{e}") from None
-                path = self.cache.put(cid, key, nb)
-                secs = nb.metadata["amp_docs"]["seconds"]
-                record["executed"][cid] = secs
-                log.info("amp-docs: %s: executed in %.1f s", cid, secs)
+                path, nb = executed[cid]
             self.used.add(path)
-            self.chapters[cid] = dict(hit[1].metadata["amp_docs"] if hit else nb.metadata["amp_docs"],
+            self.chapters[cid] = dict(nb.metadata["amp_docs"],
                                       status="from cache" if hit else "executed in this build")
             # mkdocs-jupyter renders the executed notebook; the page keeps the chapter's URL.
             nb_file = NotebookFile(f, **config)

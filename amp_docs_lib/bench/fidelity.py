@@ -1,0 +1,65 @@
+"""Fidelity of the harness: its figure for an n×n FP32 matmul against a direct
+``torch.utils.benchmark.Timer.blocked_autorange`` of the same op, in the same process.
+
+Run ``python -m amp_docs_lib.bench.fidelity [--n 2048]``; it prints both
+medians and their relative difference, and exits non-zero when they differ by
+more than the tolerance (5%). The two are interleaved (harness, direct,
+harness, direct, ...) so that a change in the machine's load hits both alike, and
+the difference reported is that of the median per-round ratio.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+
+import torch
+import torch.utils.benchmark as benchmark
+
+from amp_docs_lib.bench.timing import measure
+
+TOLERANCE = 0.05
+
+
+def fidelity(n: int = 2048, *, rounds: int = 5, min_run_time: float = 0.5,
+             num_threads: int | None = None) -> dict[str, float]:
+    """Median seconds per call from the harness and from a direct ``Timer``, and their relative difference."""
+    if not isinstance(n, int) or n < 1:
+        raise ValueError(f"n must be a positive int, got {n!r}")
+    g = torch.Generator().manual_seed(0)
+    a, b = torch.randn(n, n, generator=g), torch.randn(n, n, generator=g)
+    threads = num_threads or torch.get_num_threads()
+    harness, direct = [], []
+    for _ in range(rounds):
+        harness.append(measure(lambda: a @ b, device="cpu", min_run_time=min_run_time,
+                               num_threads=threads).median_s)
+        timer = benchmark.Timer(stmt="a @ b", globals={"a": a, "b": b}, num_threads=threads)
+        direct.append(timer.blocked_autorange(min_run_time=min_run_time).median)
+        torch.set_num_threads(threads)
+    h, d = statistics.median(harness), statistics.median(direct)
+    # Each round pairs two adjacent measurements; the median of the per-round ratios is robust to
+    # load that changes between rounds (other work on a shared machine).
+    ratio = statistics.median(x / y for x, y in zip(harness, direct))
+    return {"n": n, "threads": threads, "rounds": rounds, "harness_s": h, "direct_timer_s": d,
+            "median_ratio": ratio, "relative_difference": abs(ratio - 1.0)}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--n", type=int, default=2048, help="matrix size (default 2048)")
+    ap.add_argument("--rounds", type=int, default=5, help="interleaved rounds (default 5)")
+    ap.add_argument("--threads", type=int, default=None,
+                    help="threads for both timers (default: torch.get_num_threads())")
+    args = ap.parse_args(argv)
+    if args.n < 1 or args.rounds < 1 or (args.threads is not None and args.threads < 1):
+        ap.error("--n, --rounds and --threads must be positive")
+    r = fidelity(args.n, rounds=args.rounds, num_threads=args.threads)
+    print(f"{args.n}x{args.n} FP32 matmul, {r['threads']} threads: harness {r['harness_s'] * 1e3:.2f} ms, "
+          f"direct Timer.blocked_autorange {r['direct_timer_s'] * 1e3:.2f} ms, "
+          f"difference {r['relative_difference']:.2%} (tolerance {TOLERANCE:.0%})")
+    return 0 if r["relative_difference"] <= TOLERANCE else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

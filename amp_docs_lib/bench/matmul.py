@@ -1,0 +1,135 @@
+"""Matmul throughput per dtype against size and alignment.
+
+Each point is an ``n × n @ n × n`` product timed with :func:`timing.measure`
+(warm-up in the measured dtype, median of runs) and converted to TFLOP/s as
+``2 n³ / median``. ``tf32`` is FP32 inputs with TF32 Tensor Cores allowed
+(CUDA only); ``fp8`` is ``torch._scaled_mm`` on ``float8_e4m3fn`` inputs with
+unit scales (CUDA with compute capability 8.9 or newer).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Iterable
+
+import pandas as pd
+import torch
+
+from amp_docs_lib.bench.timing import Timing, measure
+from amp_docs_lib.devices import check_device
+
+MATMUL_DTYPES = ("fp32", "tf32", "fp16", "bf16", "fp8")
+_TORCH_DTYPES = {"fp32": torch.float32, "tf32": torch.float32, "fp16": torch.float16,
+                 "bf16": torch.bfloat16}
+
+
+def matmul_flops(m: int, n: int, k: int) -> int:
+    """Floating-point operations of an (m × k) @ (k × n) product: 2·m·n·k."""
+    return 2 * m * n * k
+
+
+def dtype_supported(dtype: str, device: str | torch.device = "cpu") -> bool:
+    """Whether ``dtype`` (a :data:`MATMUL_DTYPES` name) has a matmul on ``device`` here."""
+    if dtype not in MATMUL_DTYPES:
+        raise ValueError(f"unknown matmul dtype {dtype!r}; valid: {list(MATMUL_DTYPES)}")
+    dev = check_device(device)
+    if dev.type == "cpu":
+        return dtype in ("fp32", "fp16", "bf16")
+    if dtype == "tf32":
+        return torch.cuda.get_device_capability(dev) >= (8, 0)
+    if dtype == "bf16":
+        return torch.cuda.is_bf16_supported()
+    if dtype == "fp8":
+        return torch.cuda.get_device_capability(dev) >= (8, 9) and hasattr(torch, "_scaled_mm")
+    return True
+
+
+@contextlib.contextmanager
+def _tf32(enabled: bool):
+    prev = torch.backends.cuda.matmul.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = enabled
+    try:
+        yield
+    finally:
+        torch.backends.cuda.matmul.allow_tf32 = prev
+
+
+def matmul_fn(dtype: str, m: int, n: int, k: int, device: str | torch.device = "cpu", seed: int = 0):
+    """A zero-argument function computing one (m × k) @ (k × n) product in ``dtype``."""
+    if not dtype_supported(dtype, device):
+        raise ValueError(f"matmul dtype {dtype!r} is not supported on {device!r} here")
+    dev = check_device(device)
+    g = torch.Generator().manual_seed(seed)
+    a = torch.randn(m, k, generator=g).to(dev)
+    b = torch.randn(k, n, generator=g).to(dev)
+    if dtype == "fp8":
+        a8 = a.to(torch.float8_e4m3fn)
+        b8 = b.t().contiguous().to(torch.float8_e4m3fn).t()  # column-major second operand
+        one = torch.ones((), device=dev)
+        return lambda: torch._scaled_mm(a8, b8, scale_a=one, scale_b=one, out_dtype=torch.bfloat16)
+    a, b = a.to(_TORCH_DTYPES[dtype]), b.to(_TORCH_DTYPES[dtype])
+    if dev.type == "cuda":
+        tf32 = dtype == "tf32"
+
+        def run():
+            with _tf32(tf32):
+                return a @ b
+        return run
+    return lambda: a @ b
+
+
+def time_matmul(dtype: str, n: int, device: str | torch.device = "cpu", *, m: int | None = None,
+                k: int | None = None, min_run_time: float = 0.1, warmup: int = 2) -> Timing:
+    """Timing of one (m × k) @ (k × n) product (square n × n by default)."""
+    m, k = m or n, k or n
+    return measure(matmul_fn(dtype, m, n, k, device), device=device, warmup=warmup,
+                   min_run_time=min_run_time, label=f"{dtype} {m}x{k}@{k}x{n}")
+
+
+def throughput_sweep(sizes: Iterable[int], dtypes: Iterable[str] = MATMUL_DTYPES,
+                     device: str | torch.device = "cpu", *, min_run_time: float = 0.1,
+                     progress=None) -> pd.DataFrame:
+    """TFLOP/s per (dtype, n) for square matmuls; dtypes unsupported here are left out.
+
+    Columns: dtype, n, median_s, iqr_s, tflops, bytes (inputs + output), intensity (FLOP/byte).
+    ``progress``: optional callable invoked after each point.
+    """
+    rows = []
+    for dt in dtypes:
+        if not dtype_supported(dt, device):
+            continue
+        elt = 1 if dt == "fp8" else torch.tensor([], dtype=_TORCH_DTYPES[dt]).element_size()
+        for n in sizes:
+            if not isinstance(n, int) or n < 1:
+                raise ValueError(f"sizes must be positive ints, got {n!r}")
+            t = time_matmul(dt, n, device, min_run_time=min_run_time)
+            flops = matmul_flops(n, n, n)
+            nbytes = 3 * n * n * elt
+            rows.append({"dtype": dt, "n": n, "median_s": t.median_s, "iqr_s": t.iqr_s,
+                         "tflops": flops / t.median_s / 1e12, "bytes": nbytes, "intensity": flops / nbytes})
+            if progress:
+                progress()
+    return pd.DataFrame(rows)
+
+
+def alignment_sweep(base: int, dtypes: Iterable[str] = ("fp32", "bf16"), offsets: Iterable[int] = (-1, 0, 1),
+                    device: str | torch.device = "cpu", *, min_run_time: float = 0.1) -> pd.DataFrame:
+    """Throughput of n = base + offset for each offset: multiples of 8/16 against their neighbours.
+
+    Columns: dtype, n, multiple of 8, multiple of 16, tflops, relative (to the aligned size ``base``).
+    """
+    if base % 16:
+        raise ValueError(f"base must be a multiple of 16, got {base}")
+    rows = []
+    for dt in dtypes:
+        if not dtype_supported(dt, device):
+            continue
+        ref = None
+        for off in sorted(set(offsets) | {0}, key=lambda o: (o != 0, o)):
+            n = base + off
+            t = time_matmul(dt, n, device, min_run_time=min_run_time)
+            tf = matmul_flops(n, n, n) / t.median_s / 1e12
+            ref = tf if off == 0 else ref
+            rows.append({"dtype": dt, "n": n, "multiple of 8": n % 8 == 0, "multiple of 16": n % 16 == 0,
+                         "TFLOP/s": tf, "relative to aligned": tf / ref})
+    return pd.DataFrame(rows).sort_values(["dtype", "n"], kind="stable").reset_index(drop=True)

@@ -1,0 +1,172 @@
+"""Training memory: a calculator for parameters, gradients, optimizer states and
+activations per precision regime, compared with what a training step holds.
+
+The calculator (:func:`estimate`) multiplies element counts by bytes per
+element under each regime's assumptions (:data:`REGIMES`, Adam with two states
+per parameter). Activation elements follow the per-layer count of Korthikanti
+et al., "Reducing Activation Recomputation in Large Transformer Models" (2022),
+for this GPT: without dropout masks and with a fused attention kernel, each
+layer saves about ``16·s·b·h`` elements (LayerNorm inputs and outputs, Q/K/V,
+the attention output, the MLP's 4h-wide input and GELU output), plus the
+logits ``s·b·V``.
+
+:func:`measure_step` measures the same quantities for one training step: the
+bytes of parameters, gradients and optimizer states (read from the tensors),
+the bytes saved for backward (``torch.autograd.graph.saved_tensors_hooks``,
+counted once per storage; under autocast this includes the 16-bit weight
+copies) and, on CUDA, the allocator's peak.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+import torch
+
+from amp_docs_lib.devices import check_device
+from amp_docs_lib.gpt import GPT, GPTConfig, random_batch
+from amp_docs_lib.bench.model_sweep import count_parameters
+
+# Bytes per element. weight_copies: low-precision copies of the weights made for the matmuls.
+REGIMES: dict[str, dict[str, int]] = {
+    "fp32": {"weights": 4, "grads": 4, "optimizer": 8, "weight_copies": 0, "activations": 4},
+    "amp_bf16": {"weights": 4, "grads": 4, "optimizer": 8, "weight_copies": 2, "activations": 2},
+    "bf16": {"weights": 2, "grads": 2, "optimizer": 4, "weight_copies": 0, "activations": 2},
+    "fp8": {"weights": 4, "grads": 4, "optimizer": 8, "weight_copies": 1, "activations": 1},
+}
+REGIME_NOTES = {
+    "fp32": "everything FP32",
+    "amp_bf16": "FP32 master weights, grads and Adam states; BF16 weight copies and activations",
+    "bf16": "weights, grads, Adam states and activations in BF16",
+    "fp8": "FP32 master weights and states; FP8 weight copies and matmul inputs (assumed 1 byte/activation)",
+}
+
+
+def activation_elements(cfg: GPTConfig, batch: int) -> int:
+    """Elements saved for backward by one forward of :class:`GPT` (the calculator's model)."""
+    s, b, h, L, V = cfg.block_size, batch, cfg.n_embd, cfg.n_layer, cfg.vocab_size
+    return L * 16 * s * b * h + s * b * V
+
+
+def estimate(n_params: int, n_activations: int, regime: str) -> dict[str, int]:
+    """Bytes per component under ``regime`` (a :data:`REGIMES` name), and their total."""
+    if regime not in REGIMES:
+        raise ValueError(f"unknown regime {regime!r}; valid regimes: {list(REGIMES)}")
+    for name, v in (("n_params", n_params), ("n_activations", n_activations)):
+        if not isinstance(v, int) or v < 0:
+            raise ValueError(f"{name} must be a non-negative int, got {v!r}")
+    r = REGIMES[regime]
+    out = {"weights": n_params * r["weights"], "grads": n_params * r["grads"],
+           "optimizer": n_params * r["optimizer"], "weight_copies": n_params * r["weight_copies"],
+           "activations": n_activations * r["activations"]}
+    out["total"] = sum(out.values())
+    return out
+
+
+def calculator_table(cfg: GPTConfig, batch: int) -> pd.DataFrame:
+    """The calculator for every regime, in MiB."""
+    n, a = count_parameters(cfg), activation_elements(cfg, batch)
+    rows = []
+    for reg in REGIMES:
+        e = estimate(n, a, reg)
+        rows.append({"regime": reg, **{f"{k} (MiB)": v / 2**20 for k, v in e.items()}, "assumes": REGIME_NOTES[reg]})
+    return pd.DataFrame(rows)
+
+
+def _state_bytes(tensors) -> int:
+    return sum(t.numel() * t.element_size() for t in tensors if t is not None)
+
+
+def measure_step(cfg: GPTConfig, batch: int, precision: str, device: str | torch.device = "cpu") -> dict[str, Any]:
+    """Measure one Adam training step of :class:`GPT` under ``precision`` (fp32, amp_bf16, amp_fp16, bf16).
+
+    Returns bytes of weights, grads, optimizer states, bytes saved for backward
+    and (CUDA) the allocator's peak during the step.
+    """
+    from amp_docs_lib.precision import precision_setup
+
+    dev = check_device(device)
+    setup = precision_setup(precision, dev)
+    torch.manual_seed(0)
+    model = GPT(cfg).to(dev, dtype=setup.param_dtype)
+    opt = torch.optim.Adam(model.parameters(), lr=1e-4)
+    x, y = random_batch(cfg, batch, dev)
+    seen: dict[tuple[int, torch.dtype], int] = {}
+    params = {p.data_ptr() for p in model.parameters()}
+
+    def pack(t: torch.Tensor):
+        if t.device.type != "meta" and t.data_ptr() not in params:  # parameters are counted as weights
+            key = (t.untyped_storage().data_ptr(), t.dtype)
+            seen[key] = max(seen.get(key, 0), t.untyped_storage().nbytes())
+        return t
+
+    if dev.type == "cuda":
+        torch.cuda.synchronize(dev)
+        torch.cuda.reset_peak_memory_stats(dev)
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        with setup.autocast():
+            _, loss = model(x, y)
+    setup.scaler.scale(loss).backward()
+    setup.scaler.step(opt)
+    setup.scaler.update()
+    out = {"weights": _state_bytes(model.parameters()),
+           "grads": _state_bytes(p.grad for p in model.parameters()),
+           "optimizer": _state_bytes(v for st in opt.state.values() for v in st.values()
+                                     if torch.is_tensor(v) and v.dim() > 0),
+           "saved for backward": sum(seen.values()),
+           "peak allocated": torch.cuda.max_memory_allocated(dev) if dev.type == "cuda" else None}
+    del model, opt
+    return out
+
+
+def largest_batch(cfg: GPTConfig, precision: str, device: str | torch.device = "cuda", *,
+                  start: int = 1, limit: int = 4096) -> int:
+    """The largest batch whose training step fits in GPU memory (doubling, then bisection).
+
+    Out-of-memory errors are caught, and memory is freed between trials.
+    """
+    dev = check_device(device)
+    if dev.type != "cuda":
+        raise ValueError(f"largest_batch needs a CUDA device, got {str(dev)!r}; valid: ['cuda']")
+
+    def fits(b: int) -> bool:
+        try:
+            measure_step(cfg, b, precision, dev)
+            return True
+        except torch.cuda.OutOfMemoryError:
+            return False
+        finally:
+            import gc
+            gc.collect()
+            torch.cuda.empty_cache()
+
+    if not fits(start):
+        return 0
+    lo, hi = start, start * 2
+    while hi <= limit and fits(hi):
+        lo, hi = hi, hi * 2
+    hi = min(hi, limit + 1)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if fits(mid) else (lo, mid)
+    return lo
+
+
+def comparison_table(cfg: GPTConfig, batch: int, precisions=("fp32", "amp_bf16", "bf16"),
+                     device: str | torch.device = "cpu") -> pd.DataFrame:
+    """Calculator against measurement per precision, in MiB (saved for backward vs activations + weight copies)."""
+    n, a = count_parameters(cfg), activation_elements(cfg, batch)
+    rows = []
+    for prec in precisions:
+        m = measure_step(cfg, batch, prec, device)
+        e = estimate(n, a, prec if prec in REGIMES else "amp_bf16")
+        rows.append({
+            "precision": prec,
+            "weights+grads+Adam, calculated (MiB)": (e["weights"] + e["grads"] + e["optimizer"]) / 2**20,
+            "weights+grads+Adam, measured (MiB)": (m["weights"] + m["grads"] + m["optimizer"]) / 2**20,
+            "saved for backward, calculated (MiB)": (e["activations"] + e["weight_copies"]) / 2**20,
+            "saved for backward, measured (MiB)": m["saved for backward"] / 2**20,
+            "peak allocated (MiB)": None if m["peak allocated"] is None else m["peak allocated"] / 2**20,
+        })
+    return pd.DataFrame(rows)

@@ -1,0 +1,62 @@
+"""The roofline model: attainable throughput = min(peak, intensity × memory bandwidth).
+
+A kernel with arithmetic intensity ``I`` (FLOP per byte moved to and from
+memory) can run no faster than ``I × bandwidth`` (memory-bound) nor faster than
+the compute peak (compute-bound); the ridge point ``peak / bandwidth`` separates
+the two. For an n×n matmul reading two inputs and writing one output of
+``e`` bytes per element, ``I = 2n³ / (3n²e) = 2n / (3e)``.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+import torch
+
+from amp_docs_lib.bench.timing import measure
+from amp_docs_lib.devices import check_device
+
+
+def matmul_intensity(n: int, element_bytes: int) -> float:
+    """Arithmetic intensity (FLOP/byte) of an n×n matmul with ``element_bytes`` per element."""
+    if n < 1 or element_bytes < 1:
+        raise ValueError(f"n and element_bytes must be positive, got n={n!r}, element_bytes={element_bytes!r}")
+    return 2 * n / (3 * element_bytes)
+
+
+def attainable_tflops(intensity: float, peak_tflops: float, bandwidth_tbs: float) -> float:
+    """The roofline: min(peak, intensity × bandwidth), in TFLOP/s (bandwidth in TB/s)."""
+    return min(peak_tflops, intensity * bandwidth_tbs)
+
+
+def copy_bandwidth(device: str | torch.device = "cpu", mib: int = 64, *, min_run_time: float = 0.1) -> float:
+    """Memory bandwidth in TB/s measured by copying a ``mib`` MiB buffer (read + write counted)."""
+    dev = check_device(device)
+    n = mib * 2**20 // 4
+    src, dst = torch.ones(n, device=dev), torch.empty(n, device=dev)
+    t = measure(lambda: dst.copy_(src), device=dev, min_run_time=min_run_time, label="copy")
+    return 2 * n * 4 / t.median_s / 1e12
+
+
+def plot(points: pd.DataFrame, peak_tflops: float, bandwidth_tbs: float, *, peak_label: str = "peak",
+         extra_roofs: dict[str, float] | None = None):
+    """Roofline with measured points (columns dtype, intensity, tflops), one marker series per dtype."""
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    lo = min(points["intensity"].min() / 4, peak_tflops / bandwidth_tbs / 8)
+    hi = max(points["intensity"].max() * 4, peak_tflops / bandwidth_tbs * 8)
+    x = np.logspace(np.log10(lo), np.log10(hi), 200)
+    fig, ax = plt.subplots(figsize=(6.4, 3.8))
+    ax.plot(x, np.minimum(peak_tflops, x * bandwidth_tbs), color="0.2", lw=1.5,
+            label=f"roof: {peak_label}, {bandwidth_tbs * 1e3:.3g} GB/s")
+    for name, pk in (extra_roofs or {}).items():
+        ax.plot(x, np.minimum(pk, x * bandwidth_tbs), lw=0.8, ls=":", color="0.4")
+        ax.text(x[-1], pk, f" {name}", va="center", fontsize=7)
+    for dt, g in points.groupby("dtype", sort=False):
+        ax.plot(g["intensity"], g["tflops"], "o", label=f"{dt} matmul (measured)")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("arithmetic intensity (FLOP/byte)")
+    ax.set_ylabel("TFLOP/s")
+    ax.legend(fontsize=7)
+    return fig

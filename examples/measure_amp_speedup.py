@@ -1,0 +1,56 @@
+"""Measure a training step's AMP speedup correctly: warm-up in the measured precision,
+a deliberate thread count, synchronisation on CUDA, median and IQR.
+
+    python examples/measure_amp_speedup.py
+    python examples/measure_amp_speedup.py --width 1024 --batch 256 --precision amp_fp16
+
+The autocast region is inside the timed function, so the harness's warm-up
+runs in the precision being measured.
+"""
+import argparse
+
+import torch
+
+from amp_docs_lib.bench.timing import measure
+from amp_docs_lib.devices import default_device
+from amp_docs_lib.precision import PRECISIONS, precision_setup
+
+
+def make_step(model, x, precision, device):
+    setup = precision_setup(precision, device)
+
+    def step():
+        with setup.autocast():
+            loss = model(x).float().pow(2).mean()
+        setup.scaler.scale(loss).backward()
+        model.zero_grad(set_to_none=True)
+    return step
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--width", type=int, default=256)
+    parser.add_argument("--batch", type=int, default=64)
+    parser.add_argument("--precision", choices=[p for p in PRECISIONS if p != "fp32"], default="amp_bf16")
+    parser.add_argument("--threads", type=int, default=torch.get_num_threads(),
+                        help="CPU threads for the timer (torch.utils.benchmark.Timer defaults to 1)")
+    args = parser.parse_args(argv)
+
+    device = default_device()
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(args.width, 4 * args.width), torch.nn.GELU(),
+                                torch.nn.Linear(4 * args.width, args.width)).to(device)
+    x = torch.randn(args.batch, args.width, device=device)
+    results = {}
+    for precision in ("fp32", args.precision):
+        t = measure(make_step(model, x, precision, device), device=device, num_threads=args.threads,
+                    label=precision)
+        results[precision] = t
+        print(f"{precision:>9}: median {t.median_s * 1e3:8.3f} ms, IQR {t.iqr_s * 1e3:7.3f} ms "
+              f"({t.runs} runs, {t.num_threads} threads, {t.method})")
+    speedup = results["fp32"].median_s / results[args.precision].median_s
+    print(f"{args.precision} speedup over fp32 on {device}: {speedup:.2f}x")
+
+
+if __name__ == "__main__":
+    main()

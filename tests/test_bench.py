@@ -1,0 +1,172 @@
+"""The benchmark library: harness, mistakes, matmul, peaks, roofline, model sweep, memory, CLI."""
+
+import json
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+from torch.utils.flop_counter import FlopCounterMode
+
+from amp_docs_lib.bench import matmul, memory, model_sweep, peaks, roofline, timing
+from amp_docs_lib.bench.cli import DEFAULT_SUITES, SUITES, _parse_suites
+from amp_docs_lib.bench.compile import top_ops
+from amp_docs_lib.gpt import GPT, GPTConfig, random_batch
+
+from conftest import REPO_ROOT
+
+
+def test_quartiles_match_numpy():
+    vals = [5.0, 1.0, 9.0, 3.0, 7.0, 2.0]
+    q1, med, q3 = timing.quartiles(vals)
+    assert (q1, med, q3) == pytest.approx(tuple(np.percentile(vals, [25, 50, 75])))
+
+
+def test_measure_times_a_known_duration_and_warms_up():
+    calls = []
+
+    def fn():
+        calls.append(1)
+        time.sleep(0.004)
+    t = timing.measure(fn, warmup=2, min_run_time=0.05)
+    assert 0.004 <= t.median_s < 0.04
+    assert t.runs >= timing.MIN_RUNS and t.iqr_s >= 0
+    assert len(calls) >= 2 + t.runs * t.calls_per_run
+
+
+def test_measure_uses_the_requested_threads_and_restores_them():
+    seen = set()
+    before = torch.get_num_threads()
+    timing.measure(lambda: seen.add(torch.get_num_threads()), num_threads=1, warmup=0, min_run_time=0.01)
+    assert seen == {1}
+    assert torch.get_num_threads() == before
+
+
+@pytest.mark.parametrize("kw, err", [({"warmup": -1}, ValueError), ({"min_run_time": 0}, ValueError),
+                                     ({"method": "stopwatch"}, ValueError), ({"num_threads": 0}, ValueError),
+                                     ({"method": "cuda_events"}, ValueError)])
+def test_measure_rejects_bad_arguments(kw, err):
+    with pytest.raises(err):
+        timing.measure(lambda: None, **kw)
+    with pytest.raises(TypeError):
+        timing.measure(42)
+
+
+def test_matmul_flops_match_torch_flop_counter():
+    with FlopCounterMode(display=False) as fc:
+        torch.randn(8, 5) @ torch.randn(5, 3)
+    assert fc.get_total_flops() == matmul.matmul_flops(8, 3, 5)
+
+
+def test_throughput_sweep_and_alignment():
+    df = matmul.throughput_sweep([32, 64], ["fp32", "tf32"], "cpu", min_run_time=0.01)
+    assert set(df["dtype"]) == {"fp32"}  # tf32 is CUDA-only: left out on CPU
+    assert (df["tflops"] > 0).all()
+    assert df["intensity"].tolist() == pytest.approx([roofline.matmul_intensity(n, 4) for n in (32, 64)])
+    al = matmul.alignment_sweep(32, ["fp32"], (-1, 0, 8), "cpu", min_run_time=0.01)
+    assert al["n"].tolist() == [31, 32, 40]
+    assert al["multiple of 8"].tolist() == [False, True, True]
+    assert al.loc[al["n"] == 32, "relative to aligned"].item() == 1.0
+    with pytest.raises(ValueError, match="multiple of 16"):
+        matmul.alignment_sweep(30)
+    with pytest.raises(ValueError, match="unknown matmul dtype"):
+        matmul.dtype_supported("fp4")
+
+
+def test_gpu_names_and_dense_peaks():
+    assert peaks.match_gpu("NVIDIA H100 80GB HBM3") == "H100 SXM"
+    assert peaks.match_gpu("NVIDIA H100 PCIe") == "H100 PCIe"
+    assert peaks.match_gpu("NVIDIA A100-SXM4-80GB") == "A100 SXM 80GB"
+    assert peaks.match_gpu("NVIDIA GeForce GTX 1080") is None
+    h = peaks.GPU_PEAKS["H100 SXM"]
+    assert h["bf16"] == pytest.approx(1978.9 / 2, rel=1e-3)  # the datasheet's sparse figure halved
+    assert h["fp8"] == pytest.approx(2 * h["bf16"], rel=1e-3)
+    t = peaks.datasheet_table()
+    assert t.loc[t["GPU"] == "A100 SXM 80GB", "FP8 dense (TFLOP/s)"].item() is None
+
+
+def test_cpu_peak_estimate_or_measured(monkeypatch):
+    monkeypatch.setattr(peaks, "cpu_clock_ghz", lambda: 2.0)
+    lanes = peaks.cpu_lanes_fp32()
+    p = peaks.cpu_peak(None, cores=4, fma_units=2)
+    assert p.kind == "estimate" and p.tflops == pytest.approx(4 * 2e9 * lanes * 2 * 2 / 1e12)
+    assert peaks.cpu_peak(1e6, cores=4).kind == "best measured"  # a measurement above the estimate wins
+    monkeypatch.setattr(peaks, "cpu_clock_ghz", lambda: None)
+    assert peaks.cpu_peak(0.5).tflops == 0.5
+    with pytest.raises(ValueError, match="best_measured_tflops"):
+        peaks.cpu_peak(None)
+    assert peaks.cpu_lanes_fp32("AVX2") == 8 and peaks.cpu_lanes_fp32("AVX512") == 16
+
+
+def test_roofline():
+    assert roofline.attainable_tflops(1.0, 100.0, 2.0) == 2.0
+    assert roofline.attainable_tflops(1000.0, 100.0, 2.0) == 100.0
+    assert roofline.copy_bandwidth("cpu", mib=4, min_run_time=0.01) > 0
+
+
+@pytest.mark.parametrize("shape", [(1, 16, 2), (3, 48, 6), (2, 64, 4)])
+def test_parameter_count_matches_the_model(shape):
+    cfg = GPTConfig(vocab_size=50, block_size=12, n_layer=shape[0], n_embd=shape[1], n_head=shape[2])
+    assert model_sweep.count_parameters(cfg) == sum(p.numel() for p in GPT(cfg).parameters())
+
+
+def test_sweep_and_speedup_grows():
+    cfgs = model_sweep.ladder_configs({"a": (1, 16, 2), "b": (1, 32, 2)}, vocab=32, seq=8)
+    df = model_sweep.sweep(cfgs, 2, ("fp32", "amp_bf16"), "cpu", min_run_time=0.01, warmup=1)
+    assert df["precision"].tolist() == ["fp32", "amp_bf16"] * 2
+    assert df.loc[df["precision"] == "fp32", "speedup vs fp32"].tolist() == [1.0, 1.0]
+    fake = pd.DataFrame({"precision": ["amp_bf16"] * 3, "parameters": [3, 1, 2], "speedup vs fp32": [1.5, 0.9, 1.2]})
+    assert model_sweep.speedup_grows(fake)
+    fake.loc[0, "speedup vs fp32"] = 1.0
+    assert not model_sweep.speedup_grows(fake)
+    ref = model_sweep.seed_reference()
+    assert ref["recomputed speedup"].round(2).tolist() == pytest.approx(ref["stated speedup"].tolist(), abs=0.011)
+
+
+def test_memory_calculator_against_a_real_step():
+    cfg = GPTConfig(vocab_size=64, block_size=16, n_layer=2, n_embd=64, n_head=4)
+    n = model_sweep.count_parameters(cfg)
+    m = memory.measure_step(cfg, 4, "fp32")
+    assert m["weights"] == 4 * n and m["grads"] == 4 * n and m["optimizer"] == 8 * n
+    e = memory.estimate(n, memory.activation_elements(cfg, 4), "fp32")
+    assert e["total"] == 16 * n + e["activations"]
+    assert m["saved for backward"] == pytest.approx(e["activations"], rel=0.25)  # the activation model
+    b = memory.measure_step(cfg, 4, "bf16")
+    assert b["weights"] == 2 * n and b["optimizer"] == 4 * n
+    with pytest.raises(ValueError, match="unknown regime"):
+        memory.estimate(n, 0, "fp4")
+
+
+def test_profiler_table_shows_matmul_dtypes():
+    cfg = GPTConfig(vocab_size=32, block_size=8, n_layer=1, n_embd=32, n_head=2)
+    model = GPT(cfg)
+    ops = top_ops(model_sweep.step_fn(model, random_batch(cfg, 2), "amp_bf16", torch.device("cpu")), k=40)
+    mm = ops[ops["operator"].isin(["aten::mm", "aten::addmm"])]
+    assert not mm.empty and set(mm["input dtypes"]) == {"bf16"}
+
+
+def test_suite_parsing():
+    assert _parse_suites(None) == list(DEFAULT_SUITES)
+    assert _parse_suites(["matmul,model", "matmul"]) == ["matmul", "model"]
+    assert _parse_suites(["all"]) == list(SUITES)
+    with pytest.raises(ValueError, match="unknown suite 'nope'"):
+        _parse_suites(["nope"])
+
+
+def test_bench_cli_writes_stamped_results(tmp_path):
+    env = {"AMP_DOCS_PROFILE": "cpu-small", "PYTHONPATH": str(REPO_ROOT), "PATH": "/usr/bin:/bin"}
+    r = subprocess.run([sys.executable, "-m", "amp_docs_lib", "bench", "--suite", "alignment",
+                        "--out", str(tmp_path / "out"), "--no-progress"], cwd=REPO_ROOT, env=env,
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert "alignment" in r.stdout and "unaligned sizes" in r.stdout
+    data = json.loads((tmp_path / "out" / "results.json").read_text())
+    assert data["hardware_fingerprint"] and data["suites"]["alignment"]["rows"]
+    csv = pd.read_csv(tmp_path / "out" / "alignment.csv")
+    assert (csv["hardware_fingerprint"] == data["hardware_fingerprint"]).all()
+    bad = subprocess.run([sys.executable, "-m", "amp_docs_lib", "bench", "--suite", "nope"], cwd=REPO_ROOT,
+                         env=env, capture_output=True, text=True, timeout=120)
+    assert bad.returncode == 2 and "valid suites" in bad.stderr
