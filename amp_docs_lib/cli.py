@@ -4,6 +4,7 @@
 ``amp-docs env``          print the environment report (what the site's stamps are made of)
 ``amp-docs execute FILE`` execute one chapter through the build's cache and print cell timings
 ``amp-docs bench-build``  time a cold build, a no-op rebuild and a one-chapter rebuild
+``amp-docs report``       this machine's precision landscape: HTML file plus a Markdown summary
 """
 
 from __future__ import annotations
@@ -24,6 +25,13 @@ def main(argv: list[str] | None = None) -> int:
     p_bench = sub.add_parser("bench-build", help="benchmark cold, no-op and one-chapter builds")
     p_bench.add_argument("--touch", default="docs/chapters/formats.md",
                          help="chapter to touch for the incremental build")
+    # amp-docs report (amp_docs_lib/report.py)
+    p_rep = sub.add_parser("report", help="write an HTML report of this machine's precision landscape")
+    p_rep.add_argument("--output", "-o", default="amp-docs-report.html", help="HTML file to write")
+    p_rep.add_argument("--size", type=int, default=None,
+                       help="matmul size n (default 256 on CPU, 4096 on CUDA; at least 16)")
+    p_rep.add_argument("--skip", action="append", default=[], metavar="SECTION",
+                       choices=["formats", "autocast", "matmul", "features"], help="leave a section out")
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["build"]:  # everything after `build` may be an mkdocs option
         from amp_docs_lib.docsite.up_to_date import main as build_main
@@ -38,6 +46,12 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "execute":
         from amp_docs_lib.docsite.execute import main as execute_main
         return execute_main([args.chapter] + (["--no-cache"] if args.no_cache else []))
+    if args.command == "report":
+        from amp_docs_lib.report import main as report_main
+        try:
+            return report_main(args.output, args.size, tuple(args.skip))
+        except ValueError as e:
+            ap.error(str(e))
     if args.command == "bench-build":
         from amp_docs_lib.docsite.benchmark import main as bench_main
         return bench_main(args.touch)
