@@ -5,6 +5,7 @@
 ``amp-docs execute FILE`` execute one chapter through the build's cache and print cell timings
 ``amp-docs bench-build``  time a cold build, a no-op rebuild and a one-chapter rebuild
 ``amp-docs report``       this machine's precision landscape: HTML file plus a Markdown summary
+``amp-docs package-reference``  package this machine's results as docs/reference-results/<machine>/
 """
 
 from __future__ import annotations
@@ -32,7 +33,11 @@ def main(argv: list[str] | None = None) -> int:
                        help="matmul size n (default 256 on CPU, 4096 on CUDA; at least 16)")
     p_rep.add_argument("--skip", action="append", default=[], metavar="SECTION",
                        choices=["formats", "autocast", "matmul", "features"], help="leave a section out")
+    sub.add_parser("package-reference", help="package this machine's results as a reference machine")
     argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["package-reference"]:  # amp_docs_lib/reference_machines.py
+        from amp_docs_lib.reference_machines import main as package_main
+        return package_main(argv[1:])
     if argv[:1] == ["build"]:  # everything after `build` may be an mkdocs option
         from amp_docs_lib.docsite.up_to_date import main as build_main
         return build_main(argv[1:])

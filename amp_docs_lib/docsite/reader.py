@@ -51,6 +51,48 @@ def rewrite_md_links(output: str, page, config) -> str:
     return _MD_HREF.sub(sub, output)
 
 
+PROFILES_MARKER = "<!-- amp-docs:profiles -->"
+
+
+def profiles_html() -> str:
+    """Every problem size of every profile, side by side (from ``amp_docs_lib.profiles``)."""
+    from amp_docs_lib.profiles import PROFILES
+    from amp_docs_lib.stamp import show_table, table_from_rows
+
+    names = sorted({k for p in PROFILES.values() for k in p.sizes})
+    rows = [{"size": k, **{n: p.sizes.get(k) for n, p in PROFILES.items()}} for k in names]
+    return show_table(table_from_rows(rows), "Problem sizes per profile",
+                      source="amp_docs_lib/profiles.py of this build", collapsed=False)._repr_html_()
+
+
+_CELL_ID = re.compile(r'\bid="cell-id=[0-9a-f-]+"')
+
+
+def stable_cell_ids(output: str) -> str:
+    """Replace the random cell ids nbconvert puts on cells (jupytext draws new ones on every
+    read) with their position, so that two builds of the same chapter give the same page."""
+    counter = iter(range(1_000_000))
+    return _CELL_ID.sub(lambda m: f'id="cell-{next(counter)}"', output)
+
+
 def post_page(output: str, page, config) -> str:
     """All reader features of one page (see the module docstring)."""
+    output = stable_cell_ids(output)
+    if PROFILES_MARKER in output:
+        output = output.replace(PROFILES_MARKER, profiles_html())
     return downloads.post_page(rewrite_md_links(output, page, config), page, config)
+
+
+COMPARISON_MARKER = "<!-- amp-docs:yours-vs-reference -->"
+
+
+def post_build(config) -> None:
+    """Fill any built page holding ``COMPARISON_MARKER`` with this build's key measurements beside
+    every committed reference machine's (after all chapters, whose notebooks it reads, are written)."""
+    from amp_docs_lib.reference_machines import comparison_html
+
+    site = Path(config["site_dir"])
+    for page in site.rglob("*.html"):
+        text = page.read_text(encoding="utf-8")
+        if COMPARISON_MARKER in text:
+            page.write_text(text.replace(COMPARISON_MARKER, comparison_html(site)), encoding="utf-8")
