@@ -165,7 +165,7 @@ def _timing_html(site: str | Path, refs: dict[str, dict]) -> str:
     return ('<h2 id="chapter-execution-time">Chapter execution time</h2>'
             "<p>Seconds each chapter took to execute, read from the executed notebooks of this "
             "build and from each reference machine's <code>machine.json</code>.</p>"
-            + df.to_html(index=False, border=0, classes="amp-table", escape=True))
+            + df.to_html(index=False, border=0, classes="amp-table amp-timing", escape=True))
 
 
 def package(site: str | Path = "site", root: str | Path = REFERENCE_ROOT, name: str | None = None,

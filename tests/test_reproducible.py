@@ -12,6 +12,9 @@ def test_normalise_hides_stamps_dates_and_durations_only():
          "<p>executed 2026-11-23T01:00:00Z in 3 s</p><td>0.125</td>")
     assert normalise(a) == normalise(b)
     assert normalise(a) != normalise(b.replace("0.125", "0.25"))  # results are compared
+    t = '<table class="amp-table amp-timing"><tr><td>formats</td><td>{}</td></tr></table>'
+    assert normalise(t.format("24.5")) == normalise(t.format("19"))  # timing tables: numbers ignored
+    assert normalise(t.format("24.5")) != normalise(t.format("19").replace("formats", "fp8"))
 
 
 def test_compare_builds_reports_pages_that_differ(tmp_path):

@@ -34,10 +34,16 @@ NORMALISE = [
 _STATUS_ROW = re.compile(r"(<tr><td>[\w/-]+</td><td>[^<]*</td><td>[^<]*</td><td>)[\d.?]+(</td>)")
 
 
+# Tables of timings (class "amp-timing", e.g. chapter execution seconds): their numbers.
+_TIMING_TABLE = re.compile(r"<table[^>]*\bamp-timing\b.*?</table>", re.S)
+_NUMBER_CELL = re.compile(r"<td>[-+\d.e]+</td>")
+
+
 def normalise(html: str) -> str:
     """The page with stamps, dates, times and execution seconds replaced by placeholders."""
     for pat, rep in NORMALISE:
         html = pat.sub(rep, html)
+    html = _TIMING_TABLE.sub(lambda m: _NUMBER_CELL.sub("<td>TIME</td>", m.group(0)), html)
     return _STATUS_ROW.sub(r"\1SECONDS\2", html)
 
 
