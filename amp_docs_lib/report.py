@@ -37,6 +37,27 @@ TORCHAO_CONFIGS = ("Int8WeightOnlyConfig", "Int8DynamicActivationInt8WeightConfi
                    "Float8DynamicActivationFloat8WeightConfig")
 
 
+# Dense tensor-core peaks in TFLOP/s: the datasheets list "with sparsity" figures, halved here.
+PEAK_SOURCE = ("NVIDIA H100 Tensor Core GPU datasheet (2023), NVIDIA H200 datasheet (2024), "
+               "NVIDIA A100 Tensor Core GPU datasheet (2021); dense = sparse / 2")
+PEAK_TFLOPS = (  # (substring of torch.cuda.get_device_name(), {dtype: dense TFLOP/s})
+    ("H100 PCIe", {"tf32": 378.0, "bfloat16": 756.5, "float16": 756.5, "float8": 1513.0}),
+    ("H100", {"tf32": 494.5, "bfloat16": 989.5, "float16": 989.5, "float8": 1979.0}),
+    ("H200", {"tf32": 494.5, "bfloat16": 989.5, "float16": 989.5, "float8": 1979.0}),
+    ("A100", {"tf32": 156.0, "bfloat16": 312.0, "float16": 312.0}),
+)
+
+
+def datasheet_peak(device_name: str, dtype: str) -> float | None:
+    """Dense tensor-core peak (TFLOP/s) of a GPU for ``dtype`` from ``PEAK_SOURCE``, or None if unlisted."""
+    if not isinstance(device_name, str) or not isinstance(dtype, str):
+        raise TypeError("device_name and dtype must be str")
+    for key, peaks in PEAK_TFLOPS:
+        if key in device_name:
+            return peaks.get(dtype)
+    return None
+
+
 @dataclass
 class Report:
     """The collected sections: environment dict, then titled tables."""
@@ -57,7 +78,8 @@ def matmul_throughput(size: int | None = None, dtypes=MATMUL_DTYPES, devices=Non
     """GFLOP/s of an ``n x n`` matmul per device and dtype (``torch.utils.benchmark``).
 
     ``size`` defaults to 256 on CPU and 4096 on CUDA. On CUDA, FP32 is timed with TF32 off and
-    on. Raises ValueError for a size below 16 or an unknown dtype name.
+    on, and listed GPUs get their datasheet peak (``datasheet_peak``; n/a on CPUs, which have no
+    such figure here). Raises ValueError for a size below 16 or an unknown dtype name.
     """
     import torch
     import torch.utils.benchmark as benchmark
@@ -93,9 +115,12 @@ def matmul_throughput(size: int | None = None, dtypes=MATMUL_DTYPES, devices=Non
             label = "tf32" if mode == "tf32" else dname
             if label == "float32":
                 base = gflops
+            peak = datasheet_peak(torch.cuda.get_device_name(dev), label) if dev.startswith("cuda") else None
             rows.append({"device": dev, "dtype": label, "size": n,
                          "GFLOP/s": None if gflops is None else round(gflops, 2),
                          "vs float32": None if (gflops is None or not base) else round(gflops / base, 3),
+                         "datasheet peak GFLOP/s": None if peak is None else peak * 1000,
+                         "fraction of peak": None if (peak is None or gflops is None) else round(gflops / (peak * 1e3), 3),
                          "note": err})
     return pd.DataFrame(rows, dtype=object)
 
@@ -256,6 +281,8 @@ def markdown_summary(rep: Report) -> str:
         out.append("- **versions**: " + ", ".join(f"{k} {v}" for k, v in pk.items()))
     for name, df in rep.tables.items():
         out += ["", f"## {SECTIONS[name]}", ""]
+        if name == "matmul":
+            out.append(f"Datasheet peaks: {PEAK_SOURCE}.\n")
         if name == "autocast" and df.empty:
             out.append("The measured policy matches the documentation on every probed op.")
         else:

@@ -5,7 +5,7 @@ import re
 import pytest
 
 from amp_docs_lib.cli import main
-from amp_docs_lib.report import markdown_table, matmul_throughput
+from amp_docs_lib.report import datasheet_peak, markdown_table, matmul_throughput
 
 import pandas as pd
 
@@ -53,3 +53,13 @@ def test_bad_options_get_a_clear_error(argv, message, capsys, tmp_path, monkeypa
 def test_markdown_table_shows_none_as_na():
     md = markdown_table(pd.DataFrame([{"a": None, "b": "x|y"}], dtype=object))
     assert md.splitlines()[2] == "| n/a | x\\|y |"
+
+
+def test_datasheet_peaks_match_gpu_names_and_are_absent_elsewhere():
+    assert datasheet_peak("NVIDIA H100 PCIe", "bfloat16") < datasheet_peak("NVIDIA H100 80GB HBM3", "bfloat16")
+    assert datasheet_peak("NVIDIA A100-SXM4-80GB", "float8") is None  # no FP8 on Ampere
+    assert datasheet_peak("AMD EPYC", "float32") is None
+    df = matmul_throughput(32, devices=["cpu"], min_run_time=0.01)
+    assert df["datasheet peak GFLOP/s"].isna().all() and df["fraction of peak"].isna().all()
+    with pytest.raises(TypeError):
+        datasheet_peak(None, "bfloat16")
