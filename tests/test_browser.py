@@ -135,6 +135,8 @@ def test_every_page_is_clean_in_the_browser(site, served, browser, screenshots):
         missing_copy = page.evaluate(CODE_WITHOUT_COPY)
         if missing_copy:
             found.append(f"{missing_copy} code block(s) without a copy button")
+        if page.locator(".md-content pre code code").count():
+            found.append("a code block is wrapped in <code> twice")
         if path in chapters:
             name = path.split("/")[1]
             figs = page.evaluate(FIGURES)

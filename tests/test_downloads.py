@@ -35,11 +35,12 @@ def test_a_front_matter_example_that_does_not_exist_is_an_error(tmp_path):
 
 
 def test_bare_highlighted_code_gets_a_code_element_for_the_copy_button():
+    md_block = '<div class="highlight"><pre><span></span><code>z</code></pre></div>'  # a Markdown page's
     html = ('<div class="highlight-ipynb hl-python"><pre><span></span>x = 1\n</pre></div>'
-            '<div class="highlight"><pre><code>y</code></pre></div><pre>output</pre>')
+            '<div class="highlight"><pre><code>y</code></pre></div><pre>output</pre>' + md_block)
     assert wrap_bare_code(html) == (
         '<div class="highlight-ipynb hl-python"><pre><code><span></span>x = 1\n</code></pre></div>'
-        '<div class="highlight"><pre><code>y</code></pre></div><pre>output</pre>')
+        '<div class="highlight"><pre><code>y</code></pre></div><pre>output</pre>' + md_block)
 
 
 @pytest.mark.parametrize("chapter", [c.stem for c in CHAPTERS])

@@ -41,7 +41,8 @@ _FENCE = re.compile(r"^```python[^\n]*\n(.*?)^```", re.M | re.S)
 _FRONT = re.compile(r"\A---\n(.*?)\n---\n", re.S)
 # A <pre> whose first child is not <code>, inside a highlighted block (notebook input cells,
 # show_source listings). Output areas (plain <pre> of printed text) are left alone.
-_BARE_PRE = re.compile(r'(<div class="(?:highlight-ipynb[^"]*|highlight)">)<pre>(?!<code)(.*?)</pre>', re.S)
+_BARE_PRE = re.compile(r'(<div class="(?:highlight-ipynb[^"]*|highlight)">)<pre>(?!(?:<span></span>)?<code)(.*?)</pre>',
+                       re.S)
 _H1_END = re.compile(r"</h1>", re.I)
 
 
