@@ -6,6 +6,7 @@ import re
 import pytest
 
 from amp_docs_lib.docsite.downloads import DOWNLOADS_DIR, examples_used, wrap_bare_code
+from amp_docs_lib.docsite.reader import lightbox_links_without_copies
 
 from conftest import CHAPTERS, FRONT_MATTER
 
@@ -60,3 +61,18 @@ def test_every_chapter_offers_its_notebook_source_and_examples(site, chapter):
     used = examples_used(src.read_text())
     linked = sorted(h.split(f"{DOWNLOADS_DIR}/examples/", 1)[1] for h in hrefs if "/examples/" in h)
     assert linked == used
+
+
+def test_lightbox_links_do_not_repeat_embedded_figures():
+    img = '<img class="amp-fig--light" src="data:image/png;base64,AAAA"/>'
+    html = f'<a class="glightbox" data-type="image" href="data:image/png;base64,AAAA">{img}</a>'
+    out = lightbox_links_without_copies(html)
+    assert out == f'<a class="glightbox" data-type="image" href="#" data-amp-href-from-img>{img}</a>'
+    other = '<a class="glightbox" href="data:image/png;base64,BBBB"><img src="data:image/png;base64,AAAA"/></a>'
+    assert lightbox_links_without_copies(other) == other  # only where the link repeats its image
+
+
+def test_figures_are_embedded_once_per_rendering(site):
+    for c in CHAPTERS:
+        html = (site / "chapters" / c.stem / "index.html").read_text(encoding="utf-8")
+        assert 'class="glightbox"' not in html or 'href="data:' not in html, c.stem

@@ -75,9 +75,21 @@ def stable_cell_ids(output: str) -> str:
     return _CELL_ID.sub(lambda m: f'id="cell-{next(counter)}"', output)
 
 
+_LIGHTBOX_DATA_HREF = re.compile(
+    r'(<a class="glightbox"[^>]*?) href="(data:[^"]+)"([^>]*>\s*<img\b[^>]*?\bsrc=")\2"')
+
+
+def lightbox_links_without_copies(output: str) -> str:
+    """mkdocs-glightbox links each figure to its own ``src``; for figures embedded as data URIs
+    that repeats every image in the page. The link gets ``href="#"`` and a marker instead, and
+    ``assets/js/reader.js`` copies the image's ``src`` into it before GLightbox starts."""
+    return _LIGHTBOX_DATA_HREF.sub(lambda m: f'{m.group(1)} href="#" data-amp-href-from-img{m.group(3)}{m.group(2)}"',
+                                   output)
+
+
 def post_page(output: str, page, config) -> str:
     """All reader features of one page (see the module docstring)."""
-    output = stable_cell_ids(output)
+    output = lightbox_links_without_copies(stable_cell_ids(output))
     if PROFILES_MARKER in output:
         output = output.replace(PROFILES_MARKER, profiles_html())
     return downloads.post_page(rewrite_md_links(output, page, config), page, config)
