@@ -5,6 +5,8 @@
 ``amp-docs execute FILE`` execute one chapter through the build's cache and print cell timings
 ``amp-docs bench-build``  time a cold build, a no-op rebuild and a one-chapter rebuild
 ``amp-docs bench [--suite ...] [--out DIR]``  measure precision performance (``amp-docs bench --help``)
+``amp-docs report``       this machine's precision landscape: HTML file plus a Markdown summary
+``amp-docs package-reference``  package this machine's results as docs/reference-results/<machine>/
 """
 
 from __future__ import annotations
@@ -27,7 +29,18 @@ def main(argv: list[str] | None = None) -> int:
                          help="chapter to touch for the incremental build")
     p_bench.add_argument("--serial", action="store_true",
                          help="also time a cold build with one job (AMP_DOCS_JOBS=1) before the parallel one")
+    # amp-docs report (amp_docs_lib/report.py)
+    p_rep = sub.add_parser("report", help="write an HTML report of this machine's precision landscape")
+    p_rep.add_argument("--output", "-o", default="amp-docs-report.html", help="HTML file to write")
+    p_rep.add_argument("--size", type=int, default=None,
+                       help="matmul size n (default 256 on CPU, 4096 on CUDA; at least 16)")
+    p_rep.add_argument("--skip", action="append", default=[], metavar="SECTION",
+                       choices=["formats", "autocast", "matmul", "features"], help="leave a section out")
+    sub.add_parser("package-reference", help="package this machine's results as a reference machine")
     argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["package-reference"]:  # amp_docs_lib/reference_machines.py
+        from amp_docs_lib.reference_machines import main as package_main
+        return package_main(argv[1:])
     if argv[:1] == ["build"]:  # everything after `build` may be an mkdocs option
         from amp_docs_lib.docsite.up_to_date import main as build_main
         return build_main(argv[1:])
@@ -45,6 +58,12 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "execute":
         from amp_docs_lib.docsite.execute import main as execute_main
         return execute_main([args.chapter] + (["--no-cache"] if args.no_cache else []))
+    if args.command == "report":
+        from amp_docs_lib.report import main as report_main
+        try:
+            return report_main(args.output, args.size, tuple(args.skip))
+        except ValueError as e:
+            ap.error(str(e))
     if args.command == "bench-build":
         from amp_docs_lib.docsite.benchmark import main as bench_main
         return bench_main(args.touch, serial=args.serial)

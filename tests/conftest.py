@@ -71,7 +71,10 @@ def site(tmp_path_factory) -> Path:
     """The real site, built once per test session into a temporary directory.
 
     Cheap when the execution cache is warm, as it is in CI right after the README's build.
+    ``AMP_DOCS_TEST_SITE=site`` tests an already built site instead (no build).
     """
+    if os.environ.get("AMP_DOCS_TEST_SITE"):
+        return Path(os.environ["AMP_DOCS_TEST_SITE"]).resolve()
     out = tmp_path_factory.mktemp("site")
     mkdocs_build(REPO_ROOT, "-d", str(out))
     return out

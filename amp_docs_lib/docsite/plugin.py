@@ -158,9 +158,12 @@ class AmpDocsPlugin(BasePlugin[AmpDocsConfig]):
                 f"<tbody>{rows}</tbody></table>")
 
     def on_post_page(self, output, page, config):
-        return strip_remote_scripts(output)
+        from amp_docs_lib.docsite.reader import post_page  # links, copy buttons, downloads bar
+        return post_page(strip_remote_scripts(output), page, config)
 
     def on_post_build(self, config):
+        from amp_docs_lib.docsite.reader import post_build  # the "Yours vs reference" page
+        post_build(config)
         removed = self.cache.evict_except(self.used, min_age_s=EVICT_AFTER_S)
         for p in removed:
             log.info("amp-docs: evicted stale cache entry %s", p.name)

@@ -16,11 +16,15 @@ window.MathJax = {
 // Material's instant navigation swaps pages without a reload: typeset again.
 if (typeof document$ !== "undefined") {
   document$.subscribe(() => {
-    if (window.MathJax && MathJax.typesetPromise) {
-      MathJax.startup.output.clearCache();
-      MathJax.typesetClear();
-      MathJax.texReset();
-      MathJax.typesetPromise();
+    // On the first page load MathJax typesets by itself; wait for its startup before re-typesetting.
+    if (window.MathJax && MathJax.startup && MathJax.startup.promise) {
+      MathJax.startup.promise.then(() => {
+        const out = MathJax.startup.output;
+        if (out && typeof out.clearCache === "function") out.clearCache();
+        MathJax.typesetClear();
+        MathJax.texReset();
+        return MathJax.typesetPromise();
+      });
     }
   });
 }

@@ -1,0 +1,141 @@
+"""Reader features added to every built chapter page (called from the plugin's ``on_post_page``).
+
+* **Downloads**: each chapter page gets a bar offering its executed notebook
+  (``.ipynb``, the very notebook the page was rendered from), its source
+  (the jupytext ``.md``) and the ``examples/`` programs it uses. The files are
+  copied into the site under ``downloads/`` so they work offline.
+  Examples are found in the chapter itself: string arguments of
+  ``show_source``/``show_diff``/``run_snippet`` calls, any ``examples/<path>.py``
+  the text mentions, and an explicit list in the front matter::
+
+      ---
+      jupyter:
+        amp_docs_examples: [amp_patterns/amp_loop.py]
+        jupytext: ...
+      ---
+
+* **Copy buttons**: Material for MkDocs adds its copy button to ``pre > code``
+  blocks; the code cells mkdocs-jupyter renders (and ``show_source`` listings)
+  are bare ``<pre>``, so their contents are wrapped in ``<code>``.
+
+Everything here works for any chapter under ``docs/chapters/``: nothing is listed by name.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+EXAMPLES_DIR = Path(__file__).resolve().parents[2] / "examples"
+DOWNLOADS_DIR = "downloads"
+
+_CALL = re.compile(r"\b(?:show_source|show_diff|run_snippet)\s*\(([^)]*)\)")
+_STRING = re.compile(r"""["']([^"'\n]+?\.py)["']""")
+_MENTION = re.compile(r"\bexamples/([\w./-]+?\.py)\b")
+_FENCE = re.compile(r"^```python[^\n]*\n(.*?)^```", re.M | re.S)
+_FRONT = re.compile(r"\A---\n(.*?)\n---\n", re.S)
+# A <pre> whose first child is not <code>, inside a highlighted block (notebook input cells,
+# show_source listings). Output areas (plain <pre> of printed text) are left alone.
+_BARE_PRE = re.compile(r'(<div class="(?:highlight-ipynb[^"]*|highlight)">)<pre>(?!(?:<span></span>)?<code)(.*?)</pre>',
+                       re.S)
+_H1_END = re.compile(r"</h1>", re.I)
+
+
+def examples_used(source: str, examples_dir: Path = EXAMPLES_DIR) -> list[str]:
+    """Example programs (paths relative to ``examples/``) a chapter's source uses, sorted.
+
+    Raises ValueError if the front matter lists an example that does not exist.
+    """
+    if not isinstance(source, str):
+        raise TypeError(f"source must be the chapter text (str), got {type(source).__name__}")
+    found: set[str] = set()
+    for code in _FENCE.findall(source):
+        for args in _CALL.findall(code):
+            found.update(_STRING.findall(args))
+    found.update(_MENTION.findall(source))
+    listed: list[str] = []
+    m = _FRONT.match(source)
+    if m:
+        meta = yaml.safe_load(m.group(1)) or {}
+        listed = list(((meta.get("jupyter") or {}).get("amp_docs_examples")) or [])
+        missing = [p for p in listed if not (examples_dir / p).is_file()]
+        if missing:
+            have = sorted(str(q.relative_to(examples_dir)) for q in examples_dir.rglob("*.py"))
+            raise ValueError(f"front matter lists examples that do not exist: {missing}; valid: {have}")
+    found = {p[len("examples/"):] if p.startswith("examples/") else p for p in found}
+    return sorted({p for p in found if (examples_dir / p).is_file()} | set(listed))
+
+
+@dataclass
+class ChapterDownloads:
+    """The files one chapter page offers, as (site path, file to copy) pairs."""
+
+    chapter: str
+    notebook: Path
+    source: Path
+    examples: list[str] = field(default_factory=list)
+
+    def files(self) -> dict[str, Path]:
+        out = {f"{DOWNLOADS_DIR}/chapters/{self.chapter}.ipynb": self.notebook,
+               f"{DOWNLOADS_DIR}/chapters/{self.chapter}.md": self.source}
+        for e in self.examples:
+            out[f"{DOWNLOADS_DIR}/examples/{e}"] = EXAMPLES_DIR / e
+        return out
+
+    def bar_html(self, page_url: str) -> str:
+        from mkdocs.utils import get_relative_url
+
+        def link(target: str, label: str) -> str:
+            href = get_relative_url(target, page_url)
+            return f'<a href="{html.escape(href)}" download>{html.escape(label)}</a>'
+
+        parts = [link(f"{DOWNLOADS_DIR}/chapters/{self.chapter}.ipynb", "executed notebook (.ipynb)"),
+                 link(f"{DOWNLOADS_DIR}/chapters/{self.chapter}.md", "source (.md)")]
+        ex = ""
+        if self.examples:
+            ex = ('<span class="amp-downloads__examples">Example programs used: '
+                  + ", ".join(link(f"{DOWNLOADS_DIR}/examples/{e}", f"examples/{e}") for e in self.examples)
+                  + "</span>")
+        return (f'<div class="amp-downloads" data-chapter="{html.escape(self.chapter)}">'
+                f'<span class="amp-downloads__label">Download this chapter:</span> '
+                + " · ".join(parts) + ex + "</div>")
+
+
+def wrap_bare_code(output: str) -> str:
+    """Wrap highlighted ``<pre>`` contents in ``<code>`` so Material adds its copy button."""
+    return _BARE_PRE.sub(lambda m: f"{m.group(1)}<pre><code>{m.group(2)}</code></pre>", output)
+
+
+def chapter_downloads(page, config) -> ChapterDownloads | None:
+    """The downloads of a chapter page (rendered from an executed notebook), else None."""
+    src = Path(page.file.abs_src_path or "")
+    if src.suffix != ".ipynb" or not page.file.src_uri.endswith(".md"):
+        return None
+    source = Path(config["docs_dir"]) / page.file.src_uri
+    if not source.is_file():
+        return None
+    chapter = Path(page.file.src_uri).stem
+    return ChapterDownloads(chapter, src, source, examples_used(source.read_text(encoding="utf-8")))
+
+
+def post_page(output: str, page, config) -> str:
+    """Add copy buttons everywhere and, on chapter pages, the download bar (files copied to the site)."""
+    output = wrap_bare_code(output)
+    dl = chapter_downloads(page, config)
+    if dl is None:
+        return output
+    site = Path(config["site_dir"])
+    for rel, src in dl.files().items():
+        dest = site / rel
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(src, dest)
+    bar = dl.bar_html(page.url)
+    m = _H1_END.search(output, output.find('class="md-content"') + 1)
+    if m is None:
+        return output
+    return output[:m.end()] + bar + output[m.end():]

@@ -1,0 +1,237 @@
+"""Key measurements and reference machines: this build's numbers beside other machines'.
+
+A chapter *publishes* a key measurement by showing it with ``publish`` instead of
+``stamp.show_table``: the page shows the same stamped table, and the executed notebook
+carries the data (in the output's metadata, under ``amp_docs_measurement``) so that
+
+* ``amp-docs package-reference`` can package this machine's results as a new reference
+  machine, ``docs/reference-results/<machine>/`` (``machine.json``, ``measurements.json``,
+  ``report.json``/``report.html``, and the outputs of the gated cells that ran here, which
+  machines without that hardware then show in place of the skipped cell);
+* the "Yours vs reference" page shows each published measurement from this build beside the
+  same measurement of every committed reference machine, each with its stamp.
+
+Nothing here lists chapters or measurements by name: whatever the chapters publish is collected.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import tarfile
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from amp_docs_lib.stamp import StampedTable, show_table, stamp_text
+
+METADATA_KEY = "amp_docs_measurement"
+REPO_ROOT = Path(__file__).resolve().parent.parent
+REFERENCE_ROOT = REPO_ROOT / "docs" / "reference-results"
+MACHINE_FILE = "machine.json"
+_NAME = re.compile(r"^[a-z0-9][a-z0-9_.-]*$")
+
+
+class PublishedTable(StampedTable):
+    """A stamped table whose data also travels in the notebook output's metadata."""
+
+    def __init__(self, name: str, table: StampedTable):
+        self.__dict__.update(table.__dict__)
+        self.name = name
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        data = {"text/html": self._repr_html_(), "text/plain": repr(self)}
+        records = json.loads(self.df.to_json(orient="split", index=False, default_handler=str))
+        meta = {METADATA_KEY: {"name": self.name, "caption": self.caption, "stamp": self.stamp,
+                               "columns": records["columns"], "data": records["data"]}}
+        return data, meta
+
+
+def publish(name: str, df: pd.DataFrame, caption: str, **show_table_kw: Any) -> PublishedTable:
+    """Show ``df`` like ``show_table`` and publish it as the key measurement ``name``.
+
+    ``name``: lower-case letters, digits, ``_ . -``, unique across the site, prefixed with the
+    chapter's name (``formats_spacing``). Raises ValueError for a bad name.
+    """
+    if not isinstance(name, str) or not _NAME.match(name):
+        raise ValueError(f"measurement name must match {_NAME.pattern} (e.g. 'perf_matmul_throughput'), "
+                         f"got {name!r}")
+    return PublishedTable(name, show_table(df, caption, **show_table_kw))
+
+
+def measurements_from_notebook(nb: dict) -> dict[str, dict]:
+    """The measurements a (JSON-loaded) executed notebook published, by name."""
+    out = {}
+    for cell in nb.get("cells", []):
+        for o in cell.get("outputs", []) if cell.get("cell_type") == "code" else []:
+            m = (o.get("metadata") or {}).get(METADATA_KEY)
+            if m:
+                out[m["name"]] = dict(m, chapter=nb.get("metadata", {}).get("amp_docs", {}).get("chapter"))
+    return out
+
+
+def measurements_from_site(site: str | Path) -> dict[str, dict]:
+    """Every measurement published by the executed notebooks of a built site (``downloads/chapters``)."""
+    nbs = sorted((Path(site) / "downloads" / "chapters").glob("*.ipynb"))
+    if not nbs:
+        raise ValueError(f"no executed notebooks under {Path(site) / 'downloads' / 'chapters'}: "
+                         "build the site first (`amp-docs build`)")
+    out: dict[str, dict] = {}
+    for p in nbs:
+        out.update(measurements_from_notebook(json.loads(p.read_text(encoding="utf-8"))))
+    return out
+
+
+def machine_name() -> str:
+    """A folder name for this machine: the GPU's name, or the CPU's with its vector ISA."""
+    from amp_docs_lib.env import cpu_capability, cpu_model, gpus
+
+    g = gpus()
+    raw = g[0]["name"] if g else f"cpu {cpu_model()} {cpu_capability()}"
+    return re.sub(r"[^a-z0-9]+", "-", raw.lower()).strip("-")[:60]
+
+
+def reference_machines(root: str | Path = REFERENCE_ROOT) -> dict[str, dict]:
+    """Committed reference machines: folder name -> {machine: ..., measurements: ...}."""
+    out = {}
+    for d in sorted(Path(root).glob(f"*/{MACHINE_FILE}")):
+        m = d.parent
+        meas = m / "measurements.json"
+        out[m.name] = {"machine": json.loads(d.read_text()),
+                       "measurements": json.loads(meas.read_text()) if meas.exists() else {}}
+    return out
+
+
+def _table(m: dict) -> pd.DataFrame:
+    return pd.DataFrame(m["data"], columns=m["columns"])
+
+
+def comparison_html(site: str | Path, root: str | Path = REFERENCE_ROOT) -> str:
+    """HTML of the "Yours vs reference" page body: per measurement, this build, then each machine."""
+    import html
+
+    from amp_docs_lib.stamp import format_cell
+
+    def tbl(m: dict) -> str:
+        df = _table(m).map(lambda v: format_cell(v, ".4g"))
+        return df.to_html(index=False, border=0, classes="amp-table", escape=True)
+
+    mine = measurements_from_site(site)
+    refs = reference_machines(root)
+    timing = _timing_html(site, refs)
+    names = sorted(set(mine) | {n for r in refs.values() for n in r["measurements"]})
+    if not names:
+        return ("<p>No chapter publishes a key measurement yet (chapters publish with "
+                "<code>amp_docs_lib.reference_machines.publish</code>).</p>") + timing
+    parts = []
+    for name in names:
+        any_m = mine.get(name) or next(r["measurements"][name] for r in refs.values() if name in r["measurements"])
+        parts.append(f'<h2 id="{html.escape(name)}">{html.escape(any_m.get("caption") or name)}</h2>')
+        cols = []
+        if name in mine:
+            cols.append(("This build", mine[name]))
+        else:
+            cols.append(("This build", None))
+        cols += [(f"Reference: {k}", r["measurements"].get(name)) for k, r in refs.items()]
+        for label, m in cols:
+            body = tbl(m) if m else "<p class='amp-skip'>not measured here (its cell was skipped or the " \
+                                    "chapter does not run on this machine)</p>"
+            stamp = f"<div class='amp-stamp amp-stamp--measured'>{html.escape(m['stamp'])}</div>" if m else ""
+            parts.append(f"<div class='amp-result amp-compare'><figcaption>{html.escape(label)}</figcaption>"
+                         f"{body}{stamp}</div>")
+    return "\n".join(parts) + timing
+
+
+def _timing_html(site: str | Path, refs: dict[str, dict]) -> str:
+    """Chapter execution seconds: this build, then each reference machine (its machine.json)."""
+    from amp_docs_lib.stamp import table_from_rows
+
+    mine = {}
+    for p in sorted((Path(site) / "downloads" / "chapters").glob("*.ipynb")):
+        meta = json.loads(p.read_text(encoding="utf-8")).get("metadata", {}).get("amp_docs", {})
+        mine[p.stem] = meta
+    chapters = sorted(set(mine) | {c for r in refs.values() for c in r["machine"].get("chapters", {})})
+    rows = []
+    for c in chapters:
+        row = {"chapter": c, "this build (s)": (mine.get(c) or {}).get("seconds"),
+               "this build's profile": (mine.get(c) or {}).get("profile")}
+        for k, r in refs.items():
+            row[f"{k} (s)"] = (r["machine"].get("chapters", {}).get(c) or {}).get("seconds")
+        rows.append(row)
+    from amp_docs_lib.stamp import format_cell
+
+    df = table_from_rows(rows).map(lambda v: format_cell(v, ".3g"))
+    return ('<h2 id="chapter-execution-time">Chapter execution time</h2>'
+            "<p>Seconds each chapter took to execute, read from the executed notebooks of this "
+            "build and from each reference machine's <code>machine.json</code>.</p>"
+            + df.to_html(index=False, border=0, classes="amp-table amp-timing", escape=True))
+
+
+def package(site: str | Path = "site", root: str | Path = REFERENCE_ROOT, name: str | None = None,
+            archive: bool = True, report_size: int | None = None, save_gated: bool = True) -> Path:
+    """Package this machine's results as ``<root>/<name>/`` (and ``<name>.tar.gz`` beside it).
+
+    Reads the executed notebooks of the site built in ``site`` (build first). Also writes the
+    gated cells that ran here to ``docs/reference-results/<chapter>/`` (what
+    ``AMP_DOCS_SAVE_REFERENCE=1`` does during a build). Returns the machine's folder.
+    """
+    from amp_docs_lib import report
+    from amp_docs_lib.env import environment_report
+    from amp_docs_lib.docsite.execute import save_reference
+    from amp_docs_lib.gating import requirements_from_tags
+
+    import nbformat
+
+    name = name or machine_name()
+    if not _NAME.match(name):
+        raise ValueError(f"machine name must match {_NAME.pattern}, got {name!r}")
+    site, root = Path(site), Path(root)
+    meas = measurements_from_site(site)  # raises a clear error if the site is not built
+    dest = root / name
+    dest.mkdir(parents=True, exist_ok=True)
+    env = environment_report()
+    env["stamp"] = stamp_text()
+    chapters = {}
+    saved = []
+    for p in sorted((site / "downloads" / "chapters").glob("*.ipynb")):
+        nb = nbformat.from_dict(json.loads(p.read_text(encoding="utf-8")))
+        meta = dict(nb.metadata.get("amp_docs", {}))
+        chapters[p.stem] = {k: meta.get(k) for k in ("executed_at", "seconds", "profile")}
+        for cell in nb.cells:
+            tags = cell.get("metadata", {}).get("tags", [])
+            if save_gated and cell.cell_type == "code" and requirements_from_tags(tags) and \
+                    not cell.metadata.get("amp_docs", {}).get("skipped"):
+                saved.append(save_reference(p.stem, cell))
+    (dest / MACHINE_FILE).write_text(json.dumps(dict(env, chapters=chapters), indent=1, default=str))
+    (dest / "measurements.json").write_text(json.dumps(meas, indent=1, default=str))
+    rep = report.collect(size=report_size)
+    (dest / "report.html").write_text(report.to_html(rep), encoding="utf-8")
+    (dest / "report.json").write_text(json.dumps(
+        {k: json.loads(df.to_json(orient="records", default_handler=str)) for k, df in rep.tables.items()},
+        indent=1))
+    if archive:
+        with tarfile.open(root / f"{name}.tar.gz", "w:gz") as tar:
+            tar.add(dest, arcname=f"reference-results/{name}")
+            for s in saved:
+                tar.add(s, arcname=f"reference-results/{s.parent.name}/{s.name}")
+    return dest
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``amp-docs package-reference``: see ``package``."""
+    import argparse
+
+    ap = argparse.ArgumentParser(prog="amp-docs package-reference",
+                                 description="package this machine's results as a reference machine")
+    ap.add_argument("--site", default="site", help="the built site to read results from (default: site)")
+    ap.add_argument("--name", default=None, help="machine folder name (default: from the GPU or CPU name)")
+    ap.add_argument("--root", default=str(REFERENCE_ROOT), help="where reference machines live")
+    ap.add_argument("--no-archive", action="store_true", help="do not write the .tar.gz")
+    args = ap.parse_args(argv)
+    try:
+        dest = package(args.site, args.root, args.name, archive=not args.no_archive)
+    except ValueError as e:
+        ap.error(str(e))
+    print(f"reference results written to {dest}" + ("" if args.no_archive else f" and {dest}.tar.gz"))
+    return 0

@@ -1,0 +1,78 @@
+"""Chapter downloads (executed notebook, source, examples) and copy buttons."""
+
+import json
+import re
+
+import pytest
+
+from amp_docs_lib.docsite.downloads import DOWNLOADS_DIR, examples_used, wrap_bare_code
+from amp_docs_lib.docsite.reader import lightbox_links_without_copies
+
+from conftest import CHAPTERS, FRONT_MATTER
+
+
+def _examples(tmp_path, *names):
+    for n in names:
+        (tmp_path / n).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / n).write_text("print(1)\n")
+    return tmp_path
+
+
+def test_examples_are_found_in_calls_mentions_and_front_matter(tmp_path):
+    ex = _examples(tmp_path, "a.py", "sub/b.py", "c.py", "d.py", "unused.py")
+    src = FRONT_MATTER.replace("jupyter:\n", "jupyter:\n  amp_docs_examples: [d.py]\n") + (
+        "# T\n\nSee `examples/c.py` and examples/nothere.py.\n\n"
+        "```python\nshow_source(\"a.py\")\nrun_snippet('sub/b.py', ['--x'])\nshow_source(obj)\n```\n")
+    assert examples_used(src, ex) == ["a.py", "c.py", "d.py", "sub/b.py"]
+
+
+def test_a_front_matter_example_that_does_not_exist_is_an_error(tmp_path):
+    ex = _examples(tmp_path, "a.py")
+    src = FRONT_MATTER.replace("jupyter:\n", "jupyter:\n  amp_docs_examples: [zz.py]\n") + "# T\n"
+    with pytest.raises(ValueError, match=r"zz\.py.*valid: \['a\.py'\]"):
+        examples_used(src, ex)
+    with pytest.raises(TypeError):
+        examples_used(None, ex)
+
+
+def test_bare_highlighted_code_gets_a_code_element_for_the_copy_button():
+    md_block = '<div class="highlight"><pre><span></span><code>z</code></pre></div>'  # a Markdown page's
+    html = ('<div class="highlight-ipynb hl-python"><pre><span></span>x = 1\n</pre></div>'
+            '<div class="highlight"><pre><code>y</code></pre></div><pre>output</pre>' + md_block)
+    assert wrap_bare_code(html) == (
+        '<div class="highlight-ipynb hl-python"><pre><code><span></span>x = 1\n</code></pre></div>'
+        '<div class="highlight"><pre><code>y</code></pre></div><pre>output</pre>' + md_block)
+
+
+@pytest.mark.parametrize("chapter", [c.stem for c in CHAPTERS])
+def test_every_chapter_offers_its_notebook_source_and_examples(site, chapter):
+    html = (site / "chapters" / chapter / "index.html").read_text(encoding="utf-8")
+    bar = re.search(r'<div class="amp-downloads" data-chapter="%s">(.*?)</div>' % chapter, html, re.S)
+    assert bar, "no download bar on the chapter page"
+    hrefs = re.findall(r'href="([^"]+)" download', bar.group(1))
+    base = site / "chapters" / chapter
+    files = {h: (base / h).resolve() for h in hrefs}
+    assert all(p.is_file() for p in files.values()), files
+    nb = json.loads(files[f"../../{DOWNLOADS_DIR}/chapters/{chapter}.ipynb"].read_text())
+    assert nb["metadata"]["amp_docs"]["chapter"] == chapter or "seconds" in nb["metadata"]["amp_docs"]
+    assert any(c.get("outputs") for c in nb["cells"] if c["cell_type"] == "code"), "notebook not executed"
+    src = CHAPTERS[[c.stem for c in CHAPTERS].index(chapter)]
+    assert files[f"../../{DOWNLOADS_DIR}/chapters/{chapter}.md"].read_text() == src.read_text()
+    used = examples_used(src.read_text())
+    linked = sorted(h.split(f"{DOWNLOADS_DIR}/examples/", 1)[1] for h in hrefs if "/examples/" in h)
+    assert linked == used
+
+
+def test_lightbox_links_do_not_repeat_embedded_figures():
+    img = '<img class="amp-fig--light" src="data:image/png;base64,AAAA"/>'
+    html = f'<a class="glightbox" data-type="image" href="data:image/png;base64,AAAA">{img}</a>'
+    out = lightbox_links_without_copies(html)
+    assert out == f'<a class="glightbox" data-type="image" href="#" data-amp-href-from-img>{img}</a>'
+    other = '<a class="glightbox" href="data:image/png;base64,BBBB"><img src="data:image/png;base64,AAAA"/></a>'
+    assert lightbox_links_without_copies(other) == other  # only where the link repeats its image
+
+
+def test_figures_are_embedded_once_per_rendering(site):
+    for c in CHAPTERS:
+        html = (site / "chapters" / c.stem / "index.html").read_text(encoding="utf-8")
+        assert 'class="glightbox"' not in html or 'href="data:' not in html, c.stem

@@ -1,0 +1,65 @@
+"""`amp-docs report`: a self-contained HTML file and a Markdown summary; clear errors for bad options."""
+
+import re
+
+import pytest
+
+from amp_docs_lib.cli import main
+from amp_docs_lib.report import datasheet_peak, markdown_table, matmul_throughput
+
+import pandas as pd
+
+
+def test_report_writes_self_contained_html_and_prints_markdown(tmp_path, capsys):
+    out = tmp_path / "r.html"
+    assert main(["report", "-o", str(out), "--size", "64", "--skip", "autocast"]) == 0
+    cap = capsys.readouterr()
+    page = out.read_text()
+    assert "<script" not in page.lower()
+    assert not re.search(r"""(?:src|href)\s*=\s*["']?(?:https?:)?//""", page), "external resource in the report"
+    assert not re.search(r"url\(", page)
+    for section in ("format table", "matmul throughput per dtype", "which features work here"):
+        assert section in page and f"## {section}" in cap.out
+    assert "autocast policy" not in cap.out  # skipped
+    assert "[1/4] environment" in cap.err and "done in" in cap.err  # progress while running
+    rows = [line for line in cap.out.splitlines() if line.startswith("| cpu | ") and "| 64 |" in line]
+    assert {r.split("|")[2].strip() for r in rows} == {"float32", "bfloat16", "float16"}
+
+
+def test_matmul_throughput_measures_every_dtype():
+    df = matmul_throughput(32, devices=["cpu"], min_run_time=0.01)
+    assert list(df["dtype"]) == ["float32", "bfloat16", "float16"]
+    assert all(v > 0 for v in df["GFLOP/s"]) and df["vs float32"].iloc[0] == 1.0
+    with pytest.raises(ValueError, match="size must be an int >= 16"):
+        matmul_throughput(8)
+    with pytest.raises(ValueError, match="unknown dtype"):
+        matmul_throughput(32, dtypes=("float33",))
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--size", "4"], "size must be an int >= 16"),
+    (["-o", "report.txt"], "must be an .html file"),
+    (["-o", "/nonexistent-dir/r.html"], "does not exist"),
+    (["--skip", "everything"], "invalid choice"),
+    (["--size", "big"], "invalid int value"),
+])
+def test_bad_options_get_a_clear_error(argv, message, capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as e:
+        main(["report", *argv])
+    assert e.value.code == 2 and message in capsys.readouterr().err
+
+
+def test_markdown_table_shows_none_as_na():
+    md = markdown_table(pd.DataFrame([{"a": None, "b": "x|y"}], dtype=object))
+    assert md.splitlines()[2] == "| n/a | x\\|y |"
+
+
+def test_datasheet_peaks_match_gpu_names_and_are_absent_elsewhere():
+    assert datasheet_peak("NVIDIA H100 PCIe", "bfloat16") < datasheet_peak("NVIDIA H100 80GB HBM3", "bfloat16")
+    assert datasheet_peak("NVIDIA A100-SXM4-80GB", "float8") is None  # no FP8 on Ampere
+    assert datasheet_peak("AMD EPYC", "float32") is None
+    df = matmul_throughput(32, devices=["cpu"], min_run_time=0.01)
+    assert df["datasheet peak GFLOP/s"].isna().all() and df["fraction of peak"].isna().all()
+    with pytest.raises(TypeError):
+        datasheet_peak(None, "bfloat16")
