@@ -55,7 +55,7 @@ def cpu_matmul_support() -> str:
     matmuls, and they run far slower than FP32: chapters size and interpret
     their CPU measurements by this.
     """
-    return ", ".join(f"{dtype.upper()} " + (f"native ({flag})" if flag != "none" else "emulated")
+    return ", ".join(f"{dtype.upper()} " + ("emulated" + flag[4:] if flag.startswith("none") else f"native ({flag})")
                      for dtype, flag in cpu_native_matmul().items())
 
 

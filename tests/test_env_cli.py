@@ -65,3 +65,13 @@ def test_native_matmul_flags_are_read_from_cpu_flags():
     assert cpu_native_matmul(frozenset({"avx2", "fma"})) == {"bf16": "none", "fp16": "none"}
     assert cpu_native_matmul(frozenset({"avx512_bf16", "amx_bf16", "amx_fp16"})) == \
         {"bf16": "amx_bf16", "fp16": "amx_fp16"}
+
+
+def test_a_onednn_isa_cap_below_bf16_reports_emulated_matmul():
+    from amp_docs_lib.docsite.fingerprint import cpu_native_matmul
+
+    flags = frozenset({"avx512_bf16", "avx512_fp16"})
+    assert cpu_native_matmul(flags, max_isa="") == {"bf16": "avx512_bf16", "fp16": "avx512_fp16"}
+    capped = cpu_native_matmul(flags, max_isa="AVX2")
+    assert capped == {"bf16": "none (ONEDNN_MAX_CPU_ISA=AVX2)", "fp16": "none (ONEDNN_MAX_CPU_ISA=AVX2)"}
+    assert cpu_native_matmul(flags, max_isa="AVX512_CORE_BF16")["bf16"] == "avx512_bf16"

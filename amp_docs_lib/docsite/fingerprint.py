@@ -95,10 +95,31 @@ def cpu_flags() -> frozenset[str]:
     return frozenset()
 
 
-def cpu_native_matmul(flags: frozenset[str] | None = None) -> dict[str, str]:
-    """For BF16 and FP16: the CPU flag that makes its matmul native, or 'none' (emulated, slow)."""
+# oneDNN's ISA levels, lowest first (its ONEDNN_MAX_CPU_ISA values), and the lowest that runs
+# each 16-bit matmul natively: a cap below it makes torch emulate, whatever the CPU has.
+ONEDNN_ISA_ORDER = ("SSE41", "AVX", "AVX2", "AVX2_VNNI", "AVX2_VNNI_2", "AVX512_CORE", "AVX512_CORE_VNNI",
+                    "AVX512_CORE_BF16", "AVX10_1_512", "AVX512_CORE_FP16", "AVX512_CORE_AMX",
+                    "AVX512_CORE_AMX_FP16", "AVX10_2_512", "AVX10_2_512_AMX_2", "DEFAULT", "ALL")
+ONEDNN_ISA_NEEDED = {"bf16": "AVX512_CORE_BF16", "fp16": "AVX512_CORE_FP16"}
+
+
+def cpu_native_matmul(flags: frozenset[str] | None = None, max_isa: str | None = None) -> dict[str, str]:
+    """For BF16 and FP16: the CPU flag that makes its matmul native, or 'none' (emulated, slow).
+
+    ``max_isa`` (default: the ``ONEDNN_MAX_CPU_ISA`` variable) caps what oneDNN
+    may use; a cap below the ISA a dtype needs reports it as emulated, naming the cap.
+    """
     flags = cpu_flags() if flags is None else flags
-    return {dtype: next((f for f in names if f in flags), "none") for dtype, names in NATIVE_MATMUL_FLAGS.items()}
+    max_isa = os.environ.get("ONEDNN_MAX_CPU_ISA", "") if max_isa is None else max_isa
+    cap = max_isa.strip().upper()
+    out = {}
+    for dtype, names in NATIVE_MATMUL_FLAGS.items():
+        flag = next((f for f in names if f in flags), "none")
+        if flag != "none" and cap in ONEDNN_ISA_ORDER and \
+                ONEDNN_ISA_ORDER.index(cap) < ONEDNN_ISA_ORDER.index(ONEDNN_ISA_NEEDED[dtype]):
+            flag = f"none (ONEDNN_MAX_CPU_ISA={cap})"
+        out[dtype] = flag
+    return out
 
 
 def machine_light() -> dict[str, object]:
