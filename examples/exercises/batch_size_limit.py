@@ -19,7 +19,7 @@ from amp_docs_lib.precision import precision_setup
 from amp_docs_lib.profiles import active_profile
 
 
-def step_bytes(model: nn.Module, batch: int, setup, device: str) -> int:
+def step_bytes(model: nn.Module, batch: int, setup, device: str, features: int = 256) -> int:
     """Bytes one step holds at its peak on CPU: model state plus the tensors saved for backward."""
     saved = []
 
@@ -27,7 +27,7 @@ def step_bytes(model: nn.Module, batch: int, setup, device: str) -> int:
         saved.append(t.numel() * t.element_size())
         return t
 
-    x = torch.randn(batch, 256, device=device, dtype=setup.param_dtype)
+    x = torch.randn(batch, features, device=device, dtype=setup.param_dtype)
     y = torch.randint(0, 10, (batch,), device=device)
     with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t), setup.autocast():
         loss = F.cross_entropy(model(x).float(), y)
@@ -42,6 +42,7 @@ def main() -> None:
     ap.add_argument("--budget-mb", type=float, default=p["exercise_memory_budget_mb"],
                     help="CPU only: the memory budget standing in for device memory")
     ap.add_argument("--max-batch", type=int, default=p["exercise_batch_max"])
+    ap.add_argument("--width", type=int, default=1024, help="hidden width of the MLP")
     ap.add_argument("--device", default=default_device())
     args = ap.parse_args()
     budget = args.budget_mb * 2**20
@@ -50,8 +51,8 @@ def main() -> None:
     print(f"{'precision':>10} {'largest batch':>14} {'MiB at that batch':>18}")
     for name in ("fp32", "amp_bf16", "bf16"):
         setup = precision_setup(name, args.device)
-        model = nn.Sequential(nn.Linear(256, 1024), nn.GELU(), nn.Linear(1024, 1024), nn.GELU(),
-                              nn.Linear(1024, 10)).to(args.device, setup.param_dtype)
+        model = nn.Sequential(nn.Linear(256, args.width), nn.GELU(), nn.Linear(args.width, args.width),
+                              nn.GELU(), nn.Linear(args.width, 10)).to(args.device, setup.param_dtype)
         batch, best, best_bytes = 8, None, None
         while batch <= args.max_batch:
             try:

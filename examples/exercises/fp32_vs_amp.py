@@ -21,9 +21,10 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--steps", type=int, default=active_profile()["exercise_steps"])
     ap.add_argument("--precisions", nargs="+", default=["fp32", "amp_bf16", "amp_fp16"], choices=PRECISIONS)
+    ap.add_argument("--samples", type=int, default=512, help="training set size (one full batch)")
     ap.add_argument("--device", default=default_device())
     args = ap.parse_args()
-    x, y = make_data(512, device=args.device)
+    x, y = make_data(args.samples, device=args.device)
     print(f"{'precision':>10} {'final loss':>11} {'accuracy':>9} {'ms/step':>8}")
     for name in args.precisions:
         setup = precision_setup(name, args.device)
