@@ -75,7 +75,7 @@ PROFILES: dict[str, Profile] = {
             debug_depth=6,
             exercise_steps=40,
             exercise_batch_max=4096,
-            exercise_memory_budget_mb=64,
+            exercise_memory_budget_mb=16,
             exercise_stress_steps=60,
         ),
     ),

@@ -42,7 +42,7 @@ def main() -> None:
     ap.add_argument("--budget-mb", type=float, default=p["exercise_memory_budget_mb"],
                     help="CPU only: the memory budget standing in for device memory")
     ap.add_argument("--max-batch", type=int, default=p["exercise_batch_max"])
-    ap.add_argument("--width", type=int, default=1024, help="hidden width of the MLP")
+    ap.add_argument("--width", type=int, default=512, help="hidden width of the MLP")
     ap.add_argument("--device", default=default_device())
     args = ap.parse_args()
     budget = args.budget_mb * 2**20
