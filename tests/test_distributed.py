@@ -88,3 +88,14 @@ def test_bad_input():
     with pytest.raises(ValueError, match="world_size"):
         launch.run_workers(fsdp_probe.fsdp_worker, 0)
     assert 0 < launch.free_port() < 65536
+
+
+def _failing_worker(rank, world_size, device):
+    if rank == 1:
+        raise RuntimeError("planted failure on rank 1")
+    return [{"ok": True}]
+
+
+def test_a_failing_rank_fails_the_parent_loudly():
+    with pytest.raises(Exception, match="planted failure on rank 1"):
+        launch.run_workers(_failing_worker, 2, backend="gloo", timeout_s=30)
