@@ -16,6 +16,7 @@ import pickle
 import socket
 import tempfile
 import time
+import traceback
 from datetime import timedelta
 from pathlib import Path
 from typing import Any, Callable
@@ -62,7 +63,13 @@ def _entry(rank: int, world_size: int, port: int, backend: str, timeout_s: float
     dist.init_process_group(backend, rank=rank, world_size=world_size,
                             timeout=timedelta(seconds=timeout_s))
     try:
-        rows = worker(rank, world_size, device, **kwargs)
+        try:
+            rows = worker(rank, world_size, device, **kwargs)
+        except BaseException:
+            # Keep this rank's own error: the other ranks then fail with "connection closed",
+            # which hides the cause if it is the first error the parent sees.
+            (Path(out_dir) / f"rank{rank}.err").write_text(traceback.format_exc())
+            raise
         dist.barrier()
     finally:
         dist.destroy_process_group()
@@ -70,6 +77,18 @@ def _entry(rank: int, world_size: int, port: int, backend: str, timeout_s: float
         r.setdefault("rank", rank)
     with open(Path(out_dir) / f"rank{rank}.pkl", "wb") as f:
         pickle.dump(rows, f)
+
+
+def _join(ctx: Any, out_dir: str) -> bool:
+    """``ctx.join(1 s)``, but a failure is re-raised with the workers' own tracebacks."""
+    try:
+        return ctx.join(timeout=1.0)
+    except (mp.ProcessRaisedException, mp.ProcessExitedException) as e:
+        errs = sorted(Path(out_dir).glob("rank*.err"))
+        if not errs:
+            raise
+        msg = "\n".join(f"--- {p.stem}:\n{p.read_text()}" for p in errs)
+        raise RuntimeError(f"distributed worker failed:\n{msg}") from e
 
 
 def run_workers(worker: Callable[..., list[dict[str, Any]]], world_size: int | None = None, *,
@@ -92,7 +111,8 @@ def run_workers(worker: Callable[..., list[dict[str, Any]]], world_size: int | N
         TypeError: ``worker`` is not callable or ``world_size`` not an int.
         ValueError: bad ``world_size`` or ``backend`` (the message lists the valid ones).
         TimeoutError: the processes did not finish within ``timeout_s``.
-        torch.multiprocessing.ProcessRaisedException: a rank raised (its traceback is included).
+        RuntimeError: a rank's worker raised; the message holds that rank's traceback (the
+            worker's own error, not the "connection closed" its peers then report).
     """
     if not callable(worker):
         raise TypeError(f"worker must be a module-level function, got {type(worker).__name__}")
@@ -112,7 +132,7 @@ def run_workers(worker: Callable[..., list[dict[str, Any]]], world_size: int | N
                                                worker, kwargs),
                                  nprocs=world_size, join=False, start_method="spawn")
         deadline = time.monotonic() + timeout_s + 30.0  # process-group timeout fires first
-        while not ctx.join(timeout=1.0):
+        while not _join(ctx, out_dir):
             if time.monotonic() > deadline:
                 for p in ctx.processes:
                     if p.is_alive():
