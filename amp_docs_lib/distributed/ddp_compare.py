@@ -25,6 +25,7 @@ from amp_docs_lib.distributed.fsdp_probe import _row, fsdp_worker, make_mlp
 from amp_docs_lib.distributed.launch import run_workers
 
 HOOKS = ("allreduce_hook", "bf16_compress_hook")
+OUTPUT_VARIANT = "FSDP2, output_dtype=float32"
 
 
 def _hook(name: str) -> Any:
@@ -87,6 +88,8 @@ def ddp_worker(rank: int, world_size: int, device: torch.device, *, features: in
 def _both_worker(rank: int, world_size: int, device: torch.device, *, fsdp_kwargs: dict[str, Any],
                  ddp_kwargs: dict[str, Any]) -> list[dict[str, Any]]:
     fsdp = [{"setup": "FSDP2", **r} for r in fsdp_worker(rank, world_size, device, **fsdp_kwargs)]
+    fsdp += [{"setup": OUTPUT_VARIANT, **r} for r in fsdp_worker(
+        rank, world_size, device, output_dtype="float32", **fsdp_kwargs)]
     ddp = [{"setup": f"DDP + {r['hook']}", **{k: v for k, v in r.items() if k != "hook"}}
            for r in ddp_worker(rank, world_size, device, **ddp_kwargs)]
     return fsdp + ddp
@@ -106,8 +109,9 @@ def run_distributed_probes(world_size: int | None = None, *, backend: str | None
                            classes: int = 4, batch: int = 8) -> dict[str, pd.DataFrame]:
     """FSDP2 (BF16 params, FP32 reduce) and both DDP variants in one launch.
 
-    Returns ``{"FSDP2": df, "DDP + allreduce_hook": df, "DDP + bf16_compress_hook": df}``,
-    each shaped like :func:`~amp_docs_lib.distributed.fsdp_probe.run_fsdp_probe`'s result.
+    Returns ``{"FSDP2": df, OUTPUT_VARIANT: df, "DDP + allreduce_hook": df,
+    "DDP + bf16_compress_hook": df}`` (``OUTPUT_VARIANT`` is the same FSDP2 policy with
+    ``output_dtype=float32``), each shaped like :func:`~amp_docs_lib.distributed.fsdp_probe.run_fsdp_probe`'s result.
     """
     sizes = dict(features=features, hidden=hidden, classes=classes, batch=batch)
     df = run_workers(_both_worker, world_size, backend=backend, timeout_s=timeout_s,
