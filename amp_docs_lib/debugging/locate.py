@@ -1,0 +1,182 @@
+"""Name the first module that produces inf or NaN, in forward and in backward.
+
+:func:`locate_nonfinite` registers a forward hook and a full backward hook on every leaf
+module (or on the modules given), runs forward, loss and backward once, and records each
+module whose *output* (forward) or *gradient with respect to its input* (backward) contains
+inf or NaN while what came into it was finite. The first such module in execution order is
+where the problem starts. :func:`anomaly_report` runs the same step under
+``torch.autograd.detect_anomaly`` for comparison: it names the autograd *function* whose
+backward returned NaN, and only checks backward.
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable
+
+import pandas as pd
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+
+def check_floating(t: Any, name: str = "tensor") -> torch.Tensor:
+    """Raise ``TypeError`` unless ``t`` is a floating-point tensor (the tools need one)."""
+    if not isinstance(t, torch.Tensor):
+        raise TypeError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
+    if not t.is_floating_point():
+        raise TypeError(f"{name} must be a floating-point tensor, got dtype {t.dtype}; "
+                        f"valid dtypes: float16, bfloat16, float32, float64")
+    return t
+
+
+def resolve_modules(model: nn.Module, modules: Iterable[str | nn.Module] | None = None) -> dict[str, nn.Module]:
+    """``{qualified name: module}`` for ``modules`` (names or module objects) or all leaf modules.
+
+    Raises ``TypeError`` when ``model`` is not an ``nn.Module`` and ``ValueError`` naming
+    the valid names when a requested module is not part of ``model``.
+    """
+    if not isinstance(model, nn.Module):
+        raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
+    named = dict(model.named_modules())
+    if modules is None:
+        return {n: m for n, m in named.items()
+                if n and not list(m.children()) and not isinstance(m, nn.Identity)}
+    by_obj = {id(m): n for n, m in named.items()}
+    out: dict[str, nn.Module] = {}
+    for m in modules:
+        if isinstance(m, str):
+            if m not in named:
+                raise ValueError(f"module {m!r} is not in the model; valid names: "
+                                 f"{[n for n in named if n]}")
+            out[m] = named[m]
+        elif isinstance(m, nn.Module):
+            if id(m) not in by_obj:
+                raise ValueError(f"module {type(m).__name__} object is not part of the model; "
+                                 f"valid names: {[n for n in named if n]}")
+            out[by_obj[id(m)]] = m
+        else:
+            raise TypeError(f"modules must be names or nn.Module objects, got {type(m).__name__}")
+    return out
+
+
+def _nonfinite(x: Any) -> tuple[int, int]:
+    """(number of infs, number of NaNs) over the floating tensors in ``x``."""
+    if isinstance(x, torch.Tensor):
+        if x.is_floating_point():
+            return int(torch.isinf(x).sum()), int(torch.isnan(x).sum())
+        return 0, 0
+    if isinstance(x, (tuple, list)):
+        infs = nans = 0
+        for v in x:
+            i, n = _nonfinite(v)
+            infs, nans = infs + i, nans + n
+        return infs, nans
+    return 0, 0
+
+
+@dataclass
+class NonfiniteReport:
+    """What :func:`locate_nonfinite` found: every event in order, and the first per pass."""
+
+    events: pd.DataFrame
+    first_forward: str | None
+    first_backward: str | None
+    loss: float = field(default=float("nan"))
+
+
+def locate_nonfinite(model: nn.Module, x: torch.Tensor, y: torch.Tensor | None = None, *,
+                     loss_fn: Callable[..., torch.Tensor] = F.cross_entropy,
+                     autocast_dtype: torch.dtype | None = None,
+                     modules: Iterable[str | nn.Module] | None = None) -> NonfiniteReport:
+    """Run one forward + backward and name the first module producing inf/NaN in each pass.
+
+    Args:
+        model: the model (left unchanged; hooks are removed afterwards).
+        x: floating-point input.
+        y: target for ``loss_fn``; without it the loss is ``output.float().sum()``.
+        loss_fn: loss applied to ``(output.float(), y)``.
+        autocast_dtype: run forward under ``torch.autocast(x.device.type, dtype=...)``.
+        modules: names or modules to watch (default: every leaf module).
+
+    Returns:
+        A :class:`NonfiniteReport`. A module counts in forward when its output has inf/NaN and
+        its inputs had none; in backward when the gradient w.r.t. its input has inf/NaN and the
+        gradient w.r.t. its output had none.
+    """
+    check_floating(x, "x")
+    watched = resolve_modules(model, modules)
+    events: list[dict[str, Any]] = []
+    order = {"forward": 0, "backward": 0}
+
+    def fwd(name: str) -> Callable[..., None]:
+        def hook(module: nn.Module, inputs: Any, output: Any) -> None:
+            order["forward"] += 1
+            i_in, n_in = _nonfinite(inputs)
+            i_out, n_out = _nonfinite(output)
+            if (i_out or n_out) and not (i_in or n_in):
+                events.append({"pass": "forward", "order": order["forward"], "module": name,
+                               "type": type(module).__name__, "infs": i_out, "nans": n_out})
+        return hook
+
+    def bwd(name: str) -> Callable[..., None]:
+        def hook(module: nn.Module, grad_input: Any, grad_output: Any) -> None:
+            order["backward"] += 1
+            i_go, n_go = _nonfinite(grad_output)
+            i_gi, n_gi = _nonfinite(grad_input)
+            if (i_gi or n_gi) and not (i_go or n_go):
+                events.append({"pass": "backward", "order": order["backward"], "module": name,
+                               "type": type(module).__name__, "infs": i_gi, "nans": n_gi})
+        return hook
+
+    handles = []
+    for name, m in watched.items():
+        handles.append(m.register_forward_hook(fwd(name)))
+        handles.append(m.register_full_backward_hook(bwd(name)))
+    try:
+        x = x.detach().requires_grad_(True)  # so the first module's input gradient exists
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            with torch.autocast(x.device.type, dtype=autocast_dtype or torch.float32,
+                                enabled=autocast_dtype is not None):
+                out = model(x)
+            loss = loss_fn(out.float(), y) if y is not None else out.float().sum()
+            model.zero_grad(set_to_none=True)
+            loss.backward()
+    finally:
+        for h in handles:
+            h.remove()
+    df = pd.DataFrame(events, columns=["pass", "order", "module", "type", "infs", "nans"])
+    first = {p: (df[df["pass"] == p].sort_values("order")["module"].iloc[0]
+                 if (df["pass"] == p).any() else None) for p in ("forward", "backward")}
+    return NonfiniteReport(df, first["forward"], first["backward"], float(loss.detach()))
+
+
+def anomaly_report(model: nn.Module, x: torch.Tensor, y: torch.Tensor | None = None, *,
+                   loss_fn: Callable[..., torch.Tensor] = F.cross_entropy,
+                   autocast_dtype: torch.dtype | None = None) -> dict[str, Any]:
+    """The same step under ``torch.autograd.detect_anomaly(check_nan=True)``.
+
+    Returns ``raised`` (whether backward raised), ``message`` (the error's first line, which
+    names the autograd function, e.g. ``'SqrtBackward0'``) and ``seconds`` (wall time).
+    """
+    check_floating(x, "x")
+    if not isinstance(model, nn.Module):
+        raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
+    t0 = time.perf_counter()
+    raised, message = False, None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # detect_anomaly warns with the forward traceback
+        try:
+            with torch.autograd.detect_anomaly(check_nan=True):
+                with torch.autocast(x.device.type, dtype=autocast_dtype or torch.float32,
+                                    enabled=autocast_dtype is not None):
+                    out = model(x)
+                loss = loss_fn(out.float(), y) if y is not None else out.float().sum()
+                model.zero_grad(set_to_none=True)
+                loss.backward()
+        except RuntimeError as e:
+            raised, message = True, str(e).splitlines()[0]
+    return {"raised": raised, "message": message, "seconds": time.perf_counter() - t0}

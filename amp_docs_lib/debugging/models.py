@@ -1,0 +1,68 @@
+"""A small model with faults planted where the debugging tools should find them.
+
+:class:`UnstableMLP` is ``depth`` blocks of Linear + LayerNorm + ReLU and a head. Block
+``hot_layer``'s Linear has its weights multiplied by ``hot_scale``: its outputs are far
+beyond FP16's largest finite value (65504), so under FP16 autocast that Linear produces inf
+and the LayerNorm after it NaN, while FP32 computes it fine and the LayerNorm brings the
+values back. :class:`Magnitude` appends each row's Euclidean norm written as
+``sqrt(sum(x**2))``; for an all-zero row the forward value is 0 but the backward of
+``sqrt`` at 0 is inf, times 0: NaN. A fault that only shows in backward. With
+``magnitude=True`` the model starts with a bias-free Linear and a :class:`Magnitude`, so an
+all-zero input row (``make_inputs(zero_row=True)``) triggers it.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+
+class Magnitude(nn.Module):
+    """Appends ``sqrt(sum(x**2))`` per row: finite forward, NaN gradient for an all-zero row."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.cat([x, torch.sqrt((x * x).sum(-1, keepdim=True))], dim=-1)
+
+
+class UnstableMLP(nn.Module):
+    """``depth`` Linear-LayerNorm-ReLU blocks, one with huge weights, then a head.
+
+    Args:
+        width: features per layer.
+        depth: number of blocks (>= 2).
+        hot_layer: index of the block whose Linear is scaled by ``hot_scale``.
+        hot_scale: the factor (default 1e5: outputs of order 1e5 and more, past FP16's 65504).
+        magnitude: insert a :class:`Magnitude` before the head (the backward fault).
+    """
+
+    def __init__(self, width: int = 32, depth: int = 6, hot_layer: int = 3, hot_scale: float = 1e5,
+                 classes: int = 4, magnitude: bool = False, seed: int = 0):
+        super().__init__()
+        if not isinstance(depth, int) or depth < 2:
+            raise ValueError(f"depth must be an int >= 2, got {depth!r}")
+        if not isinstance(hot_layer, int) or not 0 <= hot_layer < depth:
+            raise ValueError(f"hot_layer must be an int in [0, {depth - 1}], got {hot_layer!r}")
+        torch.manual_seed(seed)
+        self.proj = nn.Linear(width, width, bias=False) if magnitude else nn.Identity()
+        self.magnitude = Magnitude() if magnitude else nn.Identity()
+        first = width + (1 if magnitude else 0)
+        self.blocks = nn.Sequential(*[nn.Sequential(nn.Linear(first if i == 0 else width, width),
+                                                    nn.LayerNorm(width), nn.ReLU()) for i in range(depth)])
+        with torch.no_grad():
+            self.blocks[hot_layer][0].weight.mul_(hot_scale)
+            self.blocks[hot_layer][0].bias.mul_(hot_scale)
+        self.head = nn.Linear(width, classes)
+        self.hot_name = f"blocks.{hot_layer}.0"
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.head(self.blocks(self.magnitude(self.proj(x))))
+
+
+def make_inputs(batch: int = 32, width: int = 32, *, zero_row: bool = False, seed: int = 0
+                ) -> tuple[torch.Tensor, torch.Tensor]:
+    """Gaussian inputs and random labels (4 classes); ``zero_row`` zeroes the first row."""
+    g = torch.Generator().manual_seed(seed)
+    x = torch.randn(batch, width, generator=g)
+    if zero_row:
+        x[0] = 0.0
+    return x, torch.randint(0, 4, (batch,), generator=g)

@@ -1,0 +1,89 @@
+"""Per-layer statistics of activations, and their comparison between FP32 and AMP.
+
+:func:`tensor_stats` summarises one floating tensor: mean, std, max |x| (over finite
+values), and the fractions of exact zeros, subnormals (nonzero, below the dtype's smallest
+normal), infs and NaNs. :func:`layer_stats` records that for every leaf module's output in
+one forward pass; :func:`compare_precisions` does it for FP32 and an autocast dtype and puts
+the two side by side.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+import pandas as pd
+import torch
+from torch import nn
+
+from amp_docs_lib.debugging.locate import check_floating, resolve_modules
+
+
+def tensor_stats(t: torch.Tensor) -> dict[str, Any]:
+    """Statistics of ``t``; subnormals are judged in ``t``'s own dtype. ``TypeError`` if not floating."""
+    check_floating(t, "t")
+    t = t.detach()
+    tiny = torch.finfo(t.dtype).tiny
+    a = t.float()
+    finite = torch.isfinite(a)
+    fa = a[finite]
+    n = t.numel()
+    absd = t.abs()
+    return {"dtype": str(t.dtype).removeprefix("torch."),
+            "mean": float(fa.mean()) if fa.numel() else None,
+            "std": float(fa.std()) if fa.numel() > 1 else None,
+            "max abs": float(fa.abs().max()) if fa.numel() else None,
+            "zeros": float((t == 0).sum()) / n,
+            "subnormals": float(((absd < tiny) & (t != 0)).sum()) / n,
+            "infs": float(torch.isinf(t).sum()) / n,
+            "nans": float(torch.isnan(t).sum()) / n}
+
+
+def layer_stats(model: nn.Module, x: torch.Tensor, *, autocast_dtype: torch.dtype | None = None,
+                modules: Iterable[str | nn.Module] | None = None) -> pd.DataFrame:
+    """One row per watched module (default: leaf modules) with :func:`tensor_stats` of its output."""
+    check_floating(x, "x")
+    watched = resolve_modules(model, modules)
+    rows: list[dict[str, Any]] = []
+
+    def hook(name: str):
+        def f(module: nn.Module, inputs: Any, output: Any) -> None:
+            if isinstance(output, torch.Tensor) and output.is_floating_point():
+                rows.append({"module": name, "type": type(module).__name__, **tensor_stats(output)})
+        return f
+
+    handles = [m.register_forward_hook(hook(n)) for n, m in watched.items()]
+    try:
+        with torch.no_grad(), torch.autocast(x.device.type, dtype=autocast_dtype or torch.float32,
+                                             enabled=autocast_dtype is not None):
+            model(x)
+    finally:
+        for h in handles:
+            h.remove()
+    return pd.DataFrame(rows)
+
+
+def compare_precisions(model: nn.Module, x: torch.Tensor, autocast_dtype: torch.dtype = torch.float16,
+                       *, modules: Iterable[str | nn.Module] | None = None) -> pd.DataFrame:
+    """:func:`layer_stats` in FP32 and under autocast, one row per module, columns suffixed."""
+    if autocast_dtype not in (torch.float16, torch.bfloat16):
+        raise ValueError(f"autocast_dtype must be torch.float16 or torch.bfloat16, got {autocast_dtype}")
+    a = layer_stats(model, x, modules=modules)
+    b = layer_stats(model, x, autocast_dtype=autocast_dtype, modules=modules)
+    tag = "amp " + str(autocast_dtype).removeprefix("torch.")
+    keep = ["dtype", "max abs", "std", "zeros", "subnormals", "infs", "nans"]
+    out = a[["module", "type"] + keep].rename(columns={k: f"{k} (fp32)" for k in keep})
+    for k in keep:
+        out[f"{k} ({tag})"] = b[k].values
+    return out.astype(object).where(out.notna(), None)
+
+
+def first_divergence(comparison: pd.DataFrame) -> str | None:
+    """The first module whose AMP output has infs or NaNs where FP32's had none."""
+    if not isinstance(comparison, pd.DataFrame) or "module" not in comparison.columns:
+        raise TypeError("first_divergence takes the DataFrame returned by compare_precisions")
+    amp_cols = [c for c in comparison.columns if c.startswith(("infs (amp", "nans (amp"))]
+    fp_cols = ["infs (fp32)", "nans (fp32)"]
+    for _, r in comparison.iterrows():
+        if sum(r[c] or 0 for c in amp_cols) > 0 and sum(r[c] or 0 for c in fp_cols) == 0:
+            return r["module"]
+    return None

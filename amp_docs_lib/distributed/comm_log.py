@@ -1,0 +1,59 @@
+"""Record the collectives a distributed wrapper issues: which one, in which dtype, how many elements.
+
+FSDP2 (``torch.distributed.fsdp.fully_shard``) calls ``torch.distributed.all_gather_single``
+and ``torch.distributed.reduce_scatter_single`` (torch 2.14, ``_fsdp_collectives.py``); the
+DDP communication hooks call ``torch.distributed.all_reduce``. :func:`log_collectives`
+wraps those three module attributes for the duration of a ``with`` block and records every
+call, then restores them. Nothing else changes: the wrapped function is called as before.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+from typing import Any, Iterator
+
+import torch
+import torch.distributed as dist
+
+LOGGED = {  # collective -> (name of the argument holding the buffer that goes over the wire, position)
+    "all_gather_single": ("output_tensor", 0),
+    "reduce_scatter_single": ("input", 1),
+    "all_reduce": ("tensor", 0),
+}
+
+
+def _buffer(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> torch.Tensor:
+    key, pos = LOGGED[name]
+    if key in kwargs:
+        return kwargs[key]
+    return args[pos]
+
+
+@contextlib.contextmanager
+def log_collectives() -> Iterator[list[dict[str, Any]]]:
+    """Within the block, record every all-gather, reduce-scatter and all-reduce.
+
+    Yields a list that fills with one dict per call: ``collective``, ``dtype``,
+    ``elements`` (of the full buffer: the all-gather output, the reduce-scatter input,
+    the all-reduce tensor) and ``bytes``.
+    """
+    records: list[dict[str, Any]] = []
+    saved = {name: getattr(dist, name) for name in LOGGED}
+
+    def wrap(name: str, fn: Any) -> Any:
+        @functools.wraps(fn)
+        def logged(*args: Any, **kwargs: Any) -> Any:
+            t = _buffer(name, args, kwargs)
+            records.append({"collective": name, "dtype": str(t.dtype).removeprefix("torch."),
+                            "elements": t.numel(), "bytes": t.numel() * t.element_size()})
+            return fn(*args, **kwargs)
+        return logged
+
+    try:
+        for name, fn in saved.items():
+            setattr(dist, name, wrap(name, fn))
+        yield records
+    finally:
+        for name, fn in saved.items():
+            setattr(dist, name, fn)

@@ -1,0 +1,120 @@
+"""DDP with autocast, with and without the BF16 gradient-compression hook, measured like FSDP2.
+
+:func:`ddp_worker` wraps the same MLP as :mod:`~amp_docs_lib.distributed.fsdp_probe` in
+``DistributedDataParallel``, runs one step under ``torch.autocast(dtype=torch.bfloat16)``
+for each communication hook (``allreduce_hook``, the reference that behaves like DDP's
+built-in all-reduce, and ``bf16_compress_hook``), and reports the same stages: stored
+parameters, parameters seen in forward, layer inputs and outputs, gradients, the
+collectives (with their dtype) and the optimizer state.
+
+:func:`run_distributed_probes` runs the FSDP2 probe and this one in the same processes
+(one launch, so the chapter pays for one set of process start-ups).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from amp_docs_lib.distributed.comm_log import log_collectives
+from amp_docs_lib.distributed.fsdp_probe import _row, fsdp_worker, make_mlp
+from amp_docs_lib.distributed.launch import run_workers
+
+HOOKS = ("allreduce_hook", "bf16_compress_hook")
+OUTPUT_VARIANT = "FSDP2, output_dtype=float32"
+
+
+def _hook(name: str) -> Any:
+    from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
+
+    if name not in HOOKS:
+        raise ValueError(f"unknown comm hook {name!r}; valid hooks: {list(HOOKS)}")
+    return getattr(default_hooks, name)
+
+
+def ddp_worker(rank: int, world_size: int, device: torch.device, *, features: int = 16,
+               hidden: int = 32, classes: int = 4, batch: int = 8,
+               hooks: tuple[str, ...] = HOOKS) -> list[dict[str, Any]]:
+    """One autocast (BF16) DDP step per communication hook; rows tagged with ``hook``."""
+    from torch.nn.parallel import DistributedDataParallel as DDP
+
+    rows: list[dict[str, Any]] = []
+    for hook_name in hooks:
+        model = make_mlp(features, hidden, classes).to(device)
+        ddp = DDP(model, device_ids=[device.index] if device.type == "cuda" else None)
+        ddp.register_comm_hook(None, _hook(hook_name))
+        optimizer = torch.optim.Adam(ddp.parameters(), lr=1e-3)
+        these = [_row("1 parameter (stored, replicated)", n, p) for n, p in model.named_parameters()]
+        names = {m: n for n, m in model.named_modules() if isinstance(m, nn.Linear)}
+
+        def pre_hook(module: nn.Module, args: tuple[torch.Tensor, ...]) -> None:
+            these.append(_row("2 parameter seen in forward", f"{names[module]}.weight", module.weight))
+            these.append(_row("3 layer input in forward", f"{names[module]} input", args[0]))
+
+        def post_hook(module: nn.Module, args: Any, out: torch.Tensor) -> None:
+            these.append(_row("4 layer output in forward", f"{names[module]} output", out))
+
+        handles = [h for m in names for h in (m.register_forward_pre_hook(pre_hook),
+                                               m.register_forward_hook(post_hook))]
+        g = torch.Generator().manual_seed(1000 + rank)
+        x = torch.randn(batch, features, generator=g).to(device)
+        y = torch.randint(0, classes, (batch,), generator=g).to(device)
+        with log_collectives() as comms:
+            with torch.autocast(device.type, dtype=torch.bfloat16):
+                out = ddp(x)
+                these.append(_row("5 model output", "model output", out))
+                loss = F.cross_entropy(out, y)
+            loss.backward()
+        these += [_row("6 gradient (replicated)", n, p.grad) for n, p in model.named_parameters()]
+        optimizer.step()
+        for n, p in model.named_parameters():
+            for key, v in optimizer.state[p].items():
+                if torch.is_tensor(v) and v.dim() > 0:
+                    these.append(_row("8 optimizer state", f"{n}.{key}", v))
+        for c in comms:
+            these.append({"stage": "7 collective", "tensor": c["collective"], "dtype": c["dtype"],
+                          "local shape": (c["elements"],), "global shape": None, "type": "buffer",
+                          "local bytes": c["bytes"]})
+        for h in handles:
+            h.remove()
+        rows += [{"hook": hook_name, **r} for r in these]
+    return rows
+
+
+def _both_worker(rank: int, world_size: int, device: torch.device, *, fsdp_kwargs: dict[str, Any],
+                 ddp_kwargs: dict[str, Any]) -> list[dict[str, Any]]:
+    fsdp = [{"setup": "FSDP2", **r} for r in fsdp_worker(rank, world_size, device, **fsdp_kwargs)]
+    fsdp += [{"setup": OUTPUT_VARIANT, **r} for r in fsdp_worker(
+        rank, world_size, device, output_dtype="float32", **fsdp_kwargs)]
+    ddp = [{"setup": f"DDP + {r['hook']}", **{k: v for k, v in r.items() if k != "hook"}}
+           for r in ddp_worker(rank, world_size, device, **ddp_kwargs)]
+    return fsdp + ddp
+
+
+def run_ddp_compare(world_size: int | None = None, *, backend: str | None = None,
+                    timeout_s: float = 120.0, **kwargs: Any) -> pd.DataFrame:
+    """Run :func:`ddp_worker` in ``world_size`` real processes; rows of all ranks, one ``hook`` column."""
+    for h in kwargs.get("hooks", HOOKS):
+        _hook(h)
+    df = run_workers(ddp_worker, world_size, backend=backend, timeout_s=timeout_s, **kwargs)
+    return df.sort_values(["hook", "rank", "stage"], kind="stable").reset_index(drop=True)
+
+
+def run_distributed_probes(world_size: int | None = None, *, backend: str | None = None,
+                           timeout_s: float = 120.0, features: int = 16, hidden: int = 32,
+                           classes: int = 4, batch: int = 8) -> dict[str, pd.DataFrame]:
+    """FSDP2 (BF16 params, FP32 reduce) and both DDP variants in one launch.
+
+    Returns ``{"FSDP2": df, OUTPUT_VARIANT: df, "DDP + allreduce_hook": df,
+    "DDP + bf16_compress_hook": df}`` (``OUTPUT_VARIANT`` is the same FSDP2 policy with
+    ``output_dtype=float32``), each shaped like :func:`~amp_docs_lib.distributed.fsdp_probe.run_fsdp_probe`'s result.
+    """
+    sizes = dict(features=features, hidden=hidden, classes=classes, batch=batch)
+    df = run_workers(_both_worker, world_size, backend=backend, timeout_s=timeout_s,
+                     fsdp_kwargs=sizes, ddp_kwargs=sizes)
+    return {name: grp.drop(columns="setup").sort_values(["rank", "stage"], kind="stable")
+            .reset_index(drop=True) for name, grp in df.groupby("setup", sort=False)}

@@ -1,0 +1,131 @@
+"""FSDP2 with a mixed-precision policy: where each tensor lives and in which dtype, per rank.
+
+:func:`fsdp_worker` is the code that runs in every process: it shards a small MLP with
+``fully_shard(..., mp_policy=MixedPrecisionPolicy(param_dtype=..., reduce_dtype=...))``,
+runs one training step with Adam, and reports the dtype and shape of
+
+- the sharded parameters (what each rank stores between steps),
+- the parameters each ``nn.Linear`` sees during forward (forward pre-hooks),
+- the inputs and outputs of each layer,
+- the gradients after backward,
+- the collectives FSDP issued (all-gather, reduce-scatter) with their dtype and size,
+- the optimizer state.
+
+:func:`run_fsdp_probe` launches it with :func:`~amp_docs_lib.distributed.launch.run_workers`
+(gloo on CPU, NCCL on CUDA) and returns the rows of all ranks.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from amp_docs_lib.distributed.comm_log import log_collectives
+from amp_docs_lib.distributed.launch import run_workers
+
+DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
+
+
+def _dtype(name: str | None) -> torch.dtype | None:
+    if name is None:
+        return None
+    if name not in DTYPES:
+        raise ValueError(f"unknown dtype {name!r}; valid dtypes: {list(DTYPES)} or None")
+    return DTYPES[name]
+
+
+def make_mlp(features: int, hidden: int, classes: int, *, seed: int = 0) -> nn.Sequential:
+    """The probe's model: Linear-ReLU-Linear-ReLU-Linear, seeded identically on every rank."""
+    torch.manual_seed(seed)
+    return nn.Sequential(nn.Linear(features, hidden), nn.ReLU(), nn.Linear(hidden, hidden),
+                         nn.ReLU(), nn.Linear(hidden, classes))
+
+
+def _row(stage: str, name: str, t: torch.Tensor) -> dict[str, Any]:
+    local = t.to_local() if hasattr(t, "to_local") else t
+    return {"stage": stage, "tensor": name, "dtype": str(local.dtype).removeprefix("torch."),
+            "local shape": tuple(local.shape), "global shape": tuple(t.shape),
+            "type": type(t).__name__, "local bytes": local.numel() * local.element_size()}
+
+
+def fsdp_worker(rank: int, world_size: int, device: torch.device, *, features: int = 16,
+                hidden: int = 32, classes: int = 4, batch: int = 8, param_dtype: str | None = "bfloat16",
+                reduce_dtype: str | None = "float32", output_dtype: str | None = None,
+                cast_forward_inputs: bool = True) -> list[dict[str, Any]]:
+    """One FSDP2 training step on this rank; returns the rows described in the module docstring."""
+    from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
+
+    model = make_mlp(features, hidden, classes).to(device)
+    policy = MixedPrecisionPolicy(param_dtype=_dtype(param_dtype), reduce_dtype=_dtype(reduce_dtype),
+                                  output_dtype=_dtype(output_dtype),
+                                  cast_forward_inputs=cast_forward_inputs)
+    for layer in model:                      # one FSDP unit per Linear ...
+        if isinstance(layer, nn.Linear):
+            fully_shard(layer, mp_policy=policy)
+    fully_shard(model, mp_policy=policy)     # ... and the root
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
+
+    rows = [_row("1 sharded parameter (stored)", n, p) for n, p in model.named_parameters()]
+
+    def pre_hook(module: nn.Module, args: tuple[torch.Tensor, ...]) -> None:
+        name = module_names[module]
+        rows.append(_row("2 parameter seen in forward", f"{name}.weight", module.weight))
+        rows.append(_row("3 layer input in forward", f"{name} input", args[0]))
+
+    def post_hook(module: nn.Module, args: Any, out: torch.Tensor) -> None:
+        rows.append(_row("4 layer output in forward", f"{module_names[module]} output", out))
+
+    module_names = {m: n for n, m in model.named_modules() if isinstance(m, nn.Linear)}
+    for m in module_names:
+        m.register_forward_pre_hook(pre_hook)
+        m.register_forward_hook(post_hook)
+
+    g = torch.Generator().manual_seed(1000 + rank)   # each rank its own data
+    x = torch.randn(batch, features, generator=g).to(device)
+    y = torch.randint(0, classes, (batch,), generator=g).to(device)
+    with log_collectives() as comms:
+        out = model(x)
+        rows.append(_row("5 model output", "model output", out))
+        F.cross_entropy(out.float(), y).backward()
+    rows += [_row("6 gradient (sharded)", n, p.grad) for n, p in model.named_parameters()]
+    optimizer.step()
+    for n, p in model.named_parameters():
+        for key, v in optimizer.state[p].items():
+            if torch.is_tensor(v) and v.dim() > 0:
+                rows.append(_row("8 optimizer state", f"{n}.{key}", v))
+    for c in comms:
+        rows.append({"stage": "7 collective", "tensor": c["collective"], "dtype": c["dtype"],
+                     "local shape": (c["elements"],), "global shape": None, "type": "buffer",
+                     "local bytes": c["bytes"]})
+    return rows
+
+
+def run_fsdp_probe(world_size: int | None = None, *, backend: str | None = None,
+                   timeout_s: float = 120.0, **kwargs: Any) -> pd.DataFrame:
+    """Run :func:`fsdp_worker` in ``world_size`` real processes and return all ranks' rows.
+
+    ``kwargs`` go to :func:`fsdp_worker` (sizes, ``param_dtype``, ``reduce_dtype``,
+    ``output_dtype`` as dtype names such as ``"bfloat16"``, ``cast_forward_inputs``).
+    Bad dtype names raise ``ValueError`` in the parent before any process starts.
+    """
+    for key in ("param_dtype", "reduce_dtype", "output_dtype"):
+        if key in kwargs:
+            _dtype(kwargs[key])
+    df = run_workers(fsdp_worker, world_size, backend=backend, timeout_s=timeout_s, **kwargs)
+    return df.sort_values(["rank", "stage"], kind="stable").reset_index(drop=True)
+
+
+def summary(df: pd.DataFrame) -> pd.DataFrame:
+    """One row per stage: the dtypes seen there (over all ranks and tensors) and the bytes on rank 0."""
+    if not isinstance(df, pd.DataFrame) or not {"stage", "dtype", "rank", "local bytes"} <= set(df.columns):
+        raise TypeError("summary takes the DataFrame returned by run_fsdp_probe or run_ddp_compare")
+    out = []
+    for stage, grp in df.groupby("stage", sort=True):
+        out.append({"stage": stage, "dtypes": ", ".join(sorted(set(grp["dtype"]))),
+                    "tensors per rank": int((grp["rank"] == 0).sum()),
+                    "bytes on rank 0": int(grp.loc[grp["rank"] == 0, "local bytes"].sum())})
+    return pd.DataFrame(out)

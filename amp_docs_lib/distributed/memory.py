@@ -1,0 +1,127 @@
+"""Per-rank memory and per-step communication for N parameters on K devices.
+
+The accounting follows Rajbhandari et al., *ZeRO: Memory Optimizations Toward Training
+Trillion Parameter Models* (SC 2020): model states are parameters, gradients and optimizer
+state (for Adam: two moments, plus an FP32 master copy of the weights when the working
+weights are 16-bit). Activations and temporary buffers are not included.
+
+Strategies (what is divided by K):
+
+=========  =============================================================
+``DDP``    nothing: every rank holds everything
+``ZeRO-1`` optimizer state (moments and FP32 master weights)
+``ZeRO-2`` optimizer state and gradients
+``ZeRO-3`` optimizer state, gradients and parameters
+``FSDP``   as ZeRO-3 (``fully_shard``, FULL_SHARD)
+=========  =============================================================
+
+Precisions (bytes per parameter):
+
+======================  =====  =====  ======  =========  ==================================
+name                    param  grad   master  Adam m, v  communicated
+======================  =====  =====  ======  =========  ==================================
+``fp32``                4      4      0       4 + 4      FP32 params and grads
+``amp_fp32_master``     2      2      4       4 + 4      BF16 params and grads (ZeRO paper)
+``amp_fsdp2``           4      4      0       4 + 4      BF16 params gathered, FP32 reduced
+``bf16``                2      2      0       2 + 2      BF16 params and grads
+======================  =====  =====  ======  =========  ==================================
+
+``amp_fsdp2`` is what ``fully_shard`` with ``MixedPrecisionPolicy(param_dtype=bfloat16,
+reduce_dtype=float32)`` stores: FP32 sharded parameters (they are the master weights),
+FP32 sharded gradients, FP32 Adam state; the BF16 copy exists only for the unit being
+computed (all-gathered, then freed). ``torch.autocast`` under DDP stores the same
+(FP32 everything, BF16 only transiently); its all-reduce carries FP32 gradients unless a
+compression hook casts them.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pandas as pd
+
+STRATEGIES = ("DDP", "ZeRO-1", "ZeRO-2", "ZeRO-3", "FSDP")
+PRECISIONS: dict[str, dict[str, Any]] = {
+    "fp32": {"param": 4, "grad": 4, "master": 0, "optimizer": 8,
+             "gather dtype": "float32", "reduce dtype": "float32"},
+    "amp_fp32_master": {"param": 2, "grad": 2, "master": 4, "optimizer": 8,
+                        "gather dtype": "bfloat16", "reduce dtype": "bfloat16"},
+    "amp_fsdp2": {"param": 4, "grad": 4, "master": 0, "optimizer": 8,
+                  "gather dtype": "bfloat16", "reduce dtype": "float32"},
+    "bf16": {"param": 2, "grad": 2, "master": 0, "optimizer": 4,
+             "gather dtype": "bfloat16", "reduce dtype": "bfloat16"},
+}
+DTYPE_BYTES = {"float32": 4, "bfloat16": 2, "float16": 2}
+SHARDED = {"DDP": set(), "ZeRO-1": {"master", "optimizer"}, "ZeRO-2": {"master", "optimizer", "grad"},
+           "ZeRO-3": {"master", "optimizer", "grad", "param"},
+           "FSDP": {"master", "optimizer", "grad", "param"}}
+
+
+def _check(n_params: Any, k: Any, strategy: Any, precision: Any) -> None:
+    for name, v in (("n_params", n_params), ("k", k)):
+        if not isinstance(v, int) or isinstance(v, bool):
+            raise TypeError(f"{name} must be an int, got {type(v).__name__}")
+        if v < 1:
+            raise ValueError(f"{name} must be >= 1, got {v}")
+    if strategy not in STRATEGIES:
+        raise ValueError(f"unknown strategy {strategy!r}; valid strategies: {list(STRATEGIES)}")
+    if precision not in PRECISIONS:
+        raise ValueError(f"unknown precision {precision!r}; valid precisions: {list(PRECISIONS)}")
+
+
+def per_rank_bytes(n_params: int, k: int, strategy: str, precision: str) -> dict[str, int]:
+    """Bytes of model state one rank holds: ``param``, ``grad``, ``master``, ``optimizer``, ``total``.
+
+    A sharded component holds ``ceil(n_params / k)`` elements per rank (the largest shard).
+    """
+    _check(n_params, k, strategy, precision)
+    p = PRECISIONS[precision]
+    shard = math.ceil(n_params / k)
+    out = {part: p[part] * (shard if part in SHARDED[strategy] else n_params)
+           for part in ("param", "grad", "master", "optimizer")}
+    out["total"] = sum(out.values())
+    return out
+
+
+def memory_table(n_params: int, k: int) -> pd.DataFrame:
+    """Per-rank bytes for every strategy and precision (one row each), with bytes per parameter."""
+    rows = []
+    for precision in PRECISIONS:
+        for strategy in STRATEGIES:
+            b = per_rank_bytes(n_params, k, strategy, precision)
+            rows.append({"precision": precision, "strategy": strategy, **b,
+                         "bytes per parameter": b["total"] / n_params})
+    return pd.DataFrame(rows)
+
+
+def comm_per_step(n_params: int, k: int, strategy: str, precision: str) -> pd.DataFrame:
+    """The collectives of one training step: buffer elements and bytes, and bytes each rank sends.
+
+    DDP all-reduces the gradients; ZeRO-1/2 reduce-scatter the gradients and all-gather the
+    updated parameters; ZeRO-3/FSDP all-gather the parameters in forward and again in backward
+    and reduce-scatter the gradients. With ring algorithms a rank sends ``(k-1)/k`` of an
+    all-gather or reduce-scatter buffer and ``2(k-1)/k`` of an all-reduce buffer.
+    """
+    _check(n_params, k, strategy, precision)
+    p = PRECISIONS[precision]
+    if strategy == "DDP":
+        plan = [("all_reduce", p["reduce dtype"], 1, 2)]
+    elif strategy in ("ZeRO-1", "ZeRO-2"):
+        plan = [("reduce_scatter", p["reduce dtype"], 1, 1), ("all_gather", p["gather dtype"], 1, 1)]
+    else:
+        plan = [("all_gather", p["gather dtype"], 2, 1), ("reduce_scatter", p["reduce dtype"], 1, 1)]
+    rows = []
+    for collective, dtype, times, factor in plan:
+        elems = times * n_params
+        nbytes = elems * DTYPE_BYTES[dtype]
+        rows.append({"strategy": strategy, "precision": precision, "collective": collective,
+                     "dtype": dtype, "buffer elements": elems, "buffer bytes": nbytes,
+                     "bytes sent per rank": nbytes * factor * (k - 1) / k})
+    return pd.DataFrame(rows)
+
+
+def comm_table(n_params: int, k: int) -> pd.DataFrame:
+    """:func:`comm_per_step` for every strategy and precision, one row per collective."""
+    return pd.concat([comm_per_step(n_params, k, s, p) for p in PRECISIONS for s in STRATEGIES],
+                     ignore_index=True)

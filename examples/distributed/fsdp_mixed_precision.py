@@ -1,0 +1,48 @@
+"""FSDP2 with a mixed-precision policy, run by real processes; prints what each rank holds.
+
+Two processes on CPU (gloo); on CUDA one process per GPU (at most two, NCCL). The same
+code path: ``fully_shard`` with ``MixedPrecisionPolicy(param_dtype=bfloat16,
+reduce_dtype=float32)``, one Adam step, hooks that record the dtype and shape of every
+tensor. The per-rank code is ``amp_docs_lib.distributed.fsdp_probe.fsdp_worker``.
+
+    python examples/distributed/fsdp_mixed_precision.py --world-size 2
+"""
+
+import argparse
+
+import pandas as pd
+
+from amp_docs_lib.distributed import fsdp_probe, memory
+from amp_docs_lib.distributed.launch import default_backend, default_world_size
+from amp_docs_lib.profiles import active_profile
+
+
+def main() -> None:
+    p = active_profile()
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--world-size", type=int, default=default_world_size())
+    ap.add_argument("--backend", choices=["gloo", "nccl"], default=default_backend())
+    ap.add_argument("--param-dtype", default="bfloat16", help="float32, bfloat16 or float16")
+    ap.add_argument("--reduce-dtype", default="float32", help="float32, bfloat16 or float16")
+    ap.add_argument("--hidden", type=int, default=p["dist_hidden"])
+    args = ap.parse_args()
+
+    df = fsdp_probe.run_fsdp_probe(args.world_size, backend=args.backend, param_dtype=args.param_dtype,
+                                   reduce_dtype=args.reduce_dtype, features=p["dist_features"],
+                                   hidden=args.hidden, batch=p["dist_batch"])
+    with pd.option_context("display.width", 200, "display.max_rows", 500):
+        print(f"backend={args.backend} world_size={args.world_size}")
+        print(fsdp_probe.summary(df).to_string(index=False))
+        print()
+        print(df[df["rank"] == 0].drop(columns="rank").to_string(index=False))
+    n = int(df[(df["rank"] == 0) & (df["stage"] == "1 sharded parameter (stored)")]["global shape"]
+            .map(lambda s: pd.Series(s).prod()).sum())
+    stored = df[df["stage"].isin(["1 sharded parameter (stored)", "6 gradient (sharded)", "8 optimizer state"])]
+    print(f"\nparameters N={n}; measured model-state bytes per rank: "
+          f"{stored.groupby('rank')['local bytes'].sum().to_dict()}; "
+          f"memory.per_rank_bytes(N, K, 'FSDP', 'amp_fsdp2') predicts "
+          f"{memory.per_rank_bytes(n, args.world_size, 'FSDP', 'amp_fsdp2')['total']} (largest shard)")
+
+
+if __name__ == "__main__":
+    main()

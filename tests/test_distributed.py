@@ -1,0 +1,101 @@
+"""FSDP2 and DDP run in two real CPU processes and report the policy's dtypes; the memory model."""
+
+import math
+
+import pytest
+import torch
+
+from amp_docs_lib.distributed import ddp_compare, fsdp_probe, launch, memory
+
+
+@pytest.fixture(scope="module")
+def probes():
+    return ddp_compare.run_distributed_probes(2, backend="gloo", timeout_s=120)
+
+
+def _dtypes(df, stage):
+    return set(df[df["stage"] == stage]["dtype"])
+
+
+def test_fsdp_two_processes_report_policy_dtypes(probes):
+    df = probes["FSDP2"]
+    assert sorted(df["rank"].unique()) == [0, 1]
+    assert _dtypes(df, "1 sharded parameter (stored)") == {"float32"}
+    assert _dtypes(df, "2 parameter seen in forward") == {"bfloat16"}
+    assert _dtypes(df, "3 layer input in forward") == {"bfloat16"}  # cast_forward_inputs
+    assert _dtypes(df, "6 gradient (sharded)") == {"float32"}
+    assert _dtypes(df, "8 optimizer state") == {"float32"}
+    coll = df[df["stage"] == "7 collective"]
+    assert set(coll[coll["tensor"] == "all_gather_single"]["dtype"]) == {"bfloat16"}
+    assert set(coll[coll["tensor"] == "reduce_scatter_single"]["dtype"]) == {"float32"}
+    stored = df[df["stage"] == "1 sharded parameter (stored)"]
+    w0 = stored[(stored["rank"] == 0) & (stored["tensor"] == "0.weight")].iloc[0]
+    assert w0["global shape"] == (32, 16) and w0["local shape"] == (16, 16)
+    fwd = df[(df["stage"] == "2 parameter seen in forward") & (df["tensor"] == "0.weight")]
+    assert set(fwd["local shape"]) == {(32, 16)}
+
+
+def test_measured_sizes_match_memory_model(probes):
+    df = probes["FSDP2"]
+    n = sum(p.numel() for p in fsdp_probe.make_mlp(16, 32, 4).parameters())
+    state = df[df["stage"].isin(["1 sharded parameter (stored)", "6 gradient (sharded)", "8 optimizer state"])]
+    per_rank = state.groupby("rank")["local bytes"].sum()
+    assert set(per_rank) == {memory.per_rank_bytes(n, 2, "FSDP", "amp_fsdp2")["total"]}
+    coll = df[(df["stage"] == "7 collective") & (df["rank"] == 0)]
+    pred = memory.comm_per_step(n, 2, "FSDP", "amp_fsdp2").set_index("collective")
+    assert coll[coll["tensor"] == "all_gather_single"]["local bytes"].sum() == pred.loc["all_gather", "buffer bytes"]
+    assert coll[coll["tensor"] == "reduce_scatter_single"]["local bytes"].sum() == pred.loc["reduce_scatter", "buffer bytes"]
+
+
+def test_ddp_hooks_change_only_the_wire_dtype(probes):
+    plain, comp = probes["DDP + allreduce_hook"], probes["DDP + bf16_compress_hook"]
+    assert _dtypes(plain, "7 collective") == {"float32"} and _dtypes(comp, "7 collective") == {"bfloat16"}
+    for df in (plain, comp):
+        assert _dtypes(df, "6 gradient (replicated)") == {"float32"}
+        assert _dtypes(df, "4 layer output in forward") == {"bfloat16"}
+
+
+def test_memory_hand_computed_cases():
+    # N = 1000, K = 4, mixed-precision Adam: 2 + 2 + 12 bytes per parameter (ZeRO paper)
+    assert memory.per_rank_bytes(1000, 4, "DDP", "amp_fp32_master")["total"] == 16_000
+    assert memory.per_rank_bytes(1000, 4, "ZeRO-1", "amp_fp32_master")["total"] == 2000 + 2000 + 12 * 250
+    assert memory.per_rank_bytes(1000, 4, "ZeRO-2", "amp_fp32_master")["total"] == 2000 + 14 * 250
+    assert memory.per_rank_bytes(1000, 4, "ZeRO-3", "amp_fp32_master")["total"] == 16 * 250
+    assert memory.per_rank_bytes(1000, 4, "FSDP", "bf16")["total"] == 8 * 250
+    assert memory.per_rank_bytes(10, 3, "FSDP", "fp32")["total"] == 16 * math.ceil(10 / 3)
+    assert memory.per_rank_bytes(1000, 1, "ZeRO-3", "fp32")["total"] == 16_000
+    # ZeRO paper, Figure 1: 7.5B parameters, 64 GPUs
+    gb = [memory.per_rank_bytes(7_500_000_000, 64, s, "amp_fp32_master")["total"] / 1e9
+          for s in ("DDP", "ZeRO-1", "ZeRO-2", "ZeRO-3")]
+    assert [round(g, 1) for g in gb] == [120.0, 31.4, 16.6, 1.9]
+    ddp = memory.comm_per_step(1000, 4, "DDP", "fp32")
+    assert ddp["bytes sent per rank"].sum() == 2 * 3 / 4 * 4000
+    z3 = memory.comm_per_step(1000, 4, "ZeRO-3", "fp32")["bytes sent per rank"].sum()
+    assert z3 == 1.5 * ddp["bytes sent per rank"].sum()
+
+
+def test_bad_input():
+    with pytest.raises(ValueError, match="valid strategies"):
+        memory.per_rank_bytes(10, 2, "ZeRO-4", "fp32")
+    with pytest.raises(ValueError, match="valid precisions"):
+        memory.per_rank_bytes(10, 2, "DDP", "fp8")
+    with pytest.raises(TypeError):
+        memory.per_rank_bytes(10.5, 2, "DDP", "fp32")
+    with pytest.raises(ValueError, match="valid backends"):
+        launch.run_workers(fsdp_probe.fsdp_worker, 2, backend="mpi")
+    with pytest.raises(ValueError, match="valid dtypes"):
+        fsdp_probe.run_fsdp_probe(2, param_dtype="float8")
+    with pytest.raises(ValueError, match="world_size"):
+        launch.run_workers(fsdp_probe.fsdp_worker, 0)
+    assert 0 < launch.free_port() < 65536
+
+
+def _failing_worker(rank, world_size, device):
+    if rank == 1:
+        raise RuntimeError("planted failure on rank 1")
+    return [{"ok": True}]
+
+
+def test_a_failing_rank_fails_the_parent_loudly():
+    with pytest.raises(Exception, match="planted failure on rank 1"):
+        launch.run_workers(_failing_worker, 2, backend="gloo", timeout_s=30)
