@@ -51,6 +51,9 @@ def test_example_programs_change_key(inputs, tmp_path):
     edited = cache_mod.examples_source_hash(ex)
     assert edited != inputs.examples_hash
     assert cache_key(TEXT, dataclasses.replace(inputs, examples_hash=edited)) != cache_key(TEXT, inputs)
+    # A config file an example reads (exercises/precision.toml) is an input too.
+    (ex / "settings.toml").write_text('precision = "amp_bf16"\n')
+    assert cache_mod.examples_source_hash(ex) != edited
 
 
 def test_package_version_changes_key(inputs):

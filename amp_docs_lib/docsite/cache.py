@@ -30,7 +30,7 @@ from typing import Any
 import nbformat
 
 import amp_docs_lib
-from amp_docs_lib.docsite.fingerprint import tree_hash
+from amp_docs_lib.docsite.fingerprint import EXAMPLE_SUFFIXES, tree_hash
 from amp_docs_lib.env import hardware_fingerprint, package_versions
 from amp_docs_lib.profiles import active_profile
 
@@ -45,8 +45,8 @@ def library_source_hash(root: Path = LIBRARY_ROOT) -> str:
 
 
 def examples_source_hash(root: Path = EXAMPLES_ROOT) -> str:
-    """Hash of the example programs (chapters show and run them)."""
-    return tree_hash(root, (".py",))
+    """Hash of the example programs and their config files (chapters show and run them)."""
+    return tree_hash(root, EXAMPLE_SUFFIXES)
 
 
 @dataclass(frozen=True)

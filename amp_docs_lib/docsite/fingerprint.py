@@ -24,6 +24,8 @@ TRACKED_PACKAGES = (
 )
 
 SOURCE_SUFFIXES = (".py", ".json", ".j2", ".css")
+# Example programs and the config files they read (exercises/precision.toml).
+EXAMPLE_SUFFIXES = (".py", ".toml", ".json")
 
 
 def tree_hash(root: Path, suffixes: Iterable[str] | None = SOURCE_SUFFIXES) -> str:

@@ -20,7 +20,7 @@ import sys
 import time
 from pathlib import Path
 
-from amp_docs_lib.docsite.fingerprint import TRACKED_PACKAGES, installed_versions, machine_light, tree_hash
+from amp_docs_lib.docsite.fingerprint import EXAMPLE_SUFFIXES, TRACKED_PACKAGES, installed_versions, machine_light, tree_hash
 
 MANIFEST = Path(".amp-docs-cache") / "site-manifest.json"
 # Besides our own variables, those that change which CPU kernels torch dispatches to.
@@ -37,7 +37,7 @@ def input_manifest(root: Path, mkdocs_args: list[str]) -> str:
         "docs": tree_hash(root / "docs", None),
         "mkdocs.yml": hashlib.sha256((root / "mkdocs.yml").read_bytes()).hexdigest(),
         "library": tree_hash(lib),
-        "examples": tree_hash(root / "examples", (".py",)),
+        "examples": tree_hash(root / "examples", EXAMPLE_SUFFIXES),
         "packages": installed_versions(TRACKED_PACKAGES + SITE_PACKAGES),
         "machine": machine_light(),
         "env": {k: os.environ.get(k) for k in ENV_INPUTS},
