@@ -136,9 +136,9 @@ class RunResult:
         return float(tail.mean())
 
     @property
-    def final_val_loss(self) -> float:
-        """Validation loss at the last evaluation (NaN if none or not finite)."""
-        return float(self.val["val_loss"].iloc[-1]) if len(self.val) else float("nan")
+    def final_val_loss(self) -> float | None:
+        """Validation loss at the last evaluation (None if the run stopped before any)."""
+        return float(self.val["val_loss"].iloc[-1]) if len(self.val) else None
 
 
 def global_grad_norm(params) -> float:
@@ -307,9 +307,6 @@ def summary_table(results: dict[str, RunResult], baseline: str = "fp32", skip_fi
         m = res.log["peak_mem_mb"].dropna() if "peak_mem_mb" in res.log else []
         return float(m.max()) if len(m) else None
 
-    def nan_to_none(v):
-        return None if v is None or (isinstance(v, float) and math.isnan(v)) else v
-
     rows = []
     for name, res in results.items():
         t = mean_time(res)
@@ -318,8 +315,8 @@ def summary_table(results: dict[str, RunResult], baseline: str = "fp32", skip_fi
         rows.append({
             "regime": name, "what": REGIMES[name].label, "status": res.status,
             "steps run": len(res.log),
-            "final train loss": nan_to_none(res.final_train_loss),
-            "final val loss": nan_to_none(res.final_val_loss),
+            "final train loss": res.final_train_loss,
+            "final val loss": res.final_val_loss,
             "diverged at step": res.diverged_at,
             "skipped steps": int(res.log["skipped"].sum()) if res.log["skipped"].notna().any() else None,
             "mean step (ms)": None if t is None else 1e3 * t,
@@ -329,10 +326,58 @@ def summary_table(results: dict[str, RunResult], baseline: str = "fp32", skip_fi
             "mem vs " + baseline: None if (pm is None or pb is None) else pm / pb,
             "optimizer state (MB)": res.state_bytes / 2**20,
         })
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows, dtype=object)  # object columns keep None (n/a) apart from NaN
 
 
 def with_steps(config: TrainConfig, steps: int) -> TrainConfig:
     """``config`` with a different number of steps (eval cadence kept, warm-up capped)."""
     return replace(config, steps=steps, warmup=min(config.warmup, max(0, steps - 1)),
                    eval_every=min(config.eval_every, steps))
+
+
+def replay_scale(log: pd.DataFrame, init_scale: float = 2.0**16, growth_factor: float = 2.0,
+                 backoff_factor: float = 0.5, growth_interval: int = 2000) -> list[float]:
+    """The scale sequence the documented GradScaler rule gives for the run's skipped steps.
+
+    ``log["skipped"]`` is measured from the gradients (a step is skipped when an unscaled
+    gradient is inf/NaN); replaying :func:`amp_docs_lib.grad_scaler.update_scale` over it
+    predicts the scale after every step, to compare with the scale the run recorded.
+    """
+    from amp_docs_lib.grad_scaler import update_scale
+
+    if "skipped" not in log or log["skipped"].isna().any():
+        raise ValueError("replay_scale needs a log with a 'skipped' flag on every step (a GradScaler run)")
+    scale, tracker, out = init_scale, 0, []
+    for skipped in log["skipped"]:
+        scale, tracker = update_scale(scale, tracker, bool(skipped), growth_factor, backoff_factor, growth_interval)
+        out.append(scale)
+    return out
+
+
+def naive_fp16_first_step(corpus: Corpus | None = None, config: TrainConfig | None = None,
+                          model_cfg: GPTConfig | None = None, profile: Profile | None = None) -> dict:
+    """Why naive FP16 + AdamW breaks: one step of ``torch.optim.AdamW`` on an FP16 copy of the model.
+
+    Returns AdamW's ``eps`` as FP16 stores it, the fraction of second-moment entries that are
+    zero after the step (``(1 - beta2) * grad**2`` flushed to zero in FP16), the fraction of
+    parameters that became non-finite, and whether the non-finite ones are exactly those
+    whose second moment is zero (the update then divides by ``sqrt(0) + 0``).
+    """
+    corpus = corpus or corpus_from_profile(profile)
+    cfg = config or TrainConfig.from_profile(profile)
+    mcfg = model_cfg or model_config(profile)
+    torch.manual_seed(cfg.seed)
+    model = GPT(mcfg).half()
+    opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr_at(0), foreach=False, weight_decay=0.0)
+    x, y = corpus.batch("train", cfg.batch_size, mcfg.block_size, torch.Generator().manual_seed(cfg.seed + 1))
+    _, loss = model(x, y)
+    loss.backward()
+    grads_zero = sum(int((p.grad == 0).sum()) for p in model.parameters())
+    opt.step()
+    n = sum(p.numel() for p in model.parameters())
+    v_zero = torch.cat([(opt.state[p]["exp_avg_sq"] == 0).flatten() for p in model.parameters()])
+    bad = torch.cat([(~torch.isfinite(p.detach())).flatten() for p in model.parameters()])
+    return {"eps": 1e-8, "eps in fp16": float(torch.tensor(1e-8, dtype=torch.float16)),
+            "first loss": float(loss.detach().float()), "gradient entries exactly zero": grads_zero / n,
+            "second moment zero": float(v_zero.float().mean()), "parameters non-finite": float(bad.float().mean()),
+            "non-finite exactly where second moment is zero": bool(torch.equal(bad, v_zero))}
