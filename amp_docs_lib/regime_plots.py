@@ -153,3 +153,19 @@ def plot_memory(results, summary: pd.DataFrame):
         b.grid(alpha=0.3, axis="x")
     fig.tight_layout()
     return fig
+
+
+def plot_unchanged(results, smooth: int = 5):
+    """Per step, the fraction of stored weight elements the step left exactly as they were."""
+    _check(results)
+    fig, ax = plt.subplots(figsize=(8, 3.8))
+    for name, res in results.items():
+        if "unchanged" in res.log and len(res.log):
+            ax.plot(res.log["step"], _smooth(res.log["unchanged"].astype(float), smooth), label=name, lw=1.4)
+    ax.set_xlabel("step")
+    ax.set_ylabel(f"fraction unchanged (mean of {smooth})")
+    ax.set_ylim(-0.02, 1.02)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig

@@ -110,7 +110,9 @@ class RunResult:
         status: ``"ok"``, or what stopped or disturbed the run (non-finite loss, skipped steps).
         diverged_at: first step with a non-finite loss, or None.
         log: one row per step (step, lr, train_loss, grad_norm, step_time_s, tokens_per_s,
-            peak_mem_mb, scale, skipped); CUDA memory and scale are None where not applicable.
+            peak_mem_mb, scale, skipped, unchanged); CUDA memory and scale are None where not
+            applicable; ``unchanged`` is the fraction of stored weight elements the step left
+            exactly as they were (the host time of the copy it needs is left out of the step time).
         val: one row per evaluation (step, val_loss).
         tokens_per_step: batch size times sequence length.
         state_bytes: bytes of optimizer state (and FP32 masters) after the run.
@@ -212,6 +214,7 @@ def _train(r: Regime, setup, corpus: Corpus, cfg: TrainConfig, mcfg: GPTConfig, 
     vx, vy = corpus.val_windows(mcfg.block_size, cfg.eval_windows)
     vx, vy = vx.to(dev), vy.to(dev)
     tokens = cfg.batch_size * mcfg.block_size
+    n_params = sum(p.numel() for p in params)
     scaler = setup.scaler
     if dev.type == "cuda":
         torch.cuda.reset_peak_memory_stats(dev)
@@ -243,6 +246,9 @@ def _train(r: Regime, setup, corpus: Corpus, cfg: TrainConfig, mcfg: GPTConfig, 
         if scaler.is_enabled():
             scaler.unscale_(opt)
         gnorm = global_grad_norm(params)
+        tc = time.perf_counter()
+        before = [p.detach().clone() for p in params]  # for the "unchanged" column, not timed
+        t0 += time.perf_counter() - tc
         scaler.step(opt)
         scaler.update()
         _sync(dev)
@@ -251,6 +257,8 @@ def _train(r: Regime, setup, corpus: Corpus, cfg: TrainConfig, mcfg: GPTConfig, 
         skipped = (not math.isfinite(gnorm)) if scaler.is_enabled() else None
         rows.append(_row(step, lr, loss_val, gnorm, dt, tokens, dev,
                          scaler.get_scale() if scaler.is_enabled() else None, skipped))
+        # fraction of the stored weights the step left exactly as they were (rounded-away updates)
+        rows[-1]["unchanged"] = sum(int((p.detach() == b).sum()) for p, b in zip(params, before)) / n_params
         if bad_run >= cfg.nonfinite_patience:
             status = (f"non-finite loss from step {step - bad_run + 1}, {bad_run} steps in a row: stopped")
             break
