@@ -173,7 +173,7 @@ def _sync(device: torch.device) -> None:
 
 def train_regime(regime: str | Regime, *, corpus: Corpus | None = None, config: TrainConfig | None = None,
                  model_cfg: GPTConfig | None = None, device: str | torch.device | None = None,
-                 profile: Profile | None = None) -> RunResult:
+                 profile: Profile | None = None, cpu_threads: int | None = 1) -> RunResult:
     """Train a fresh, seeded GPT under ``regime`` and return its :class:`RunResult`.
 
     Args:
@@ -183,6 +183,9 @@ def train_regime(regime: str | Regime, *, corpus: Corpus | None = None, config: 
         model_cfg: model shape (default: :func:`model_config`).
         device: 'cpu' or 'cuda' (default: CUDA when available).
         profile: sizes for the defaults (default: the active profile).
+        cpu_threads: intra-op threads on a CPU during the run (restored afterwards); one by
+            default: these models are too small to gain from more, and a single thread keeps
+            step times steady on a shared machine. None keeps torch's setting.
     """
     r = get_regime(regime) if isinstance(regime, str) else regime
     if not isinstance(r, Regime):
@@ -195,13 +198,18 @@ def train_regime(regime: str | Regime, *, corpus: Corpus | None = None, config: 
     if mcfg.vocab_size < corpus.source.vocab_size:
         raise ValueError(f"model vocab_size {mcfg.vocab_size} < corpus vocabulary {corpus.source.vocab_size}")
 
-    before = torch.get_float32_matmul_precision()
+    if cpu_threads is not None and (not isinstance(cpu_threads, int) or cpu_threads < 1):
+        raise ValueError(f"cpu_threads must be a positive int or None, got {cpu_threads!r}")
+    before, threads = torch.get_float32_matmul_precision(), torch.get_num_threads()
     if r.tf32:
         torch.set_float32_matmul_precision("high")
+    if dev.type == "cpu" and cpu_threads is not None:
+        torch.set_num_threads(cpu_threads)
     try:
         return _train(r, setup, corpus, cfg, mcfg, dev)
     finally:
         torch.set_float32_matmul_precision(before)
+        torch.set_num_threads(threads)
 
 
 def _train(r: Regime, setup, corpus: Corpus, cfg: TrainConfig, mcfg: GPTConfig, dev: torch.device) -> RunResult:
@@ -258,7 +266,8 @@ def _train(r: Regime, setup, corpus: Corpus, cfg: TrainConfig, mcfg: GPTConfig, 
         rows.append(_row(step, lr, loss_val, gnorm, dt, tokens, dev,
                          scaler.get_scale() if scaler.is_enabled() else None, skipped))
         # fraction of the stored weights the step left exactly as they were (rounded-away updates)
-        rows[-1]["unchanged"] = sum(int((p.detach() == b).sum()) for p, b in zip(params, before)) / n_params
+        same = torch.stack([(p.detach() == b).sum() for p, b in zip(params, before)]).sum()
+        rows[-1]["unchanged"] = int(same) / n_params
         if bad_run >= cfg.nonfinite_patience:
             status = (f"non-finite loss from step {step - bad_run + 1}, {bad_run} steps in a row: stopped")
             break

@@ -19,6 +19,7 @@ from typing import Iterable
 TRACKED_PACKAGES = (
     "torch", "numpy", "pandas", "matplotlib", "ml_dtypes",
     "torchao", "transformers", "nbclient", "ipykernel", "jupytext",
+    "torch-optimi",
 )
 
 SOURCE_SUFFIXES = (".py", ".json", ".j2", ".css")
