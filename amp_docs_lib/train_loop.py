@@ -113,7 +113,8 @@ class RunResult:
             peak_mem_mb, scale, skipped, unchanged); CUDA memory and scale are None where not
             applicable; ``unchanged`` is the fraction of stored weight elements the step left
             exactly as they were (the host time of the copy it needs is left out of the step time).
-        val: one row per evaluation (step, val_loss).
+        val: one row per evaluation (step, val_loss); a run stopped on non-finite losses is
+            evaluated once more at the step it stopped.
         tokens_per_step: batch size times sequence length.
         state_bytes: bytes of optimizer state (and FP32 masters) after the run.
         param_bytes: bytes of the model's parameters.
@@ -139,7 +140,7 @@ class RunResult:
 
     @property
     def final_val_loss(self) -> float | None:
-        """Validation loss at the last evaluation (None if the run stopped before any)."""
+        """Validation loss at the last evaluation (None if there was none)."""
         return float(self.val["val_loss"].iloc[-1]) if len(self.val) else None
 
 
@@ -249,6 +250,7 @@ def _train(r: Regime, setup, corpus: Corpus, cfg: TrainConfig, mcfg: GPTConfig, 
         if not finite and not scaler.is_enabled():
             rows.append(_row(step, lr, loss_val, float("nan"), time.perf_counter() - t0, tokens, dev, None, None))
             status = f"non-finite loss at step {step}: stopped"
+            vals.append({"step": step, "val_loss": evaluate(model, vx, vy, setup)})  # the model it stopped with
             break
         scaler.scale(loss).backward()
         if scaler.is_enabled():
@@ -270,6 +272,7 @@ def _train(r: Regime, setup, corpus: Corpus, cfg: TrainConfig, mcfg: GPTConfig, 
         rows[-1]["unchanged"] = int(same) / n_params
         if bad_run >= cfg.nonfinite_patience:
             status = (f"non-finite loss from step {step - bad_run + 1}, {bad_run} steps in a row: stopped")
+            vals.append({"step": step, "val_loss": evaluate(model, vx, vy, setup)})
             break
         if (step + 1) % cfg.eval_every == 0 or step == cfg.steps - 1:
             vals.append({"step": step, "val_loss": evaluate(model, vx, vy, setup)})

@@ -169,6 +169,7 @@ def test_each_cpu_regime_runs_and_reports(name, corpus):
     if name == "fp16":  # naive FP16 + AdamW: eps and (1-beta2)*g^2 flush to zero, the update divides by 0
         assert "non-finite" in res.status and res.diverged_at is not None
         assert not math.isfinite(res.log["train_loss"].iloc[-1])
+        assert not math.isfinite(res.final_val_loss)  # evaluated at the step it stopped
     elif r.expect_finite:
         assert res.status.startswith("ok"), res.status
         assert np.isfinite(res.log["train_loss"]).all() and np.isfinite(res.val["val_loss"]).all()
@@ -201,7 +202,7 @@ def test_summary_table(corpus):
     t = summary_table(res).set_index("regime")
     assert t.loc["fp32", "speed vs fp32"] == 1.0
     assert t.loc["fp32", "peak CUDA mem (MB)"] is None and t.loc["fp32", "mem vs fp32"] is None
-    assert t.loc["fp16", "diverged at step"] == 1 and t.loc["fp16", "final val loss"] is None
+    assert t.loc["fp16", "diverged at step"] == 1 and math.isnan(t.loc["fp16", "final val loss"])
     assert t.loc["amp_fp16", "skipped steps"] == 0 and pd.isna(t.loc["fp32", "skipped steps"])
     with pytest.raises(ValueError):
         summary_table({})
@@ -234,7 +235,7 @@ def test_example_each_cpu_regime(name):
     out = run_snippet("train_gpt_precision.py", ["--precision", name, "--steps", "3"]).output
     assert f"{name} on cpu: status:" in out
     if name == "fp16":
-        assert "non-finite loss" in out and "final val loss not evaluated" in out
+        assert "non-finite loss" in out and "final val loss nan" in out
     elif REGIMES[name].expect_finite:
         assert "status: ok" in out and "nan" not in out.lower()
 
