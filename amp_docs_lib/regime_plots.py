@@ -137,7 +137,7 @@ def plot_memory(results, summary: pd.DataFrame):
     a.set_yticks(pos, names)
     a.invert_yaxis()
     a.set_xlabel("MB (counted from tensor sizes)")
-    a.legend(fontsize=8)
+    a.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2)
     a.grid(alpha=0.3, axis="x")
     if has_cuda:
         b = axes[0, 1]
