@@ -19,7 +19,11 @@ from amp_docs_lib.profiles import Profile, active_profile
 
 @dataclass(frozen=True)
 class GPTConfig:
-    """Shape of the model: vocabulary, context length, depth, heads and width."""
+    """Shape of the model: vocabulary, context length, depth, heads and width.
+
+    ``init_std`` is the standard deviation of the normal initialisation of every Linear
+    and Embedding weight (nanoGPT's 0.02 by default).
+    """
 
     vocab_size: int = 128
     block_size: int = 32
@@ -28,6 +32,7 @@ class GPTConfig:
     n_embd: int = 64
     dropout: float = 0.0
     tie_weights: bool = True
+    init_std: float = 0.02
 
     def __post_init__(self):
         for name in ("vocab_size", "block_size", "n_layer", "n_head", "n_embd"):
@@ -38,6 +43,8 @@ class GPTConfig:
             raise ValueError(f"n_embd ({self.n_embd}) must be divisible by n_head ({self.n_head})")
         if not 0.0 <= self.dropout < 1.0:
             raise ValueError(f"dropout must be in [0, 1), got {self.dropout!r}")
+        if not (isinstance(self.init_std, (int, float)) and self.init_std > 0):
+            raise ValueError(f"init_std must be a positive number, got {self.init_std!r}")
 
     @classmethod
     def from_profile(cls, profile: Profile | None = None, **overrides) -> "GPTConfig":
@@ -127,10 +134,9 @@ class GPT(nn.Module):
             self.lm_head.weight = self.wte.weight
         self.apply(self._init_weights)
 
-    @staticmethod
-    def _init_weights(m: nn.Module) -> None:
+    def _init_weights(self, m: nn.Module) -> None:
         if isinstance(m, (nn.Linear, nn.Embedding)):
-            nn.init.normal_(m.weight, mean=0.0, std=0.02)
+            nn.init.normal_(m.weight, mean=0.0, std=self.cfg.init_std)
         if isinstance(m, nn.Linear) and m.bias is not None:
             nn.init.zeros_(m.bias)
 

@@ -21,6 +21,7 @@ TRACKED_PACKAGES = (
     "torchao", "transformers", "nbclient", "ipykernel", "jupytext",
     "onnx", "onnxscript", "onnxruntime", "scikit-learn",
     "transformer_engine",
+    "torch-optimi",
 )
 
 SOURCE_SUFFIXES = (".py", ".json", ".j2", ".css")

@@ -1,0 +1,251 @@
+"""Training regimes: corpus entropies, regime registry, optimizer recipes, the loop, the example."""
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+from amp_docs_lib.corpus import MarkovSource, make_corpus
+from amp_docs_lib.gpt import GPTConfig
+from amp_docs_lib.optim_precision import MasterWeights, RoundedStateAdamW, kahan_adamw, optimizer_state_bytes
+from amp_docs_lib.precision import REGIMES, get_regime, make_optimizer, regimes_for
+from amp_docs_lib.train_loop import (TrainConfig, naive_fp16_first_step, replay_scale, summary_table,
+                                     train_regime)
+
+TINY_MODEL = GPTConfig(vocab_size=16, block_size=16, n_layer=1, n_head=2, n_embd=32, init_std=0.1)
+CPU_REGIMES = regimes_for("cpu")
+
+
+@pytest.fixture(scope="module")
+def corpus():
+    return make_corpus(16, 20_000, 4_000, branching=2, seed=3)
+
+
+def tiny_config(steps=6, **kw):
+    return TrainConfig(steps=steps, batch_size=8, lr=3e-3, warmup=2, eval_every=3, eval_windows=16, **kw)
+
+
+# ---- corpus -------------------------------------------------------------------------------------
+
+def test_source_entropies_are_ordered_and_stationary():
+    src = MarkovSource(vocab_size=8, branching=2, seed=1)
+    pi = src.stationary()
+    assert math.isclose(pi.sum(), 1.0, rel_tol=1e-12)
+    np.testing.assert_allclose(np.einsum("ab,abc->bc", pi, src.probs), pi, atol=1e-12)
+    assert 0 < src.entropy_rate < src.bigram_entropy < math.log(8)
+    T = 16
+    assert math.isclose(src.window_floor(T), (src.bigram_entropy + (T - 1) * src.entropy_rate) / T)
+
+
+def test_oracle_loss_matches_the_computed_floor(corpus):
+    x, y = corpus.val_windows(32, 100)
+    # the source's own loss on an independent sample estimates the exact floor
+    assert corpus.oracle_loss(x, y) == pytest.approx(corpus.source.window_floor(32), rel=0.05)
+
+
+def test_sampler_follows_the_source(corpus):
+    toks = corpus.train.numpy()
+    src = corpus.source
+    # mean -log p of the sampled stream estimates the exact entropy rate (law of large numbers)
+    nll = -np.log(src.probs[toks[:-2], toks[1:-1], toks[2:]]).mean()
+    assert nll == pytest.approx(src.entropy_rate, rel=0.05)
+    # the most frequent context's empirical next-token frequencies match its row of probs
+    ctx = np.bincount(toks[:-2] * src.vocab_size + toks[1:-1]).argmax()
+    a, b = divmod(int(ctx), src.vocab_size)
+    nxt = toks[2:][(toks[:-2] == a) & (toks[1:-1] == b)]
+    freq = np.bincount(nxt, minlength=src.vocab_size) / len(nxt)
+    assert np.abs(freq - src.probs[a, b]).max() < 0.1
+
+
+def test_corpus_is_seeded_and_splits_differ():
+    a, b = make_corpus(16, 3000, 1000, seed=5), make_corpus(16, 3000, 1000, seed=5)
+    assert torch.equal(a.train, b.train) and torch.equal(a.val, b.val)
+    assert not torch.equal(a.train[:1000], a.val)
+
+
+def test_corpus_bad_input():
+    with pytest.raises(ValueError, match="branching"):
+        MarkovSource(vocab_size=4, branching=5)
+    with pytest.raises(ValueError, match="noise"):
+        MarkovSource(noise=0)
+    with pytest.raises(ValueError, match="valid splits"):
+        make_corpus(8, 1000, 500).batch("test", 2, 4, torch.Generator())
+
+
+# ---- the regime registry --------------------------------------------------------------------------
+
+def test_unknown_regime_lists_valid_names():
+    with pytest.raises(ValueError) as e:
+        get_regime("fp8")
+    assert "fp8" in str(e.value) and all(n in str(e.value) for n in REGIMES)
+    with pytest.raises(TypeError):
+        get_regime(torch.float16)
+
+
+def test_tf32_is_cuda_only():
+    assert "tf32" not in CPU_REGIMES and "tf32" in regimes_for("cuda")
+    with pytest.raises(ValueError, match="tf32"):
+        REGIMES["tf32"].setup("cpu")
+
+
+@pytest.mark.parametrize("name", CPU_REGIMES)
+def test_regime_setup_and_optimizer(name):
+    r = get_regime(name)
+    s = r.setup("cpu")
+    assert s.param_dtype == r.param_dtype and s.autocast_dtype == r.autocast_dtype
+    assert s.uses_scaler == r.scaler
+    p = [torch.nn.Parameter(torch.ones(4, dtype=r.param_dtype))]
+    opt = make_optimizer(r, p, 1e-3)
+    assert opt.param_groups[0]["lr"] == pytest.approx(1e-3 * r.lr_scale)
+
+
+# ---- optimizer recipes -------------------------------------------------------------------------------
+
+def _steps(opt, params, grads):
+    for g in grads:
+        for p in params:
+            p.grad = g.to(p.dtype).clone()
+        opt.step()
+
+
+def test_master_weights_fp32_equals_adamw():
+    torch.manual_seed(0)
+    grads = [torch.randn(10) for _ in range(5)]
+    a = [torch.nn.Parameter(torch.ones(10))]
+    b = [torch.nn.Parameter(torch.ones(10))]
+    _steps(torch.optim.AdamW(a, lr=1e-2, foreach=False), a, grads)
+    mw = MasterWeights(b, lambda m: torch.optim.AdamW(m, lr=1e-2, foreach=False))
+    _steps(mw, b, grads)
+    assert torch.equal(a[0], b[0])
+    assert optimizer_state_bytes(mw) == 10 * 4 * 3  # master + two moments, FP32
+
+
+def test_bf16_loses_small_updates_master_and_kahan_keep_them():
+    grads = [torch.ones(8)] * 50  # Adam's normalised update is lr each step
+    lr = 1e-4  # far below half the spacing of BF16 at 1.0 (2**-8)
+    plain = [torch.nn.Parameter(torch.ones(8, dtype=torch.bfloat16))]
+    _steps(torch.optim.AdamW(plain, lr=lr, weight_decay=0.0, foreach=False), plain, grads)
+    master = [torch.nn.Parameter(torch.ones(8, dtype=torch.bfloat16))]
+    mw = MasterWeights(master, lambda m: torch.optim.AdamW(m, lr=lr, weight_decay=0.0, foreach=False))
+    _steps(mw, master, grads)
+    kahan = [torch.nn.Parameter(torch.ones(8, dtype=torch.bfloat16))]
+    _steps(kahan_adamw(kahan, lr=lr), kahan, grads)
+    assert (plain[0] == 1).all()  # every update rounded away
+    expected = 1 - 50 * lr
+    assert mw.masters[0].float().mean().item() == pytest.approx(expected, rel=1e-6)
+    # the model's BF16 weights are the masters rounded; Kahan's weights + compensation track the sum
+    assert master[0].float().mean().item() == pytest.approx(expected, abs=2**-8)
+    assert master[0].float().mean().item() < 1 and kahan[0].float().mean().item() < 1
+
+
+def test_rounded_state_adamw():
+    torch.manual_seed(0)
+    grads = [torch.randn(32) for _ in range(5)]
+    a = [torch.nn.Parameter(torch.zeros(32))]
+    b = [torch.nn.Parameter(torch.zeros(32))]
+    _steps(torch.optim.AdamW(a, lr=1e-2, foreach=False), a, grads)
+    _steps(RoundedStateAdamW(b, lr=1e-2, state_dtype=torch.float32), b, grads)
+    assert torch.equal(a[0], b[0])
+    c = [torch.nn.Parameter(torch.zeros(32))]
+    opt = RoundedStateAdamW(c, lr=1e-2)
+    _steps(opt, c, grads)
+    v = opt.state[c[0]]["exp_avg_sq"]
+    assert torch.equal(v, v.to(torch.bfloat16).float())  # every moment is a BF16 value
+    with pytest.raises(TypeError, match="state_dtype"):
+        RoundedStateAdamW(c, lr=1e-2, state_dtype="bf16")
+
+
+# ---- the loop ---------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", CPU_REGIMES)
+def test_each_cpu_regime_runs_and_reports(name, corpus):
+    r = get_regime(name)
+    res = train_regime(name, corpus=corpus, config=tiny_config(), model_cfg=TINY_MODEL, device="cpu")
+    assert set(res.log.columns) >= {"step", "train_loss", "grad_norm", "step_time_s", "tokens_per_s",
+                                    "peak_mem_mb", "scale", "skipped"}
+    assert res.log["peak_mem_mb"].isna().all()  # no CUDA memory on a CPU
+    if name == "fp16":  # naive FP16 + AdamW: eps and (1-beta2)*g^2 flush to zero, the update divides by 0
+        assert "non-finite" in res.status and res.diverged_at is not None
+        assert not math.isfinite(res.log["train_loss"].iloc[-1])
+        assert not math.isfinite(res.final_val_loss)  # evaluated at the step it stopped
+    elif r.expect_finite:
+        assert res.status.startswith("ok"), res.status
+        assert np.isfinite(res.log["train_loss"]).all() and np.isfinite(res.val["val_loss"]).all()
+        assert len(res.log) == 6 and list(res.val["step"]) == [2, 5]
+    if r.scaler:
+        assert res.log["scale"].notna().all()
+    else:
+        assert res.log["scale"].isna().all() and res.log["skipped"].isna().all()
+
+
+def test_overflow_regime_skips_steps_and_backs_off(corpus):
+    res = train_regime("amp_fp16_overflow", corpus=corpus, config=tiny_config(steps=80, nonfinite_patience=10),
+                       model_cfg=TINY_MODEL, device="cpu")
+    assert res.log["skipped"].sum() >= 1
+    assert res.log["scale"].iloc[-1] < 2.0**16
+    assert res.log["scale"].tolist() == replay_scale(res.log)
+    assert "non-finite" in res.status or "skipped" in res.status
+
+
+def test_runs_are_seeded(corpus):
+    a = train_regime("amp_bf16", corpus=corpus, config=tiny_config(), model_cfg=TINY_MODEL, device="cpu")
+    b = train_regime("amp_bf16", corpus=corpus, config=tiny_config(), model_cfg=TINY_MODEL, device="cpu")
+    assert a.log["train_loss"].tolist() == b.log["train_loss"].tolist()
+    assert a.val["val_loss"].tolist() == b.val["val_loss"].tolist()
+
+
+def test_summary_table(corpus):
+    res = {n: train_regime(n, corpus=corpus, config=tiny_config(steps=3), model_cfg=TINY_MODEL, device="cpu")
+           for n in ("fp32", "fp16", "amp_fp16")}
+    t = summary_table(res).set_index("regime")
+    assert t.loc["fp32", "speed vs fp32"] == 1.0
+    assert t.loc["fp32", "peak CUDA mem (MB)"] is None and t.loc["fp32", "mem vs fp32"] is None
+    assert t.loc["fp16", "diverged at step"] == 1 and math.isnan(t.loc["fp16", "final val loss"])
+    assert t.loc["amp_fp16", "skipped steps"] == 0 and pd.isna(t.loc["fp32", "skipped steps"])
+    with pytest.raises(ValueError):
+        summary_table({})
+
+
+def test_naive_fp16_diagnosis(corpus):
+    d = naive_fp16_first_step(corpus, tiny_config(), TINY_MODEL)
+    assert d["eps in fp16"] == 0.0
+    assert d["parameters non-finite"] > 0 and d["non-finite exactly where second moment is zero"]
+
+
+def test_train_config_validation():
+    with pytest.raises(ValueError, match="steps"):
+        TrainConfig(steps=0)
+    with pytest.raises(ValueError, match="lr"):
+        TrainConfig(lr=-1.0)
+    c = TrainConfig(steps=100, lr=1.0, warmup=10, min_lr_ratio=0.0)
+    assert c.lr_at(9) == 1.0 and c.lr_at(99) == pytest.approx(0.0, abs=1e-12)
+    with pytest.raises(ValueError, match="init_std"):
+        GPTConfig(init_std=0)
+    assert GPTConfig().init_std == 0.02
+
+
+# ---- the example ----------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", CPU_REGIMES)
+def test_example_each_cpu_regime(name):
+    from amp_docs_lib.snippets import run_snippet
+
+    out = run_snippet("train_gpt_precision.py", ["--precision", name, "--steps", "3"]).output
+    assert f"{name} on cpu: status:" in out
+    if name == "fp16":
+        assert "non-finite loss" in out and "final val loss nan" in out
+    elif REGIMES[name].expect_finite:
+        assert "status: ok" in out and "nan" not in out.lower()
+
+
+@pytest.mark.parametrize("argv", [["--precision", "fp8"], ["--precision", "tf32", "--device", "cpu"],
+                                  ["--steps", "0"]])
+def test_example_rejects_bad_values(argv, capsys):
+    from amp_docs_lib.snippets import run_snippet
+
+    with pytest.raises(SystemExit):
+        run_snippet("train_gpt_precision.py", argv)
+    err = capsys.readouterr().err
+    assert "amp_bf16" in err or "--steps" in err
