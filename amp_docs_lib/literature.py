@@ -321,6 +321,11 @@ def _bf16_fields() -> Verdict:
                   f"BF16 max {f.max:.4g}, eps {f.eps:g} (= 2^{math.log2(f.eps):.0f})")
 
 
+def _seed_format_fields() -> Verdict:
+    f16, b16 = _fp16_fields(), _bf16_fields()
+    return judged(f16.status == HOLDS and b16.status == HOLDS, f"{f16.measured}; {b16.measured}")
+
+
 def bf16_matmul_native() -> bool:
     """Whether BF16 matmul runs natively here: a GPU with BF16 support, or a CPU flag oneDNN may use."""
     if torch.cuda.is_available():
@@ -459,9 +464,7 @@ CLAIMS: tuple[LiteratureClaim, ...] = (
         "seed-fp16-bf16-fields",
         "FP16's range is ±65,504 with a 10-bit mantissa; BF16's range is FP32's (±3.4×10^38) with a 7-bit mantissa.",
         "seed_log_003", "§2 (Precision Format Trade-offs)",
-        "chapters/formats.md#the-format-table",
-        lambda: judged(_fp16_fields().status == HOLDS and _bf16_fields().status == HOLDS,
-                       f"{_fp16_fields().measured}; {_bf16_fields().measured}")),
+        "chapters/formats.md#the-format-table", _seed_format_fields),
     LiteratureClaim(
         "seed-autocast-storage",
         "autocast does not change the parameters' storage dtype (FP32); it changes the dtype of the operations' results.",
@@ -602,8 +605,20 @@ def chapter_anchors(chapter: str | Path) -> set[str]:
 
 
 # --------------------------------------------------------------------------- bibliography
-ARXIV_ID = re.compile(r"^\d{4}\.\d{4,5}(v\d+)?$")
+ARXIV_ID = re.compile(r"^(\d{2})(\d{2})\.(\d{4,5})(v\d+)?$")
 DOI = re.compile(r"^10\.\d{4,9}/\S+$")
+
+
+def arxiv_id_ok(identifier: str) -> bool:
+    """Whether ``identifier`` is a well-formed new-style arXiv id (``YYMM.NNNNN``, optional ``vN``).
+
+    The month must be 01-12; ids from 2015 on have five digits after the dot, earlier ones four.
+    """
+    m = ARXIV_ID.match(identifier) if isinstance(identifier, str) else None
+    if m is None:
+        return False
+    yy, mm, number = int(m.group(1)), int(m.group(2)), m.group(3)
+    return 1 <= mm <= 12 and len(number) == (5 if yy >= 15 else 4)
 
 
 def load_bibliography(path: str | Path = BIB_PATH):
