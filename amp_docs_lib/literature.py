@@ -295,6 +295,16 @@ def _autocast_default_dtypes() -> Verdict:
                   ", ".join(f"{k}: {v}" for k, v in d.items()))
 
 
+def _cpu_lists_match_probe() -> Verdict:
+    from amp_docs_lib.autocast_policy import documented_category, probe_op
+
+    mm, ln = probe_op("mm", "cpu")["category"], probe_op("layer_norm", "cpu")["category"]
+    doc_mm, doc_ln = documented_category("mm", "cpu"), documented_category("layer_norm", "cpu")
+    return judged(doc_mm == "lower" and mm == "lower" and doc_ln == "unlisted" and ln == "unchanged",
+                  f"CPU autocast (bfloat16), probed: mm {mm}, layer_norm {ln}; documented: mm {doc_mm}, "
+                  f"layer_norm {doc_ln}")
+
+
 def _autocast_keeps_parameters_fp32() -> Verdict:
     lin = torch.nn.Linear(8, 8)
     with torch.autocast("cpu", dtype=torch.bfloat16):
@@ -354,7 +364,7 @@ CLAIMS: tuple[LiteratureClaim, ...] = (
     LiteratureClaim(
         "mpt-underflow",
         "Values smaller than 2^-24 become zero in FP16.",
-        "micikevicius2018mixed", "§3.1–3.2",
+        "micikevicius2018mixed", "§3.1",
         "chapters/gradscaler.md#why-fp16-needs-loss-scaling", _fp16_flushes_below_2_24),
     LiteratureClaim(
         "mpt-loss-scaling",
@@ -380,16 +390,22 @@ CLAIMS: tuple[LiteratureClaim, ...] = (
         "pytorch_amp_docs", "torch.autocast (device_type, dtype)",
         "chapters/autocast.md#the-default-dtype-depends-on-the-device", _autocast_default_dtypes),
     LiteratureClaim(
+        "pytorch-cpu-op-lists",
+        "Under CPU autocast, mm is on the list of ops that run in the lower precision, while layer_norm is on no "
+        "list and runs in its input's dtype.",
+        "pytorch_amp_docs", "Autocast Op Reference, CPU lists",
+        "chapters/autocast.md#agreement-with-the-documented-lists", _cpu_lists_match_probe),
+    LiteratureClaim(
         "bf16-range",
         "BF16 represents the same range of values as FP32.",
         "kalamkar2019bfloat16", "Abstract",
         "chapters/formats.md#the-format-table", _bf16_range_of_fp32),
     LiteratureClaim(
         "bf16-conversion",
-        "Conversion between FP32 and BF16 is simple: BF16 is the upper half of the FP32 bit pattern, "
-        "rounded to nearest even.",
+        "Conversion between FP32 and BF16 is simple.",
         "kalamkar2019bfloat16", "Abstract",
-        "chapters/formats.md#decoding-values-into-their-fields", _bf16_conversion_is_truncation_with_rounding),
+        "chapters/formats.md#decoding-values-into-their-fields", _bf16_conversion_is_truncation_with_rounding,
+        note="tested as: torch's FP32 -> BF16 cast is the upper 16 bits of the FP32 pattern, rounded to nearest even"),
     LiteratureClaim(
         "bf16-no-scaling",
         "Because BF16 keeps FP32's range, it needs no hyper-parameter tuning (such as loss scaling) for "
@@ -452,7 +468,7 @@ CLAIMS: tuple[LiteratureClaim, ...] = (
         "fp8lm-speed",
         "FP8 mixed-precision training of GPT-175B on H100 used 39% less memory and ran 75% faster than BF16 "
         "(Megatron-LM).",
-        "peng2023fp8lm", "Abstract",
+        "peng2023fp8lm", "Abstract (latest arXiv version; v1 reported 42% less memory and 64% faster)",
         "chapters/fp8.md#memory", _fp8_lm_speed, hardware_dependent=True),
     LiteratureClaim(
         "fishman-long-runs",
