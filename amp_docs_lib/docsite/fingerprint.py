@@ -22,6 +22,7 @@ TRACKED_PACKAGES = (
     "onnx", "onnxscript", "onnxruntime", "scikit-learn",
     "transformer_engine",
     "torch-optimi",
+    "pybtex",
 )
 
 SOURCE_SUFFIXES = (".py", ".json", ".j2", ".css")

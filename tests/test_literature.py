@@ -1,0 +1,195 @@
+"""The literature registry: bibliography identifiers, link targets, and verdicts computed by calls."""
+
+import ast
+import inspect
+import re
+from pathlib import Path
+
+import pytest
+
+from amp_docs_lib import literature as L
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+# --------------------------------------------------------------------------- bibliography
+def test_arxiv_ids_and_dois_are_well_formed_and_unique():
+    ids = L.identifiers()
+    assert len(ids["arxiv"]) >= 8
+    for kind, ok in (("arxiv", L.arxiv_id_ok), ("doi", L.DOI.match)):
+        values = [v for _, v in ids[kind]]
+        bad = [(k, v) for k, v in ids[kind] if not ok(v)]
+        assert not bad, f"malformed {kind}: {bad}"
+        assert len(values) == len(set(values)), f"duplicate {kind}: {values}"
+
+
+def test_identifier_patterns_reject_malformed_ids():
+    assert L.arxiv_id_ok("1710.03740") and L.arxiv_id_ok("2310.10537v2") and L.arxiv_id_ok("1412.6980")
+    for bad in ("1710.0374", "arXiv:1710.03740", "17100.3740", "1710.03740 ", "1713.03740", "1412.69801", 1710.0374):
+        assert not L.arxiv_id_ok(bad), bad
+    assert L.DOI.match("10.14778/3611540.3611569")
+    assert not L.DOI.match("https://doi.org/10.1/x") and not L.DOI.match("10.1/x")
+
+
+def test_bib_arxiv_urls_agree_with_eprints():
+    data = L.load_bibliography()
+    for key, e in data.entries.items():
+        if "eprint" in e.fields and "url" in e.fields:
+            assert e.fields["url"].endswith(e.fields["eprint"]), key
+
+
+def test_every_claim_cites_a_bib_entry_and_every_entry_is_cited():
+    keys = set(L.load_bibliography().entries)
+    cited = {c.source for c in L.CLAIMS}
+    assert cited <= keys, cited - keys
+    chapter = (ROOT / "docs/chapters/literature.md").read_text()
+    in_text = set(re.findall(r"\[([a-z0-9_]+)\]", chapter))
+    assert keys <= cited | in_text, keys - cited - in_text
+
+
+def test_format_entry_has_authors_title_venue_year_and_arxiv_link():
+    text = L.bibliography(keys=["micikevicius2022fp8"])
+    assert text.startswith("- **[micikevicius2022fp8]** Paulius Micikevicius, Dusan Stosic")
+    assert "*FP8 Formats for Deep Learning*" in text and "2022." in text
+    assert "arXiv:[2209.05433](https://arxiv.org/abs/2209.05433)" in text
+    assert "{" not in text and "}" not in text
+    zero = L.bibliography(keys=["rajbhandari2020zero"])
+    assert "Samyam Rajbhandari, Jeff Rasley, Olatunji Ruwase, Yuxiong He." in zero and "et al" not in zero
+    fsdp = L.bibliography(keys=["zhao2023fsdp"])
+    assert "et al." in fsdp and "Proceedings of the VLDB Endowment 16(12)" in fsdp
+
+
+def test_bibliography_rejects_unknown_keys():
+    with pytest.raises(ValueError, match="nosuchkey"):
+        L.bibliography(keys=["nosuchkey"])
+    with pytest.raises(ValueError, match="no bibliography"):
+        L.load_bibliography("/nonexistent.bib")
+
+
+# --------------------------------------------------------------------------- link targets
+@pytest.mark.parametrize("heading, anchor", [
+    ("Lost updates and FP32 master weights", "lost-updates-and-fp32-master-weights"),  # gradscaler.md links here
+    ("torch's defaults, read from the installed code", "torchs-defaults-read-from-the-installed-code"),
+    ("`torch.compile` and the profiler", "torchcompile-and-the-profiler"),
+    ("1. Locating the first inf/NaN: hooks against `detect_anomaly`",
+     "1-locating-the-first-infnan-hooks-against-detect_anomaly"),
+])
+def test_heading_anchor_matches_mkdocs_toc(heading, anchor):
+    assert L.heading_anchor(heading) == anchor
+
+
+def test_existing_link_in_gradscaler_resolves_with_chapter_anchors():
+    assert "lost-updates-and-fp32-master-weights" in L.chapter_anchors("chapters/formats.md")
+
+
+@pytest.mark.parametrize("claim", L.CLAIMS, ids=lambda c: c.key)
+def test_every_row_links_to_an_existing_heading(claim):
+    name, anchor = L.split_test(claim.test)
+    assert anchor in L.chapter_anchors(f"chapters/{name}.md"), claim.test
+    assert L.site_url(claim.test) == f"../{name}/#{anchor}"
+
+
+def test_chapter_prose_links_resolve():
+    text = (ROOT / "docs/chapters/literature.md").read_text()
+    links = re.findall(r"\]\(([a-z_]+)\.md(?:#([a-z0-9_-]+))?\)", text)
+    assert links
+    for name, anchor in links:
+        assert (ROOT / f"docs/chapters/{name}.md").exists(), name
+        if anchor:
+            assert anchor in L.chapter_anchors(f"chapters/{name}.md"), f"{name}.md#{anchor}"
+
+
+def test_split_test_rejects_bad_targets():
+    for bad in ("formats.md#x", "chapters/formats.md", "chapters/formats.md#Bad Anchor", 3):
+        with pytest.raises(ValueError):
+            L.split_test(bad)
+
+
+# --------------------------------------------------------------------------- verdicts
+def test_keys_unique_and_enough_rows():
+    keys = [c.key for c in L.CLAIMS]
+    assert len(keys) == len(set(keys)) and 12 <= len(keys) <= 30
+
+
+def test_no_literal_verdicts_in_the_module():
+    """Verdicts come from judged(<computed bool>), needs(...) or needs_scale(...), never a literal."""
+    tree = ast.parse(inspect.getsource(L))
+    literal_status = {"HOLDS", "DOES_NOT_HOLD", "HOLDS_HERE", "NOT_HERE"}
+    for fn in ast.walk(tree):
+        if not isinstance(fn, ast.FunctionDef):
+            continue
+        for node in ast.walk(fn):
+            if not isinstance(node, ast.Call):
+                continue
+            name = getattr(node.func, "id", getattr(node.func, "attr", None))
+            if name == "Verdict" and fn.name != "judged":
+                status = node.args[0] if node.args else None
+                assert not isinstance(status, ast.Constant), f"{fn.name}: literal verdict"
+                assert getattr(status, "id", None) not in literal_status, f"{fn.name}: literal verdict"
+            if name == "judged":
+                assert node.args and not isinstance(node.args[0], ast.Constant), f"{fn.name}: judged(constant)"
+
+
+@pytest.mark.parametrize("claim", L.CLAIMS, ids=lambda c: c.key)
+def test_every_verdict_function_calls_something(claim):
+    """A verdict function is not a constant: its code calls a library or torch function."""
+    src = inspect.getsource(claim.verdict_fn)
+    calls = [n for n in ast.walk(ast.parse(src.strip().rstrip(","))) if isinstance(n, ast.Call)]
+    assert calls, claim.key
+    v = claim.verdict()
+    assert v.status in L.VERDICTS and (v.reason if v.status == L.NOT_TESTABLE else v.measured)
+
+
+def test_verdict_follows_the_measurement(monkeypatch):
+    """Changing what a verdict function measures changes the verdict."""
+    from amp_docs_lib import grad_scaler
+
+    assert L.get_claim("pytorch-gradscaler-defaults").verdict().status == L.HOLDS
+    monkeypatch.setattr(grad_scaler, "torch_gradscaler_defaults",
+                        lambda: {"init_scale": 2.0**10, "growth_factor": 2.0, "backoff_factor": 0.5,
+                                 "growth_interval": 2000})
+    assert L.get_claim("pytorch-gradscaler-defaults").verdict().status == L.DOES_NOT_HOLD
+
+
+def test_zero_example_fails_for_another_accounting(monkeypatch):
+    from amp_docs_lib.distributed import memory
+
+    monkeypatch.setitem(memory.PRECISIONS, "amp_fp32_master", dict(memory.PRECISIONS["fp32"]))
+    assert L.get_claim("zero-7.5b").verdict().status == L.DOES_NOT_HOLD
+
+
+def test_not_testable_reason_comes_from_gating(monkeypatch):
+    v = L.get_claim("fp8-training-quality").verdict()
+    if L.gating.requirement_met("sm89"):
+        pytest.skip("this machine has FP8 tensor cores")
+    assert v.status == L.NOT_TESTABLE and "compute capability 8.9" in v.reason
+    monkeypatch.setattr(L.gating, "requirement_met", lambda r: True)
+    v2 = L.get_claim("fp8-training-quality").verdict()
+    assert v2.status == L.NOT_TESTABLE and v2.reason.startswith("needs scale")
+
+
+def test_machine_facts_cover_hardware_dependent_claims():
+    facts = L.machine_facts()
+    assert len(facts) == sum(c.hardware_dependent for c in L.CLAIMS)
+    assert all(f.text.startswith("On this machine (") for f in facts)
+
+
+def test_reading_map_rows_and_summary():
+    df = L.reading_map()
+    assert len(df) == len(L.CLAIMS)
+    assert set(df["verdict"]) <= set(L.VERDICTS)
+    s = L.verdict_summary(df)
+    assert s["claims"].sum() == len(L.CLAIMS)
+    with pytest.raises(ValueError, match="verdict"):
+        L.verdict_summary(df.drop(columns="verdict"))
+    # n/a cells are None, never NaN
+    assert all(v is None or isinstance(v, str) for v in df["why not testable"])
+
+
+def test_get_claim_and_verdict_validate():
+    with pytest.raises(ValueError, match="unknown claim"):
+        L.get_claim("nope")
+    with pytest.raises(ValueError, match="unknown verdict"):
+        L.Verdict("verified", "x")
+    with pytest.raises(ValueError, match="unknown requirement"):
+        L.needs("sm42x", "x")
