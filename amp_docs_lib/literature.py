@@ -1,7 +1,7 @@
 """The literature's claims, each tested by a small experiment of this build, and the bibliography.
 
 A :class:`LiteratureClaim` is one checkable sentence from a source: the claim, the
-source (a key of ``docs/references.bib``) and where in it, the site's experiment that
+source (a key of ``amp_docs_lib/data/references.bib``) and where in it, the site's experiment that
 tests it (``chapters/<name>.md#<anchor>``) and a *verdict function*. The verdict
 function runs a small, fast library call (format limits, a few casts, a one-step
 optimizer, the documented op lists) and returns a :class:`Verdict`; a claim that needs
@@ -28,7 +28,8 @@ import torch
 from amp_docs_lib import gating
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-BIB_PATH = REPO_ROOT / "docs" / "references.bib"
+# Library data, so that editing a reference re-executes the chapter (the cache key hashes the library).
+BIB_PATH = Path(__file__).resolve().parent / "data" / "references.bib"
 CHAPTERS_DIR = REPO_ROOT / "docs" / "chapters"
 
 HOLDS = "holds"
@@ -100,7 +101,7 @@ class LiteratureClaim:
 
     key: str
     claim: str
-    source: str  # a key of docs/references.bib
+    source: str  # a key of amp_docs_lib/data/references.bib
     location: str  # section, table or figure in the source
     test: str  # chapters/<name>.md#<anchor>
     verdict_fn: Callable[[], Verdict]

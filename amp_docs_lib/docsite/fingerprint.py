@@ -25,7 +25,7 @@ TRACKED_PACKAGES = (
     "pybtex",
 )
 
-SOURCE_SUFFIXES = (".py", ".json", ".j2", ".css")
+SOURCE_SUFFIXES = (".py", ".json", ".j2", ".css", ".bib")
 # Example programs and the config files they read (exercises/precision.toml).
 EXAMPLE_SUFFIXES = (".py", ".toml", ".json")
 
