@@ -93,17 +93,29 @@ def mse_curve(acts: torch.Tensor, bits: int = 8, n_candidates: int = 100) -> pd.
 
 
 @torch.inference_mode()
-def linear_inputs(model: nn.Module, x: torch.Tensor) -> dict[str, torch.Tensor]:
-    """The input of every ``nn.Linear`` in ``model`` on the batch ``x``, by module name."""
+def capture_linears(model: nn.Module, x: torch.Tensor, what: str = "input") -> dict[str, torch.Tensor]:
+    """The input (``what="input"``) or output (as FP32) of every ``nn.Linear`` of ``model`` on ``x``, by name."""
+    if what not in ("input", "output"):
+        raise ValueError(f"what must be 'input' or 'output', got {what!r}")
     seen: dict[str, torch.Tensor] = {}
-    hooks = [m.register_forward_hook(lambda mod, inp, out, name=name: seen.__setitem__(name, inp[0].detach()))
-             for name, m in model.named_modules() if isinstance(m, nn.Linear)]
+
+    def record(name: str):
+        def hook(mod: nn.Module, inp: tuple, out: torch.Tensor) -> None:
+            seen[name] = inp[0].detach() if what == "input" else out.detach().float()
+        return hook
+
+    hooks = [m.register_forward_hook(record(name)) for name, m in model.named_modules() if isinstance(m, nn.Linear)]
     try:
         model(x)
     finally:
         for h in hooks:
             h.remove()
     return seen
+
+
+def linear_inputs(model: nn.Module, x: torch.Tensor) -> dict[str, torch.Tensor]:
+    """The input of every ``nn.Linear`` in ``model`` on the batch ``x``, by module name."""
+    return capture_linears(model, x, "input")
 
 
 class _InputFakeQuant(nn.Module):

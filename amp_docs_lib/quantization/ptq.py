@@ -23,6 +23,7 @@ import torch
 from torch import nn
 
 from amp_docs_lib.quantization.affine import sqnr_db
+from amp_docs_lib.quantization.calibration import capture_linears
 
 
 @dataclass(frozen=True)
@@ -157,18 +158,9 @@ def weight_storage(q: nn.Module) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-@torch.inference_mode()
 def layer_outputs(model: nn.Module, x: torch.Tensor) -> dict[str, torch.Tensor]:
-    """The output of every ``nn.Linear`` of ``model`` on ``x``, by name."""
-    seen: dict[str, torch.Tensor] = {}
-    hooks = [m.register_forward_hook(lambda mod, inp, out, n=n: seen.__setitem__(n, out.detach().float()))
-             for n, m in model.named_modules() if isinstance(m, nn.Linear)]
-    try:
-        model(x)
-    finally:
-        for h in hooks:
-            h.remove()
-    return seen
+    """The output of every ``nn.Linear`` of ``model`` on ``x``, by name (as FP32)."""
+    return capture_linears(model, x, "output")
 
 
 def linear_names(model: nn.Module) -> list[str]:
