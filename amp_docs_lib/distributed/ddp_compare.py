@@ -21,7 +21,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from amp_docs_lib.distributed.comm_log import log_collectives
-from amp_docs_lib.distributed.fsdp_probe import _row, fsdp_worker, make_mlp
+from amp_docs_lib.distributed.fsdp_probe import _row, _state_and_collective_rows, fsdp_worker, make_mlp
 from amp_docs_lib.distributed.launch import run_workers
 
 HOOKS = ("allreduce_hook", "bf16_compress_hook")
@@ -71,14 +71,7 @@ def ddp_worker(rank: int, world_size: int, device: torch.device, *, features: in
             loss.backward()
         these += [_row("6 gradient (replicated)", n, p.grad) for n, p in model.named_parameters()]
         optimizer.step()
-        for n, p in model.named_parameters():
-            for key, v in optimizer.state[p].items():
-                if torch.is_tensor(v) and v.dim() > 0:
-                    these.append(_row("8 optimizer state", f"{n}.{key}", v))
-        for c in comms:
-            these.append({"stage": "7 collective", "tensor": c["collective"], "dtype": c["dtype"],
-                          "local shape": (c["elements"],), "global shape": None, "type": "buffer",
-                          "local bytes": c["bytes"]})
+        these += _state_and_collective_rows(model, optimizer, comms)
         for h in handles:
             h.remove()
         rows += [{"hook": hook_name, **r} for r in these]

@@ -93,14 +93,17 @@ def fsdp_worker(rank: int, world_size: int, device: torch.device, *, features: i
         F.cross_entropy(out.float(), y).backward()
     rows += [_row("6 gradient (sharded)", n, p.grad) for n, p in model.named_parameters()]
     optimizer.step()
-    for n, p in model.named_parameters():
-        for key, v in optimizer.state[p].items():
-            if torch.is_tensor(v) and v.dim() > 0:
-                rows.append(_row("8 optimizer state", f"{n}.{key}", v))
-    for c in comms:
-        rows.append({"stage": "7 collective", "tensor": c["collective"], "dtype": c["dtype"],
-                     "local shape": (c["elements"],), "global shape": None, "type": "buffer",
-                     "local bytes": c["bytes"]})
+    return rows + _state_and_collective_rows(model, optimizer, comms)
+
+
+def _state_and_collective_rows(model: nn.Module, optimizer: torch.optim.Optimizer,
+                               comms: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Rows for the optimizer state after a step and for the collectives the step issued."""
+    rows = [_row("8 optimizer state", f"{n}.{key}", v) for n, p in model.named_parameters()
+            for key, v in optimizer.state[p].items() if torch.is_tensor(v) and v.dim() > 0]
+    rows += [{"stage": "7 collective", "tensor": c["collective"], "dtype": c["dtype"],
+              "local shape": (c["elements"],), "global shape": None, "type": "buffer",
+              "local bytes": c["bytes"]} for c in comms]
     return rows
 
 
