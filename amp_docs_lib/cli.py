@@ -29,6 +29,11 @@ def main(argv: list[str] | None = None) -> int:
                          help="chapter to touch for the incremental build")
     p_bench.add_argument("--serial", action="store_true",
                          help="also time a cold build with one job (AMP_DOCS_JOBS=1) before the parallel one")
+    p_bench.add_argument("--noop-only", action="store_true",
+                         help="only compare a no-op mkdocs build with mkdocs-jupyter's own no-op build, "
+                              "using this checkout's execution cache (no cold build)")
+    p_bench.add_argument("--rounds", type=int, default=5,
+                         help="alternating rounds of the no-op comparison (default 5)")
     # amp-docs report (amp_docs_lib/report.py)
     p_rep = sub.add_parser("report", help="write an HTML report of this machine's precision landscape")
     p_rep.add_argument("--output", "-o", default="amp-docs-report.html", help="HTML file to write")
@@ -65,8 +70,12 @@ def main(argv: list[str] | None = None) -> int:
         except ValueError as e:
             ap.error(str(e))
     if args.command == "bench-build":
-        from amp_docs_lib.docsite.benchmark import main as bench_main
-        return bench_main(args.touch, serial=args.serial)
+        from amp_docs_lib.docsite.benchmark import main as bench_main, noop_only
+        if args.rounds < 1:
+            ap.error(f"--rounds must be a positive integer, got {args.rounds}")
+        if args.noop_only:
+            return noop_only(args.rounds)
+        return bench_main(args.touch, serial=args.serial, rounds=args.rounds)
     return 2  # unreachable: argparse rejects unknown commands
 
 

@@ -17,17 +17,19 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-import torch
-
 import amp_docs_lib
 from amp_docs_lib.docsite.fingerprint import cpu_model, cpu_native_matmul, installed_versions
 from amp_docs_lib.profiles import active_profile
+
+# torch is imported inside the functions that need it: `amp-docs build` with nothing changed
+# reads the memoised report (docsite/env_memo.py) and never pays for importing torch.
 
 _PACKAGE_ROOT = Path(amp_docs_lib.__file__).resolve().parent
 
 
 def gpus() -> list[dict[str, Any]]:
     """One entry per visible CUDA device: name, compute capability, memory."""
+    import torch
     if not torch.cuda.is_available():
         return []
     out = []
@@ -45,6 +47,7 @@ def gpus() -> list[dict[str, Any]]:
 
 def cpu_capability() -> str:
     """The vector ISA torch's CPU kernels dispatch to here: 'AVX2', 'AVX512', 'DEFAULT', ..."""
+    import torch
     return str(torch.backends.cpu.get_cpu_capability())
 
 
@@ -75,6 +78,7 @@ def short_device_name() -> str:
 
 def tf32_settings() -> dict[str, Any]:
     """The TF32 switches as this process sees them (they change FP32 matmul results on GPUs)."""
+    import torch
     with warnings.catch_warnings():
         # Newer torch deprecates the allow_tf32 flags in favour of fp32_precision.
         warnings.simplefilter("ignore")
@@ -85,14 +89,16 @@ def tf32_settings() -> dict[str, Any]:
         }
 
 
-def tf32_summary() -> str:
-    s = tf32_settings()
+def tf32_summary(settings: dict[str, Any] | None = None) -> str:
+    """'TF32 matmul off, cuDNN on', from ``settings`` (default: ``tf32_settings()``)."""
+    s = tf32_settings() if settings is None else settings
     onoff = lambda b: "on" if b else "off"  # noqa: E731
     return f"TF32 matmul {onoff(s['cuda.matmul.allow_tf32'])}, cuDNN {onoff(s['cudnn.allow_tf32'])}"
 
 
 def package_versions() -> dict[str, str]:
     """Installed versions of the packages that execute the chapters ('absent' if not installed)."""
+    import torch
     out = installed_versions()
     out["torch.version.cuda"] = str(torch.version.cuda)
     return out
@@ -135,6 +141,7 @@ def hardware_fingerprint(description: dict[str, Any] | None = None) -> str:
 
 def environment_report() -> dict[str, Any]:
     """Everything the stamp and the home page show, as one flat-ish dict."""
+    import torch
     return {
         "device": device_summary(),
         "gpus": gpus(),

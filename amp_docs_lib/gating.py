@@ -14,8 +14,6 @@ import importlib.util
 import re
 from typing import Iterable
 
-import torch
-
 from amp_docs_lib.env import device_summary
 
 TAG_PREFIX = "requires:"
@@ -53,6 +51,8 @@ def requirement_met(requirement: str) -> bool:
     describe(requirement)  # validates the name
     if requirement.startswith(PACKAGE_PREFIX):
         return importlib.util.find_spec(requirement[len(PACKAGE_PREFIX):]) is not None
+    import torch  # here, not at import: the build's up-to-date path stays torch-free
+
     if not torch.cuda.is_available():
         return False
     if requirement == "cuda":

@@ -12,7 +12,6 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Mapping
 
-import torch
 
 PROFILE_ENV_VAR = "AMP_DOCS_PROFILE"
 
@@ -210,6 +209,8 @@ def get_profile(name: str) -> Profile:
 
 def default_profile_name() -> str:
     """The profile the hardware calls for: ``gpu-full`` with CUDA, else ``cpu-small``."""
+    import torch  # here, not at import: the build's up-to-date path stays torch-free
+
     return "gpu-full" if torch.cuda.is_available() else "cpu-small"
 
 

@@ -23,21 +23,27 @@ import numpy as np
 import pandas as pd
 
 from amp_docs_lib import __version__
-from amp_docs_lib.env import device_summary, environment_report, git_revision, tf32_summary
+from amp_docs_lib.env import device_summary, environment_report, git_revision, tf32_settings, tf32_summary
 from amp_docs_lib.profiles import active_profile
 
 
-def stamp_text() -> str:
-    """One line naming what produced a result."""
+def stamp_text(report: dict[str, Any] | None = None) -> str:
+    """One line naming what produced a result: this process, or the environment ``report``
+    (an ``env.environment_report()``, e.g. the build's memoised one)."""
     import datetime as _dt
 
-    import torch
+    if report is None:
+        import torch
 
-    cuda = f"CUDA {torch.version.cuda}" if torch.version.cuda else "CPU build"
+        report = {"device": device_summary(), "torch": torch.__version__, "cuda": torch.version.cuda,
+                  "git_revision": git_revision(), "tf32": tf32_settings(), "profile": active_profile().name,
+                  "build_date": f"{_dt.datetime.now(_dt.timezone.utc):%Y-%m-%d}"}
+    cuda = report["cuda"]
+    cuda = f"CUDA {cuda}" if cuda and not str(cuda).startswith("none") else "CPU build"
     return (
-        f"{device_summary()} · torch {torch.__version__} ({cuda}) · "
-        f"amp_docs_lib {__version__}@{git_revision()} · {tf32_summary()} · "
-        f"profile {active_profile().name} · {_dt.datetime.now(_dt.timezone.utc):%Y-%m-%d}"
+        f"{report['device']} · torch {report['torch']} ({cuda}) · "
+        f"amp_docs_lib {__version__}@{report['git_revision']} · {tf32_summary(report['tf32'])} · "
+        f"profile {report['profile']} · {report['build_date']}"
     )
 
 
@@ -55,7 +61,7 @@ class Stamped:
     """
 
     def __init__(self, body_html: str, caption: str | None, kind: str, *, source: str | None = None,
-                 collapsed: bool = False, size_note: str = ""):
+                 collapsed: bool = False, size_note: str = "", report: dict[str, Any] | None = None):
         if source is not None and (not isinstance(source, str) or not source.strip()):
             raise ValueError(f"source must be a non-empty str naming where the data comes from, got {source!r}")
         self.body_html = body_html
@@ -64,7 +70,7 @@ class Stamped:
         self.source = source
         self.collapsed = collapsed
         self.size_note = size_note
-        self.stamp = stamp_text() if source is None else f"source: {source}"
+        self.stamp = stamp_text(report) if source is None else f"source: {source}"
 
     @property
     def is_measurement(self) -> bool:
@@ -138,7 +144,7 @@ def _is_text(col: pd.Series) -> bool:
 
 def show_table(df: pd.DataFrame, caption: str | None = None, *, float_format: str = ".4g",
                index: bool = False, source: str | None = None,
-               collapsed: bool | None = None) -> StampedTable:
+               collapsed: bool | None = None, report: dict[str, Any] | None = None) -> StampedTable:
     """Render ``df`` as a stamped HTML table (the last expression of a cell).
 
     ``source``: for data that was not measured in this build (documented op
@@ -147,6 +153,7 @@ def show_table(df: pd.DataFrame, caption: str | None = None, *, float_format: st
     ``collapsed``: put the table in a closed ``<details>`` block; by default
     tables longer than ``MAX_OPEN_ROWS`` rows are collapsed. Cells holding
     ``None`` print as "n/a" (not applicable), distinct from a NaN value.
+    ``report``: the environment report the measurement stamp names (default: this process's).
     """
     if not isinstance(df, pd.DataFrame):
         raise TypeError(f"show_table expects a pandas DataFrame, got {type(df).__name__}")
@@ -164,7 +171,7 @@ def show_table(df: pd.DataFrame, caption: str | None = None, *, float_format: st
     shown.columns = df.columns
     body = shown.to_html(index=index, border=0, classes="amp-table", escape=True)
     return StampedTable(df, caption, body, source=source, collapsed=bool(collapsed),
-                        size_note=f"({len(df)} rows)")
+                        size_note=f"({len(df)} rows)", report=report)
 
 
 # Material's slate palette background, and the greys that replace black / white in the dark rendering.
@@ -278,9 +285,10 @@ def show_figure(fig: Any, caption: str | None = None, *, dpi: int = 110) -> Stam
                    caption, "figure")
 
 
-def environment_table() -> StampedTable:
-    """The full environment report as a table (the home page shows it)."""
-    r = environment_report()
+def environment_table(report: dict[str, Any] | None = None) -> StampedTable:
+    """The full environment report as a table (the home page shows it); ``report`` defaults to
+    ``env.environment_report()``."""
+    r = environment_report() if report is None else report
     rows = [("device", r["device"]), ("platform", r["platform"]),
             ("CPU capability (torch)", r["cpu_capability"]), ("CPU 16-bit matmul", r["cpu_matmul"]),
             ("torch", r["torch"]), ("CUDA (build)", r["cuda"]),
@@ -294,4 +302,4 @@ def environment_table() -> StampedTable:
                      f"{g['memory_gib']} GiB, bf16 {'yes' if g['bf16_supported'] else 'no'}"))
     rows += [(f"package: {k}", v) for k, v in r["packages"].items()]
     df = pd.DataFrame(rows, columns=["item", "value"]).astype(str)
-    return show_table(df, "Environment of this build")
+    return show_table(df, "Environment of this build", report=r)

@@ -6,18 +6,28 @@ disturbs your own site or cache. It reports wall times and which chapters
 executed in each build. Two no-op figures are reported: ``amp-docs build``
 (which returns at once when no input changed) and ``amp-docs build --force``
 (mkdocs runs and renders every page, every chapter comes from the cache).
+
+It also compares a plain ``mkdocs build`` with nothing changed against
+mkdocs-jupyter's own no-op build of the same chapters: a copy of the site in
+which each chapter is its executed notebook (``.ipynb``) and the amp-docs plugin
+is removed, everything else in ``mkdocs.yml`` unchanged. The two are timed
+alternately, several rounds, and their medians compared (target: at most 1.2x).
+``--noop-only`` skips the cold build and uses the checkout's own execution cache.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
 
 from amp_docs_lib.docsite.plugin import BUILD_LOG
 
@@ -34,7 +44,75 @@ def _build(root: Path, site: Path, *extra: str, env: dict | None = None) -> tupl
     return dt, json.loads(log_path.read_text()) if log_path.exists() else None
 
 
-def main(touch: str = "docs/chapters/formats.md", serial: bool = False) -> int:
+NOOP_TARGET = 1.2  # a plain no-op build may take at most this times mkdocs-jupyter's own
+
+
+def _mkdocs_seconds(root: Path, site: Path) -> float:
+    t0 = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "mkdocs", "build", "-q", "-d", str(site)], cwd=root,
+                   env=dict(os.environ, NO_MKDOCS_2_WARNING="1"), check=True,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return time.perf_counter() - t0
+
+
+def jupyter_only_copy(repo: Path, dest: Path) -> Path:
+    """``dest``: the site of ``repo`` as mkdocs-jupyter alone builds it, from ``repo``'s executed
+    notebooks (the newest cache entry of each chapter) and without the amp-docs plugin."""
+    cache = repo / ".amp-docs-cache" / "executed"
+    shutil.copytree(repo / "docs", dest / "docs")
+    for md in sorted((dest / "docs" / "chapters").glob("*.md")):
+        entries = sorted(cache.glob(f"{md.stem}-*.ipynb"), key=lambda p: p.stat().st_mtime)
+        if not entries:
+            raise ValueError(f"no executed notebook for {md.name} in {cache}: build {repo} first")
+        shutil.copy(entries[-1], md.with_suffix(".ipynb"))
+        md.unlink()
+    text = (repo / "mkdocs.yml").read_text()
+    text = re.sub(r"(?m)^  - amp-docs:\n(?:      .*\n)*", "", text)  # the plugin and its options
+    text = re.sub(r"(?m)^watch:\n(?:  - .*\n)*", "", text)  # watched library folders are not copied
+    text = re.sub(r"(chapters/[\w-]+)\.md\b", r"\1.ipynb", text)
+    if re.search(r"(?m)^\s*- amp-docs\b", text):
+        raise ValueError("could not remove the amp-docs plugin from mkdocs.yml")
+    (dest / "mkdocs.yml").write_text(text)
+    return dest
+
+
+def noop_comparison(repo: Path, work: Path, rounds: int = 5) -> dict[str, float]:
+    """Median seconds of a no-op ``mkdocs build`` of ``repo`` (already built once, so every chapter
+    is cached) and of mkdocs-jupyter's own no-op build of the same notebooks, timed alternately."""
+    base = jupyter_only_copy(repo, work / "jupyter-only")
+    ours_site, base_site = work / "site-ours", work / "site-jupyter-only"
+    _mkdocs_seconds(repo, ours_site), _mkdocs_seconds(base, base_site)  # first builds fill both caches
+    ours, theirs = [], []
+    for _ in range(rounds):
+        ours.append(_mkdocs_seconds(repo, ours_site))
+        theirs.append(_mkdocs_seconds(base, base_site))
+    o, t = statistics.median(ours), statistics.median(theirs)
+    return {"ours_s": o, "jupyter_only_s": t, "ratio": o / t, "rounds": rounds}
+
+
+def print_noop_comparison(r: dict[str, float]) -> None:
+    verdict = "within" if r["ratio"] <= NOOP_TARGET else "ABOVE"
+    print(f"no-op mkdocs build, median of {r['rounds']}: amp-docs {r['ours_s']:.2f} s, "
+          f"mkdocs-jupyter alone {r['jupyter_only_s']:.2f} s, ratio {r['ratio']:.2f} "
+          f"({verdict} the {NOOP_TARGET}x target)")
+
+
+def noop_only(rounds: int = 5) -> int:
+    """The no-op comparison alone, on a copy of this checkout with its execution cache."""
+    root = Path.cwd()
+    if not (root / ".amp-docs-cache" / "executed").is_dir():
+        print("no execution cache here: run `amp-docs build` first", file=sys.stderr)
+        return 2
+    work = Path(tempfile.mkdtemp(prefix="amp-docs-noop-"))
+    shutil.copytree(root, work / "repo", ignore=shutil.ignore_patterns(".git", "site", "__pycache__"))
+    try:
+        print_noop_comparison(noop_comparison(work / "repo", work, rounds))
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+def main(touch: str = "docs/chapters/formats.md", serial: bool = False, rounds: int = 5) -> int:
     """Run the builds and print their times; ``serial`` first adds a cold build with one job
     (``AMP_DOCS_JOBS=1``) into its own cache, to compare with the parallel cold build."""
     root = Path.cwd()
@@ -68,5 +146,6 @@ def main(touch: str = "docs/chapters/formats.md", serial: bool = False) -> int:
     cold = results["cold"][0]
     for name in ("no-op (amp-docs build)", "no-op (--force: mkdocs runs)"):
         print(f"{name} / cold = {results[name][0] / cold:.1%}")
+    print_noop_comparison(noop_comparison(repo, work, rounds))
     shutil.rmtree(work, ignore_errors=True)
     return 0

@@ -60,12 +60,17 @@ class KeyInputs:
     profile: str
 
     @classmethod
-    def current(cls) -> "KeyInputs":
+    def current(cls, report: dict[str, Any] | None = None) -> "KeyInputs":
+        """The inputs now; ``report`` is this machine's ``env.environment_report()`` (the build
+        passes the memoised one, so that it need not import torch), computed here if omitted."""
+        if report is None:
+            report = {"packages": package_versions(), "hardware_fingerprint": hardware_fingerprint(),
+                      "profile": active_profile().name}
         return cls(library_hash=library_source_hash(),
                    examples_hash=examples_source_hash(),
-                   packages=tuple(sorted(package_versions().items())),
-                   hardware=hardware_fingerprint(),
-                   profile=active_profile().name)
+                   packages=tuple(sorted(report["packages"].items())),
+                   hardware=report["hardware_fingerprint"],
+                   profile=report["profile"])
 
 
 def cache_key(chapter_text: str, inputs: KeyInputs) -> str:
@@ -93,8 +98,12 @@ class ExecutionCache:
         """
         path = self._path(chapter_id, key)
         try:
-            nb = nbformat.read(path, as_version=4)
-        except (OSError, ValueError, json.JSONDecodeError, nbformat.reader.NotJSONError):
+            # Our own entries, written complete by ``put``: read without nbformat's schema
+            # validation, which costs more than the rest of a no-op build's cache lookups.
+            nb = nbformat.from_dict(json.loads(path.read_text(encoding="utf-8")))
+        except (OSError, ValueError):
+            return None
+        if not isinstance(nb.get("metadata"), dict):
             return None
         meta = nb.metadata.get("amp_docs", {})
         if meta.get("cache_key") != key or not meta.get("complete"):

@@ -24,10 +24,11 @@ from mkdocs.exceptions import PluginError
 from mkdocs.plugins import BasePlugin, event_priority
 
 from amp_docs_lib.docsite.cache import ExecutionCache, KeyInputs, cache_key
-from amp_docs_lib.docsite.execute import execute_chapters, read_chapter, resolve_jobs
+from amp_docs_lib.docsite.env_memo import environment_report_memo
 
 log = logging.getLogger("mkdocs.plugins.amp_docs")
 DEFAULT_CACHE_DIR = ".amp-docs-cache/executed"
+ENV_MEMO_DIR = ".amp-docs-cache"
 BUILD_LOG = ".amp-docs-cache/last-build.json"
 EVICT_AFTER_S = 3600  # unused entries survive an hour, so concurrent builds never lose theirs
 ENV_MARKER = "<!-- amp-docs:environment -->"
@@ -75,6 +76,7 @@ class AmpDocsPlugin(BasePlugin[AmpDocsConfig]):
     def on_config(self, config):
         root = Path(config.config_file_path).resolve().parent
         self.cache = ExecutionCache(root / self.config.cache_dir)
+        self.env_memo_dir = root / ENV_MEMO_DIR
         self.build_log_path = root / BUILD_LOG
         return config
 
@@ -82,7 +84,10 @@ class AmpDocsPlugin(BasePlugin[AmpDocsConfig]):
     def on_files(self, files, config):
         from mkdocs_jupyter.plugin import NotebookFile
 
-        inputs = KeyInputs.current()  # hashed once per build, not once per chapter
+        # Hashed once per build, not once per chapter. With nothing changed, neither the memoised
+        # environment report nor the cache hits import torch or the executor.
+        self.environment = environment_report_memo(self.env_memo_dir)
+        inputs = KeyInputs.current(self.environment)
         self.used: set[Path] = set()
         self.chapters: dict[str, dict] = {}
         record = {"started": time.time(), "executed": {}, "cached": []}
@@ -94,6 +99,8 @@ class AmpDocsPlugin(BasePlugin[AmpDocsConfig]):
             key = cache_key(Path(f.abs_src_path).read_text(encoding="utf-8"), inputs)
             chapters.append((f, cid, key, self.cache.get(cid, key)))
         misses = [(f, cid, key) for f, cid, key, hit in chapters if not hit]
+        from amp_docs_lib.docsite.execute import execute_chapters, read_chapter, resolve_jobs
+
         try:
             jobs = resolve_jobs(self.config.jobs)
         except ValueError as e:
@@ -143,7 +150,7 @@ class AmpDocsPlugin(BasePlugin[AmpDocsConfig]):
         """Fill the home page's markers with this build's environment and chapter status."""
         if ENV_MARKER in markdown:
             from amp_docs_lib.stamp import environment_table
-            markdown = markdown.replace(ENV_MARKER, environment_table()._repr_html_())
+            markdown = markdown.replace(ENV_MARKER, environment_table(self.environment)._repr_html_())
         if CHAPTERS_MARKER in markdown:
             markdown = markdown.replace(CHAPTERS_MARKER, self._chapter_status_html())
         return markdown

@@ -65,7 +65,8 @@ def profiles_html() -> str:
                       source="amp_docs_lib/profiles.py of this build", collapsed=False)._repr_html_()
 
 
-_CELL_ID = re.compile(r'\bid="cell-id=[0-9a-f-]+"')
+# It starts with a literal (no \b, no lookbehind) so that re searches megabyte pages fast.
+_CELL_ID = re.compile(r'id="cell-id=[0-9a-f-]+"')
 
 
 def stable_cell_ids(output: str) -> str:

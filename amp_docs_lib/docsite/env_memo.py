@@ -1,0 +1,69 @@
+"""The environment report, memoised so that a build with nothing changed never imports torch.
+
+The build needs ``env.environment_report()`` twice over: its hardware fingerprint,
+package versions and profile are part of every chapter's cache key, and the home
+page shows the whole report. Computing it imports torch, which costs seconds, most
+of a rebuild in which nothing changed. Everything in the report is decided by
+things that can be read without torch: the CPU (model, flags, count), the GPUs
+``nvidia-smi`` lists, the installed package versions, and the environment
+variables that change dispatch or the profile. ``environment_report_memo`` hashes
+those (``light_key``); while the hash is unchanged it returns the stored report,
+with the two fields that change without the machine changing (the build date and
+the git revision) read afresh. Any change recomputes the report with torch.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from amp_docs_lib.docsite.fingerprint import TRACKED_PACKAGES, cpu_flags, installed_versions, machine_light
+
+MEMO_FILE = "environment.json"
+# Variables that change what torch reports or dispatches to, or which profile is active.
+ENV_VARIABLES = ("AMP_DOCS_PROFILE", "ATEN_CPU_CAPABILITY", "ONEDNN_MAX_CPU_ISA", "CUDA_VISIBLE_DEVICES",
+                 "NVIDIA_TF32_OVERRIDE", "TORCH_ALLOW_TF32_CUBLAS_OVERRIDE")
+
+
+def light_key() -> str:
+    """Hash of everything the environment report depends on, read without importing torch."""
+    import amp_docs_lib
+
+    blob = {
+        "machine": machine_light(),  # CPU model and count, native matmul, nvidia-smi's GPUs
+        "cpu_flags": sorted(cpu_flags()),
+        "packages": installed_versions(TRACKED_PACKAGES),
+        "env": {k: os.environ.get(k) for k in ENV_VARIABLES},
+        "amp_docs_lib": amp_docs_lib.__version__,
+    }
+    return hashlib.sha256(json.dumps(blob, sort_keys=True).encode()).hexdigest()
+
+
+def environment_report_memo(cache_dir: str | os.PathLike) -> dict[str, Any]:
+    """``env.environment_report()``, from ``cache_dir/environment.json`` while ``light_key`` is unchanged.
+
+    A missing, unreadable or stale memo is recomputed (importing torch) and rewritten atomically.
+    """
+    from amp_docs_lib.env import git_revision
+
+    path = Path(cache_dir) / MEMO_FILE
+    key = light_key()
+    try:
+        memo = json.loads(path.read_text(encoding="utf-8"))
+        if memo.get("key") == key and isinstance(memo.get("report"), dict):
+            return dict(memo["report"], git_revision=git_revision(),
+                        build_date=_dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d"))
+    except (OSError, ValueError):
+        pass
+    from amp_docs_lib.env import environment_report
+
+    report = environment_report()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(f".{os.getpid()}.tmp")
+    tmp.write_text(json.dumps({"key": key, "report": report}, indent=1, default=str), encoding="utf-8")
+    os.replace(tmp, path)
+    return report

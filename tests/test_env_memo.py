@@ -1,0 +1,56 @@
+"""The memoised environment report: same report as ``env``, and a no-op build never imports torch."""
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+from amp_docs_lib.docsite.env_memo import MEMO_FILE, environment_report_memo, light_key
+from amp_docs_lib.env import environment_report
+
+from conftest import mkdocs_build
+
+
+def test_memo_returns_the_environment_report_and_reuses_it(tmp_path):
+    first = environment_report_memo(tmp_path)
+    assert first == json.loads(json.dumps(environment_report(), default=str))
+    stored = json.loads((tmp_path / MEMO_FILE).read_text())
+    assert stored["key"] == light_key()
+    # A second call reads the memo: a value planted in it comes back (date and revision refreshed).
+    stored["report"]["device"] = "planted"
+    (tmp_path / MEMO_FILE).write_text(json.dumps(stored))
+    again = environment_report_memo(tmp_path)
+    assert again["device"] == "planted" and again["build_date"] == first["build_date"]
+
+
+def test_memo_is_recomputed_when_its_inputs_change(tmp_path, monkeypatch):
+    environment_report_memo(tmp_path)
+    key = light_key()
+    monkeypatch.setenv("ATEN_CPU_CAPABILITY", "default")
+    assert light_key() != key  # a dispatch override changes what torch reports
+    stored = json.loads((tmp_path / MEMO_FILE).read_text())
+    stored["report"]["device"] = "planted"
+    (tmp_path / MEMO_FILE).write_text(json.dumps(stored))
+    assert environment_report_memo(tmp_path)["device"] != "planted"
+    (tmp_path / MEMO_FILE).write_text("{not json")  # a corrupt memo is recomputed, not an error
+    assert environment_report_memo(tmp_path)["device"] != "planted"
+
+
+def test_a_build_with_nothing_changed_does_not_import_torch(mini_site):
+    (mini_site / "docs" / "index.md").write_text("# Home\n\n<!-- amp-docs:environment -->\n"
+                                                 "<!-- amp-docs:chapters -->\n")
+    mkdocs_build(mini_site)  # executes the chapters and writes the memo
+    (mini_site / "site" / "index.html").unlink()
+    probe = textwrap.dedent("""\
+        import atexit, os, sys
+        from mkdocs.__main__ import cli
+        atexit.register(lambda: open(os.environ["PROBE_OUT"], "w").write(str("torch" in sys.modules)))
+        cli(["build", "--strict", "-q"])
+        """)
+    out = mini_site / "probe.txt"
+    subprocess.run([sys.executable, "-c", probe], cwd=mini_site, check=True,
+                   env=dict(os.environ, NO_MKDOCS_2_WARNING="1", PROBE_OUT=str(out)))
+    assert out.read_text() == "False"
+    home = (mini_site / "site" / "index.html").read_text()  # rebuilt from the memo and the cache
+    assert "Environment of this build" in home and environment_report()["hardware_fingerprint"] in home
