@@ -113,7 +113,7 @@ def reference_machines(root: str | Path = REFERENCE_ROOT) -> dict[str, dict]:
 
 
 def _table(m: dict) -> pd.DataFrame:
-    return pd.DataFrame(m["data"], columns=m["columns"])
+    return pd.DataFrame(m["data"], columns=m["columns"], dtype=object)  # object: null stays None ("n/a"), not NaN
 
 
 _PUBLISH_CALL = re.compile(r"""publish\(\s*["']([a-z0-9][a-z0-9_.-]*)["']""")

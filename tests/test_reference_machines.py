@@ -129,7 +129,7 @@ def test_comparison_with_two_references_different_rows_columns_and_a_gated_cell(
     assert measurements_from_site(site)["perf_matmul"]["data"][1] == ["bf16", "NaN"]  # NaN is not n/a
     root = tmp_path / "refs"
     _ref(root, "h100", perf_matmul=(["dtype", "TFLOP/s", "fraction of peak"],
-                                    [["fp32", 51.0, 0.76], ["bf16", 700.0, 0.71], ["fp8", 1300.0, 0.66]]),
+                                    [["fp32", 51.0, 0.76], ["bf16", 700.0, None], ["fp8", 1300.0, 0.66]]),
          perf_cuda_mem=(["regime", "peak CUDA mem (MB)"], [["fp32", 120.5]]))
     _ref(root, "a100", perf_matmul=(["dtype", "TFLOP/s"], [["fp32", 19.0], ["bf16", 250.0]]),
          other_only=(["x"], [[1]]))
@@ -144,6 +144,7 @@ def test_comparison_with_two_references_different_rows_columns_and_a_gated_cell(
 
     m = section("perf_matmul")
     assert "NaN" in block(m, "This build") and "1300" in block(m, "Reference: h100") and "250" in block(m, "Reference: a100")
+    assert "n/a" in block(m, "Reference: h100") and "NaN" not in block(m, "Reference: h100")  # null is n/a
     assert re.search(r"rows .*not on every machine: <code>fp8</code> \(Reference: h100\)", m)
     assert re.search(r"columns not on every machine: <code>fraction of peak</code> \(Reference: h100\)", m)
     gated = section("perf_cuda_mem")
