@@ -147,7 +147,7 @@ def _differences_html(tables: list[tuple[str, pd.DataFrame]]) -> str:
     all_cols = list(dict.fromkeys(c for cs in cols.values() for c in cs))
     odd_cols = [c for c in all_cols if not all(c in cs for cs in cols.values())]
     if odd_cols:
-        notes.append("columns not on every machine: " + "; ".join(
+        notes.append("Columns not on every machine: " + "; ".join(
             f"<code>{html.escape(str(c))}</code> ({', '.join(html.escape(l) for l, cs in cols.items() if c in cs)})"
             for c in odd_cols))
     firsts = {df.columns[0] for _, df in tables if len(df.columns)}
@@ -156,10 +156,10 @@ def _differences_html(tables: list[tuple[str, pd.DataFrame]]) -> str:
         all_keys = list(dict.fromkeys(k for ks in keys.values() for k in ks))
         odd = [k for k in all_keys if not all(k in ks for ks in keys.values())]
         if odd:
-            notes.append(f"rows (by <code>{html.escape(str(next(iter(firsts))))}</code>) not on every machine: " +
+            notes.append(f"Rows (by <code>{html.escape(str(next(iter(firsts))))}</code>) not on every machine: " +
                          "; ".join(f"<code>{html.escape(k)}</code> ({', '.join(html.escape(l) for l, ks in keys.items() if k in ks)})"
                                    for k in odd))
-    return "".join(f"<p class='amp-compare-note'>Only some machines have these {n}.</p>" for n in notes)
+    return "".join(f"<p class='amp-compare-note'>{n}.</p>" for n in notes)
 
 
 def comparison_html(site: str | Path, root: str | Path = REFERENCE_ROOT) -> str:
@@ -183,7 +183,8 @@ def comparison_html(site: str | Path, root: str | Path = REFERENCE_ROOT) -> str:
     parts = []
     for name in names:
         any_m = mine.get(name) or next(r["measurements"][name] for r in refs.values() if name in r["measurements"])
-        parts.append(f'<h2 id="{html.escape(name)}">{html.escape(any_m.get("caption") or name)}</h2>')
+        heading = any_m.get("caption") or name
+        parts.append(f'<h2 id="{html.escape(name)}">{html.escape(heading)}</h2>')
         cols = [("This build", mine.get(name))]
         cols += [(f"Reference: {k}", r["measurements"].get(name)) for k, r in refs.items()]
         blocks, tables = [], []
@@ -200,6 +201,8 @@ def comparison_html(site: str | Path, root: str | Path = REFERENCE_ROOT) -> str:
                 body = "<p class='amp-skip'>not measured on this machine</p>"
             stamp = (f"<div class='amp-stamp amp-stamp--measured'>{html.escape(m.get('stamp') or '')}</div>"
                      if m else "")
+            if m and m.get("caption") and m["caption"] != heading:  # e.g. another profile's problem size
+                label = f"{label}: {m['caption']}"
             blocks.append(f"<div class='amp-result amp-compare'><figcaption>{html.escape(label)}</figcaption>"
                           f"{body}{stamp}</div>")
         parts.append(_differences_html(tables))

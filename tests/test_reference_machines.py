@@ -110,8 +110,8 @@ def _ref(root, machine, **measurements):
     (root / machine).mkdir(parents=True)
     (root / machine / "machine.json").write_text(json.dumps({"device": machine, "chapters": {}}))
     (root / machine / "measurements.json").write_text(json.dumps({
-        n: {"name": n, "caption": n, "stamp": f"measured on {machine}", "columns": cols, "data": data}
-        for n, (cols, data) in measurements.items()}))
+        n: {"name": n, "caption": (rest or [n])[0], "stamp": f"measured on {machine}", "columns": cols, "data": data}
+        for n, (cols, data, *rest) in measurements.items()}))
 
 
 def test_comparison_with_two_references_different_rows_columns_and_a_gated_cell(tmp_path):
@@ -129,9 +129,9 @@ def test_comparison_with_two_references_different_rows_columns_and_a_gated_cell(
     assert measurements_from_site(site)["perf_matmul"]["data"][1] == ["bf16", "NaN"]  # NaN is not n/a
     root = tmp_path / "refs"
     _ref(root, "h100", perf_matmul=(["dtype", "TFLOP/s", "fraction of peak"],
-                                    [["fp32", 51.0, 0.76], ["bf16", 700.0, None], ["fp8", 1300.0, 0.66]]),
+                                    [["fp32", 51.0, 0.76], ["bf16", 700.0, None], ["fp8", 1300.0, 0.66]], "Matmul"),
          perf_cuda_mem=(["regime", "peak CUDA mem (MB)"], [["fp32", 120.5]]))
-    _ref(root, "a100", perf_matmul=(["dtype", "TFLOP/s"], [["fp32", 19.0], ["bf16", 250.0]]),
+    _ref(root, "a100", perf_matmul=(["dtype", "TFLOP/s"], [["fp32", 19.0], ["bf16", 250.0]], "Matmul at n = 8192"),
          other_only=(["x"], [[1]]))
     html = comparison_html(site, root)
 
@@ -140,13 +140,14 @@ def test_comparison_with_two_references_different_rows_columns_and_a_gated_cell(
         return rest[:rest.index("<h2", 5)]
 
     def block(sec, label):
-        return sec[sec.index(f"<figcaption>{label}</figcaption>"):].split("<figcaption>")[1]
+        return sec[sec.index(f"<figcaption>{label}"):].split("<figcaption>")[1]
 
     m = section("perf_matmul")
     assert "NaN" in block(m, "This build") and "1300" in block(m, "Reference: h100") and "250" in block(m, "Reference: a100")
     assert "n/a" in block(m, "Reference: h100") and "NaN" not in block(m, "Reference: h100")  # null is n/a
-    assert re.search(r"rows .*not on every machine: <code>fp8</code> \(Reference: h100\)", m)
-    assert re.search(r"columns not on every machine: <code>fraction of peak</code> \(Reference: h100\)", m)
+    assert "Rows (by <code>dtype</code>) not on every machine: <code>fp8</code> (Reference: h100)." in m
+    assert "Columns not on every machine: <code>fraction of peak</code> (Reference: h100)." in m
+    assert "<figcaption>Reference: a100: Matmul at n = 8192</figcaption>" in m  # its own caption differs
     gated = section("perf_cuda_mem")
     assert "not measured on this machine: its cell needs cuda" in block(gated, "This build")
     assert "120.5" in block(gated, "Reference: h100") and "measured on h100" in gated
