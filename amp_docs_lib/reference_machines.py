@@ -136,6 +136,15 @@ def skipped_measurements(site: str | Path) -> dict[str, list[str]]:
     return out
 
 
+def _describe(requirement: str) -> str:
+    from amp_docs_lib.gating import describe
+
+    try:
+        return describe(requirement)
+    except ValueError:  # a requirement this version does not know (an older or newer notebook)
+        return requirement
+
+
 def _differences_html(tables: list[tuple[str, pd.DataFrame]]) -> str:
     """A note naming the rows (by first column) and columns that not every machine has."""
     import html
@@ -194,11 +203,11 @@ def comparison_html(site: str | Path, root: str | Path = REFERENCE_ROOT) -> str:
                 tables.append((label, _table(m)))
             elif label == "This build" and name in skipped:
                 body = (f"<p class='amp-skip'>not measured on this machine: its cell needs "
-                        f"{html.escape(', '.join(skipped[name]))}</p>")
+                        f"{html.escape(' and '.join(_describe(r) for r in skipped[name]))}</p>")
             elif label == "This build":
                 body = "<p class='amp-skip'>not measured on this machine: no chapter of this build published it</p>"
             else:
-                body = "<p class='amp-skip'>not measured on this machine</p>"
+                body = "<p class='amp-skip'>not measured on this reference machine</p>"
             stamp = (f"<div class='amp-stamp amp-stamp--measured'>{html.escape(m.get('stamp') or '')}</div>"
                      if m else "")
             if m and m.get("caption") and m["caption"] != heading:  # e.g. another profile's problem size
