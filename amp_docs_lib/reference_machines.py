@@ -17,6 +17,7 @@ Nothing here lists chapters or measurements by name: whatever the chapters publi
 from __future__ import annotations
 
 import json
+import math
 import re
 import tarfile
 from pathlib import Path
@@ -42,10 +43,18 @@ class PublishedTable(StampedTable):
 
     def _repr_mimebundle_(self, include=None, exclude=None):
         data = {"text/html": self._repr_html_(), "text/plain": repr(self)}
-        records = json.loads(self.df.to_json(orient="split", index=False, default_handler=str))
+        # JSON has no NaN/inf (to_json would write null, shown as "n/a"): keep them as the page shows them.
+        df = self.df.astype(object).map(_json_safe)
+        records = json.loads(df.to_json(orient="split", index=False, default_handler=str))
         meta = {METADATA_KEY: {"name": self.name, "caption": self.caption, "stamp": self.stamp,
                                "columns": records["columns"], "data": records["data"]}}
         return data, meta
+
+
+def _json_safe(v: Any) -> Any:
+    if isinstance(v, float) and not math.isfinite(v):
+        return "NaN" if v != v else ("inf" if v > 0 else "-inf")
+    return v
 
 
 def publish(name: str, df: pd.DataFrame, caption: str, **show_table_kw: Any) -> PublishedTable:
@@ -104,7 +113,62 @@ def reference_machines(root: str | Path = REFERENCE_ROOT) -> dict[str, dict]:
 
 
 def _table(m: dict) -> pd.DataFrame:
-    return pd.DataFrame(m["data"], columns=m["columns"])
+    return pd.DataFrame(m["data"], columns=m["columns"], dtype=object)  # object: null stays None ("n/a"), not NaN
+
+
+_PUBLISH_CALL = re.compile(r"""publish\(\s*["']([a-z0-9][a-z0-9_.-]*)["']""")
+
+
+def skipped_measurements(site: str | Path) -> dict[str, list[str]]:
+    """Measurements whose cell this build skipped (gated on hardware it lacks): name -> unmet requirements.
+
+    Found by reading the ``publish("name", ...)`` calls in the skipped cells of the site's executed
+    notebooks (``downloads/chapters``).
+    """
+    out: dict[str, list[str]] = {}
+    for p in sorted((Path(site) / "downloads" / "chapters").glob("*.ipynb")):
+        for cell in json.loads(p.read_text(encoding="utf-8")).get("cells", []):
+            unmet = (cell.get("metadata") or {}).get("amp_docs", {}).get("skipped")
+            if cell.get("cell_type") == "code" and unmet:
+                src = cell.get("source", "")
+                for name in _PUBLISH_CALL.findall("".join(src) if isinstance(src, list) else src):
+                    out[name] = list(unmet)
+    return out
+
+
+def _describe(requirement: str) -> str:
+    from amp_docs_lib.gating import describe
+
+    try:
+        return describe(requirement)
+    except ValueError:  # a requirement this version does not know (an older or newer notebook)
+        return requirement
+
+
+def _differences_html(tables: list[tuple[str, pd.DataFrame]]) -> str:
+    """A note naming the rows (by first column) and columns that not every machine has."""
+    import html
+
+    if len(tables) < 2:
+        return ""
+    notes = []
+    cols = {label: list(df.columns) for label, df in tables}
+    all_cols = list(dict.fromkeys(c for cs in cols.values() for c in cs))
+    odd_cols = [c for c in all_cols if not all(c in cs for cs in cols.values())]
+    if odd_cols:
+        notes.append("Columns not on every machine: " + "; ".join(
+            f"<code>{html.escape(str(c))}</code> ({', '.join(html.escape(l) for l, cs in cols.items() if c in cs)})"
+            for c in odd_cols))
+    firsts = {df.columns[0] for _, df in tables if len(df.columns)}
+    if len(firsts) == 1:
+        keys = {label: [str(v) for v in df.iloc[:, 0]] for label, df in tables}
+        all_keys = list(dict.fromkeys(k for ks in keys.values() for k in ks))
+        odd = [k for k in all_keys if not all(k in ks for ks in keys.values())]
+        if odd:
+            notes.append(f"Rows (by <code>{html.escape(str(next(iter(firsts))))}</code>) not on every machine: " +
+                         "; ".join(f"<code>{html.escape(k)}</code> ({', '.join(html.escape(l) for l, ks in keys.items() if k in ks)})"
+                                   for k in odd))
+    return "".join(f"<p class='amp-compare-note'>{n}.</p>" for n in notes)
 
 
 def comparison_html(site: str | Path, root: str | Path = REFERENCE_ROOT) -> str:
@@ -118,6 +182,7 @@ def comparison_html(site: str | Path, root: str | Path = REFERENCE_ROOT) -> str:
         return df.to_html(index=False, border=0, classes="amp-table", escape=True)
 
     mine = measurements_from_site(site)
+    skipped = skipped_measurements(site)
     refs = reference_machines(root)
     timing = _timing_html(site, refs)
     names = sorted(set(mine) | {n for r in refs.values() for n in r["measurements"]})
@@ -127,19 +192,30 @@ def comparison_html(site: str | Path, root: str | Path = REFERENCE_ROOT) -> str:
     parts = []
     for name in names:
         any_m = mine.get(name) or next(r["measurements"][name] for r in refs.values() if name in r["measurements"])
-        parts.append(f'<h2 id="{html.escape(name)}">{html.escape(any_m.get("caption") or name)}</h2>')
-        cols = []
-        if name in mine:
-            cols.append(("This build", mine[name]))
-        else:
-            cols.append(("This build", None))
+        heading = any_m.get("caption") or name
+        parts.append(f'<h2 id="{html.escape(name)}">{html.escape(heading)}</h2>')
+        cols = [("This build", mine.get(name))]
         cols += [(f"Reference: {k}", r["measurements"].get(name)) for k, r in refs.items()]
+        blocks, tables = [], []
         for label, m in cols:
-            body = tbl(m) if m else "<p class='amp-skip'>not measured here (its cell was skipped or the " \
-                                    "chapter does not run on this machine)</p>"
-            stamp = f"<div class='amp-stamp amp-stamp--measured'>{html.escape(m['stamp'])}</div>" if m else ""
-            parts.append(f"<div class='amp-result amp-compare'><figcaption>{html.escape(label)}</figcaption>"
-                         f"{body}{stamp}</div>")
+            if m:
+                body = tbl(m)
+                tables.append((label, _table(m)))
+            elif label == "This build" and name in skipped:
+                body = (f"<p class='amp-skip'>not measured on this machine: its cell needs "
+                        f"{html.escape(' and '.join(_describe(r) for r in skipped[name]))}</p>")
+            elif label == "This build":
+                body = "<p class='amp-skip'>not measured on this machine: no chapter of this build published it</p>"
+            else:
+                body = "<p class='amp-skip'>not measured on this reference machine</p>"
+            stamp = (f"<div class='amp-stamp amp-stamp--measured'>{html.escape(m.get('stamp') or '')}</div>"
+                     if m else "")
+            if m and m.get("caption") and m["caption"] != heading:  # e.g. another profile's problem size
+                label = f"{label}: {m['caption']}"
+            blocks.append(f"<div class='amp-result amp-compare'><figcaption>{html.escape(label)}</figcaption>"
+                          f"{body}{stamp}</div>")
+        parts.append(_differences_html(tables))
+        parts += blocks
     return "\n".join(parts) + timing
 
 

@@ -76,6 +76,29 @@ def test_throughput_sweep_and_alignment():
         matmul.dtype_supported("fp4")
 
 
+def test_best_per_dtype_keeps_each_dtypes_best_size():
+    sweep = pd.DataFrame({"dtype": ["fp32", "fp32", "bf16", "bf16"], "n": [64, 128, 64, 128],
+                          "tflops": [1.0, 2.0, 3.0, 2.5], "fraction of peak": [0.1, 0.2, float("nan"), float("nan")],
+                          "fraction of FP32 peak": [0.1, 0.2, 0.3, 0.25]})
+    best = matmul.best_per_dtype(sweep)
+    assert best.columns.tolist() == ["dtype", "best at n", "TFLOP/s", "fraction of dtype peak", "fraction of FP32 peak"]
+    assert best.values.tolist() == [["fp32", 128, 2.0, 0.2, 0.2], ["bf16", 64, 3.0, None, 0.3]]  # no peak: None
+    assert matmul.best_per_dtype(sweep[["dtype", "n", "tflops"]]).shape == (2, 3)
+    with pytest.raises(ValueError, match="missing columns"):
+        matmul.best_per_dtype(sweep.drop(columns=["tflops"]))
+
+
+def test_speedup_summary_one_row_per_size():
+    steps = pd.DataFrame({"size": ["a"] * 3 + ["b"] * 2, "parameters": [10] * 3 + [20] * 2,
+                          "precision": ["fp32", "amp_bf16", "amp_fp16", "fp32", "amp_bf16"],
+                          "median_ms": [1.0, 2.0, 4.0, 8.0, 2.0], "speedup vs fp32": [1.0, 0.5, 0.25, 1.0, 4.0]})
+    s = model_sweep.speedup_summary(steps)
+    assert s.columns.tolist() == ["size", "parameters", "FP32 step (ms)", "amp_bf16 speedup (x)", "amp_fp16 speedup (x)"]
+    assert s.values.tolist() == [["a", 10, 1.0, 0.5, 0.25], ["b", 20, 8.0, 4.0, None]]  # fp16 not run for b
+    with pytest.raises(ValueError, match="missing columns"):
+        model_sweep.speedup_summary(steps.drop(columns=["precision"]))
+
+
 def test_gpu_names_and_dense_peaks():
     assert peaks.match_gpu("NVIDIA H100 80GB HBM3") == "H100 SXM"
     assert peaks.match_gpu("NVIDIA H100 PCIe") == "H100 PCIe"

@@ -156,6 +156,24 @@ def test_outlier_hurts_per_tensor_most():
     assert t.loc["per-tensor", "SQNR (dB)"] < t.loc["per-row", "SQNR (dB)"]
 
 
+def test_sqnr_by_strategy_is_one_row_per_fp8_format_and_strategy():
+    g = torch.Generator().manual_seed(0)
+    tensors = {"activation:a": torch.randn(8, 64, generator=g), "gradient:a": torch.randn(8, 64, generator=g) * 1e-6}
+    summ = scaling.strategy_summary(scaling.strategy_table(tensors))
+    t = scaling.sqnr_by_strategy(summ)
+    assert t.columns.tolist() == ["format", "strategy", "activation median SQNR (dB)", "gradient median SQNR (dB)",
+                                  "gradient flushed (fraction)"]
+    assert list(zip(t["format"], t["strategy"])) == [(f, s) for f in F.FP8_FORMATS for s in scaling.STRATEGIES]
+    s = summ.set_index(["kind", "format", "strategy"])
+    for r in t.itertuples(index=False):
+        assert r[2] == s.loc[("activation", r[0], r[1]), "median SQNR (dB)"]
+        assert r[4] == s.loc[("gradient", r[0], r[1]), "mean flushed"]
+    e4 = t.set_index(["format", "strategy"]).loc[("FP8 E4M3FN", "none (scale 1)"), "gradient flushed (fraction)"]
+    assert e4 == 1.0  # 1e-6 gradients lie below E4M3's smallest subnormal unscaled
+    with pytest.raises(ValueError, match="no rows with a format"):
+        scaling.sqnr_by_strategy(summ, fmts=("FP8 E3M4",))
+
+
 # ---- GEMM -----------------------------------------------------------------------------------------
 @pytest.mark.parametrize("api", [a for a in gemm.APIS if a == "torch._scaled_mm" or gemm.public_scaled_mm_available()])
 @pytest.mark.parametrize("gran", gemm.GRANULARITIES)

@@ -1,15 +1,32 @@
 """Key measurements published by chapters, reference machines, and the comparison page."""
 
 import json
+import os
+import re
 import tarfile
+from pathlib import Path
 
 import pandas as pd
 import pytest
 
 from amp_docs_lib.cli import main
+from amp_docs_lib.docsite.execute import read_chapter
+from amp_docs_lib.gating import requirements_from_tags
 from amp_docs_lib.reference_machines import (METADATA_KEY, comparison_html, machine_name,
-                                             measurements_from_notebook, package, publish,
-                                             reference_machines)
+                                             measurements_from_notebook, measurements_from_site, package,
+                                             publish, reference_machines, skipped_measurements)
+
+from conftest import CHAPTERS, REPO_ROOT
+
+# The key measurements issue 13 requires, by the chapter that publishes them (outside gated cells,
+# so that every machine measures them).
+REQUIRED = {
+    "performance": {"performance_matmul_throughput", "performance_amp_speedup"},
+    "training_regimes": {"training_regimes_summary"},
+    "fp8": {"fp8_scaling_error"},
+    "quantization": {"quantization_accuracy_latency"},
+}
+PUBLISH_CALL = re.compile(r"""\bpublish\(\s*["']([^"']+)["']""")
 
 
 def _notebook(chapter, *published):
@@ -59,7 +76,7 @@ def test_comparison_puts_this_build_beside_each_reference(tmp_path):
     assert html.index("This build") < html.index("Reference: gpu-x")
     assert "12.5" in html and "5e+04" in html and "measured on GPU X" in html
     fp8 = html[html.index('id="fp8_only"'):]
-    assert "not measured here" in fp8.split("Reference: gpu-x")[0]  # skipped here, reference shown
+    assert "not measured on this machine" in fp8.split("Reference: gpu-x")[0]  # not here, reference shown
     assert 'id="chapter-execution-time"' in html and "gpu-x (s)" in html
 
 
@@ -87,3 +104,104 @@ def test_package_refuses_an_unbuilt_site_and_bad_names(tmp_path, capsys):
     with pytest.raises(ValueError, match="machine name must match"):
         package(site, tmp_path / "refs", name="Bad/Name")
     assert machine_name() and "/" not in machine_name()
+
+
+def _ref(root, machine, **measurements):
+    (root / machine).mkdir(parents=True)
+    (root / machine / "machine.json").write_text(json.dumps({"device": machine, "chapters": {}}))
+    (root / machine / "measurements.json").write_text(json.dumps({
+        n: {"name": n, "caption": (rest or [n])[0], "stamp": f"measured on {machine}", "columns": cols, "data": data}
+        for n, (cols, data, *rest) in measurements.items()}))
+
+
+def test_comparison_with_two_references_different_rows_columns_and_a_gated_cell(tmp_path):
+    """A GPU reference has rows (FP8) and a gated measurement this CPU build lacks, and vice versa."""
+    mine = publish("perf_matmul", pd.DataFrame({"dtype": ["fp32", "bf16"], "TFLOP/s": [0.15, float("nan")]},
+                                               dtype=object), "Matmul")
+    nb = _notebook("perf", mine)
+    nb["cells"].append({"cell_type": "code", "source": 'publish("perf_cuda_mem", df, "Peak CUDA memory")',
+                        "metadata": {"tags": ["requires:cuda"], "amp_docs": {"skipped": ["cuda"]}},
+                        "outputs": [{"output_type": "display_data", "metadata": {},
+                                     "data": {"text/html": "skipped", "text/plain": "skipped: needs cuda"}}]})
+    site = _site(tmp_path, nb)
+    assert set(measurements_from_site(site)) == {"perf_matmul"}
+    assert skipped_measurements(site) == {"perf_cuda_mem": ["cuda"]}
+    assert measurements_from_site(site)["perf_matmul"]["data"][1] == ["bf16", "NaN"]  # NaN is not n/a
+    root = tmp_path / "refs"
+    _ref(root, "h100", perf_matmul=(["dtype", "TFLOP/s", "fraction of peak"],
+                                    [["fp32", 51.0, 0.76], ["bf16", 700.0, None], ["fp8", 1300.0, 0.66]], "Matmul"),
+         perf_cuda_mem=(["regime", "peak CUDA mem (MB)"], [["fp32", 120.5]]))
+    _ref(root, "a100", perf_matmul=(["dtype", "TFLOP/s"], [["fp32", 19.0], ["bf16", 250.0]], "Matmul at n = 8192"),
+         other_only=(["x"], [[1]]))
+    html = comparison_html(site, root)
+
+    def section(name):
+        rest = html[html.index(f'id="{name}"'):]
+        return rest[:rest.index("<h2", 5)]
+
+    def block(sec, label):
+        return sec[sec.index(f"<figcaption>{label}"):].split("<figcaption>")[1]
+
+    m = section("perf_matmul")
+    assert "NaN" in block(m, "This build") and "1300" in block(m, "Reference: h100") and "250" in block(m, "Reference: a100")
+    assert "n/a" in block(m, "Reference: h100") and "NaN" not in block(m, "Reference: h100")  # null is n/a
+    assert "Rows (by <code>dtype</code>) not on every machine: <code>fp8</code> (Reference: h100)." in m
+    assert "Columns not on every machine: <code>fraction of peak</code> (Reference: h100)." in m
+    assert "<figcaption>Reference: a100: Matmul at n = 8192</figcaption>" in m  # its own caption differs
+    gated = section("perf_cuda_mem")
+    assert "not measured on this machine: its cell needs a CUDA GPU" in block(gated, "This build")
+    assert "120.5" in block(gated, "Reference: h100") and "measured on h100" in gated
+    assert "not measured on this reference machine" in block(gated, "Reference: a100")
+    assert "<table" not in block(gated, "Reference: a100")
+    other = section("other_only")
+    assert "no chapter of this build published it" in block(other, "This build")
+    assert html.count("<h2") == 4  # three measurements and the timing table
+
+
+def _published_in_source(path):
+    """(name, gated) for each publish("name", ...) call in a chapter's code cells."""
+    out = []
+    for cell in read_chapter(path).cells:
+        if cell.cell_type == "code":
+            gated = bool(requirements_from_tags(cell.metadata.get("tags", [])))
+            out += [(n, gated) for n in PUBLISH_CALL.findall(cell.source)]
+    return out
+
+
+def test_chapters_publish_the_required_key_measurements():
+    by_chapter = {c.stem: _published_in_source(c) for c in CHAPTERS}
+    for chapter, names in REQUIRED.items():
+        ungated = {n for n, gated in by_chapter[chapter] if not gated}
+        assert names <= ungated, f"{chapter} must publish {sorted(names - ungated)} outside gated cells"
+    all_names = [n for pubs in by_chapter.values() for n, _ in pubs]
+    assert len(all_names) == len(set(all_names)), f"measurement names must be unique: {sorted(all_names)}"
+    for chapter, pubs in by_chapter.items():
+        for n, _ in pubs:
+            assert n.startswith(chapter + "_"), f"{chapter} publishes {n!r}, not prefixed {chapter + '_'!r}"
+            publish(n, pd.DataFrame({"x": [1]}), "a valid name")  # raises ValueError otherwise
+
+
+def test_built_site_carries_every_published_measurement():
+    """The built site's notebooks carry each measurement their chapters publish outside gated cells."""
+    env = os.environ.get("AMP_DOCS_TEST_SITE")  # as the `site` fixture reads it
+    site = Path(env).resolve() if env else REPO_ROOT / "site"
+    nbs = {p.stem: json.loads(p.read_text(encoding="utf-8"))
+           for p in sorted((site / "downloads" / "chapters").glob("*.ipynb"))}
+    if not nbs:
+        pytest.skip(f"no built site at {site} (build it first: `python3 -m amp_docs_lib build`, as CI does)")
+    stale = []
+    for c in CHAPTERS:
+        built = [n for cell in nbs.get(c.stem, {}).get("cells", []) if cell["cell_type"] == "code"
+                 for n in PUBLISH_CALL.findall("".join(cell["source"]))]
+        if c.stem not in nbs or sorted(built) != sorted(n for n, _ in _published_in_source(c)):
+            stale.append(c.stem)
+    if stale:
+        pytest.skip(f"the site at {site} was built from older chapters ({', '.join(stale)}): rebuild it")
+    have = measurements_from_site(site)
+    skipped = skipped_measurements(site)
+    for c in CHAPTERS:
+        for n, gated in _published_in_source(c):
+            assert n in have or (gated and n in skipped), f"{c.stem}: {n} is not in the built notebook"
+            if n in have:
+                assert have[n]["chapter"] == c.stem and have[n]["stamp"] and have[n]["columns"]
+    assert set().union(*REQUIRED.values()) <= set(have)

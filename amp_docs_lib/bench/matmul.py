@@ -112,6 +112,26 @@ def throughput_sweep(sizes: Iterable[int], dtypes: Iterable[str] = MATMUL_DTYPES
     return pd.DataFrame(rows)
 
 
+def best_per_dtype(sweep: pd.DataFrame) -> pd.DataFrame:
+    """One row per dtype of a :func:`throughput_sweep`: its best TFLOP/s and the size that reached it.
+
+    Columns: dtype, best at n, TFLOP/s, and (when ``sweep`` has the columns ``fraction of peak``
+    and ``fraction of FP32 peak``) fraction of dtype peak, fraction of FP32 peak. Missing values
+    (no peak known for a dtype) are None. Raises ValueError for an empty sweep.
+    """
+    missing = {"dtype", "n", "tflops"} - set(sweep.columns)
+    if missing or sweep.empty:
+        raise ValueError(f"need a non-empty throughput_sweep frame (columns dtype, n, tflops); "
+                         f"missing columns {sorted(missing)}, {len(sweep)} rows")
+    best = sweep.loc[sweep.groupby("dtype", sort=False)["tflops"].idxmax()]
+    out = pd.DataFrame({"dtype": best["dtype"], "best at n": best["n"], "TFLOP/s": best["tflops"]})
+    for src, dst in (("fraction of peak", "fraction of dtype peak"), ("fraction of FP32 peak", "fraction of FP32 peak")):
+        if src in best:
+            out[dst] = best[src]
+    out = out.reset_index(drop=True).astype(object)
+    return out.where(out.notna(), None)
+
+
 def alignment_sweep(base: int, dtypes: Iterable[str] = ("fp32", "bf16"), offsets: Iterable[int] = (-1, 0, 1),
                     device: str | torch.device = "cpu", *, min_run_time: float = 0.1) -> pd.DataFrame:
     """Throughput of n = base + offset for each offset: multiples of 8/16 against their neighbours.

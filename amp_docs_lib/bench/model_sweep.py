@@ -109,6 +109,30 @@ def speedup_grows(df: pd.DataFrame, precision: str = "amp_bf16") -> bool:
     return all(b > a for a, b in zip(s, s[1:]))
 
 
+def speedup_summary(df: pd.DataFrame) -> pd.DataFrame:
+    """One row per model size of a :func:`sweep`: FP32 step time and each precision's speedup.
+
+    Columns: size, parameters, FP32 step (ms), then ``<precision> speedup (x)`` for every
+    precision other than fp32 (None where FP32 was not measured). Raises ValueError for a
+    frame that is not a sweep.
+    """
+    missing = {"size", "parameters", "precision", "median_ms", "speedup vs fp32"} - set(df.columns)
+    if missing or df.empty:
+        raise ValueError(f"need a non-empty sweep() frame; missing columns {sorted(missing)}, {len(df)} rows")
+    rows = []
+    for size, g in df.groupby("size", sort=False):
+        by = g.set_index("precision")
+        row = {"size": size, "parameters": int(g["parameters"].iloc[0]),
+               "FP32 step (ms)": float(by.loc["fp32", "median_ms"]) if "fp32" in by.index else None}
+        for prec in by.index:
+            if prec != "fp32":
+                v = by.loc[prec, "speedup vs fp32"]
+                row[f"{prec} speedup (x)"] = None if v is None or v != v else float(v)
+        rows.append(row)
+    out = pd.DataFrame(rows).astype(object)
+    return out.where(out.notna(), None)
+
+
 def plot(df: pd.DataFrame, reference: pd.DataFrame | None = None):
     """Speedup over FP32 against parameter count, per precision; the seed reference as a dashed line."""
     import matplotlib.pyplot as plt

@@ -259,6 +259,36 @@ def strategy_summary(table: pd.DataFrame) -> pd.DataFrame:
                     "mean flushed": ("flushed to zero", "mean"), "tensors": ("tensor", "count")}).reset_index()
 
 
+def sqnr_by_strategy(summary: pd.DataFrame, fmts=FP8_FORMATS) -> pd.DataFrame:
+    """One row per format and scaling strategy of a :func:`strategy_summary`: median SQNR per kind.
+
+    Columns: format, strategy, ``<kind> median SQNR (dB)`` for each tensor kind (activation,
+    weight, gradient, in that order when present), and ``gradient flushed (fraction)``, the mean
+    fraction of gradient elements flushed to zero. Only the formats in ``fmts`` are kept.
+    """
+    need = {"kind", "format", "strategy", "median SQNR (dB)", "mean flushed"}
+    if need - set(summary.columns):
+        raise ValueError(f"need a strategy_summary() frame; missing columns {sorted(need - set(summary.columns))}")
+    s = summary[summary["format"].isin(fmts)]
+    if s.empty:
+        raise ValueError(f"no rows with a format in {list(fmts)}; formats present: {sorted(set(summary['format']))}")
+    kinds = [k for k in ("activation", "weight", "gradient") if k in set(s["kind"])] + \
+        sorted(set(s["kind"]) - {"activation", "weight", "gradient"})
+    keys = list(dict.fromkeys(zip(s["format"], s["strategy"])))
+    t = s.set_index(["format", "strategy", "kind"])
+    rows = []
+    for fmt, strat in keys:
+        row = {"format": fmt, "strategy": strat}
+        for k in kinds:
+            row[f"{k} median SQNR (dB)"] = float(t.loc[(fmt, strat, k), "median SQNR (dB)"]) \
+                if (fmt, strat, k) in t.index else None
+        if "gradient" in kinds:
+            row["gradient flushed (fraction)"] = float(t.loc[(fmt, strat, "gradient"), "mean flushed"]) \
+                if (fmt, strat, "gradient") in t.index else None
+        rows.append(row)
+    return pd.DataFrame(rows).astype(object)
+
+
 def inject_outlier(x: torch.Tensor, factor: float = 1000.0, index: tuple[int, int] = (0, 0)) -> tuple[torch.Tensor, torch.Tensor]:
     """A copy of 2-D ``x`` with ``x[index] = factor * amax(x)``, and the mask of all other elements."""
     y = _check_2d(x).clone()
