@@ -11,7 +11,7 @@ chapters executing in parallel interleave cleanly::
 
 ``$AMP_DOCS_PROGRESS`` picks the detail: ``cells`` (every line), ``chapters``
 (start and end only) or ``off``. Unset: ``cells``, or ``chapters`` when mkdocs
-runs quiet (``mkdocs build -q`` raises the ``mkdocs`` logger above INFO).
+runs quiet (``mkdocs build -q`` sets the ``mkdocs`` logger above INFO).
 """
 
 from __future__ import annotations
@@ -34,7 +34,8 @@ def progress_level() -> str:
         if raw not in LEVELS:
             raise ValueError(f"{PROGRESS_ENV_VAR} must be one of {LEVELS}, got {raw!r}")
         return raw
-    return "chapters" if logging.getLogger("mkdocs").getEffectiveLevel() > logging.INFO else "cells"
+    # The mkdocs command sets its logger's level (INFO, or ERROR with -q); elsewhere it is unset.
+    return "chapters" if logging.getLogger("mkdocs").level > logging.INFO else "cells"
 
 
 class ChapterProgress:
