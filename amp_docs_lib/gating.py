@@ -50,7 +50,9 @@ def requirement_met(requirement: str) -> bool:
         raise TypeError(f"requirement must be a str, got {type(requirement).__name__}")
     describe(requirement)  # validates the name
     if requirement.startswith(PACKAGE_PREFIX):
-        return importlib.util.find_spec(requirement[len(PACKAGE_PREFIX):]) is not None
+        from amp_docs_lib.docsite.hide_packages import is_hidden  # $AMP_DOCS_HIDE_PACKAGES
+        name = requirement[len(PACKAGE_PREFIX):]
+        return not is_hidden(name) and importlib.util.find_spec(name) is not None
     import torch  # here, not at import: the build's up-to-date path stays torch-free
 
     if not torch.cuda.is_available():
@@ -77,7 +79,8 @@ def unmet_requirements(tags: Iterable[str]) -> list[str]:
 
 def skip_note_html(unmet: list[str], reference_html: str | None = None) -> str:
     """The visible note shown in place of a skipped cell's output."""
-    needs = "; ".join(describe(r) for r in unmet)
+    needs = "; ".join(describe(r) + (" (not installed in this build)" if r.startswith(PACKAGE_PREFIX) else "")
+                      for r in unmet)
     ref = ("<p>Reference result committed from a machine that has it:</p>" + reference_html
            if reference_html else "<p>No reference result is committed for this cell.</p>")
     return ('<div class="admonition warning amp-skip"><p class="admonition-title">'

@@ -157,6 +157,7 @@ def test_qat_prepare_convert(small_task):
 
 
 def test_onnx_runtime_int8_accuracy_and_size(small_task, tmp_path):
+    pytest.importorskip("onnxruntime")
     from amp_docs_lib.quantization import onnx_runtime as ortq
 
     t, d = small_task, small_task.data
@@ -194,3 +195,15 @@ def test_decision_table_cites_measured_rows():
 def test_time_call_rejects_bad_budget():
     with pytest.raises(ValueError, match="min_run_time"):
         results.time_call(lambda: None, 0)
+
+
+def test_results_without_onnxruntime_keep_its_rows_unmeasured(small_task, monkeypatch):
+    from amp_docs_lib.quantization import results
+
+    monkeypatch.setenv("AMP_DOCS_HIDE_PACKAGES", "onnxruntime")
+    df = results.results_table(small_task, min_run_time=0.01).set_index("variant")
+    onnx = [v for v in df.index if v.startswith("ONNX Runtime")]
+    assert onnx == [label for label, _, _ in results.ONNX_VARIANTS]
+    assert df.loc[onnx, "accuracy"].isna().all() and df.loc[onnx, "speed vs same runtime's FP32 (x)"].isna().all()
+    assert (df.loc[onnx, "note"] == "not run: the Python package onnxruntime is not installed in this build").all()
+    assert df.loc["FP32", "accuracy"] > 0.5 and not results.summary(df.reset_index())["variant"].str.startswith("ONNX").any()

@@ -30,6 +30,7 @@ from typing import Any
 import nbformat
 
 import amp_docs_lib
+from amp_docs_lib.docsite.hide_packages import hidden_packages
 from amp_docs_lib.docsite.fingerprint import EXAMPLE_SUFFIXES, tree_hash
 from amp_docs_lib.env import hardware_fingerprint, package_versions
 from amp_docs_lib.profiles import active_profile
@@ -58,6 +59,7 @@ class KeyInputs:
     packages: tuple[tuple[str, str], ...]
     hardware: str
     profile: str
+    hidden_packages: tuple[str, ...] = ()  # $AMP_DOCS_HIDE_PACKAGES: never reuse a full build's results
 
     @classmethod
     def current(cls, report: dict[str, Any] | None = None) -> "KeyInputs":
@@ -70,7 +72,8 @@ class KeyInputs:
                    examples_hash=examples_source_hash(),
                    packages=tuple(sorted(report["packages"].items())),
                    hardware=report["hardware_fingerprint"],
-                   profile=report["profile"])
+                   profile=report["profile"],
+                   hidden_packages=hidden_packages())
 
 
 def cache_key(chapter_text: str, inputs: KeyInputs) -> str:

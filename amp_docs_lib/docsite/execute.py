@@ -33,6 +33,8 @@ import nbformat
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 
+from amp_docs_lib.docsite.hide_packages import hidden_packages, subprocess_env
+from amp_docs_lib.docsite.progress import ChapterProgress
 from amp_docs_lib.gating import requirements_from_tags, skip_note_html, unmet_requirements
 from amp_docs_lib.profiles import PROFILE_ENV_VAR, active_profile
 
@@ -103,10 +105,17 @@ def save_reference(chapter_id: str, cell: Any) -> Path:
 
 
 class ChapterClient(NotebookClient):
-    """nbclient with hardware gating, expected-error checks and per-cell timing."""
+    """nbclient with hardware gating, expected-error checks, per-cell timing and progress lines.
 
-    def __init__(self, nb: Any, chapter_id: str, **kw: Any):
+    The kernel starts with ``hide_packages.subprocess_env()``: under
+    ``$AMP_DOCS_HIDE_PACKAGES`` it cannot import the hidden packages.
+    """
+
+    def __init__(self, nb: Any, chapter_id: str, progress: ChapterProgress | None = None, **kw: Any):
         super().__init__(nb, **kw)
+        code = [i for i, c in enumerate(nb.cells) if c.cell_type == "code"]
+        self._cell_number = {i: n for n, i in enumerate(code, start=1)}  # 1-based among code cells
+        self.progress = progress or ChapterProgress(chapter_id, len(code))
         # Local IPC sockets instead of TCP ports: nothing listens on the network, and the
         # kernel does not warn about unencrypted TCP in every build log.
         self._transport = "ipc" if os.name == "posix" else "tcp"
@@ -123,6 +132,14 @@ class ChapterClient(NotebookClient):
             km.ip = os.path.join(self._socket_dir, "kernel")
         return km
 
+    async def async_start_new_kernel(self, **kwargs: Any) -> None:
+        kwargs.setdefault("env", subprocess_env())
+        await super().async_start_new_kernel(**kwargs)
+
+    def cell_number(self, cell_index: int | None) -> int | None:
+        """The 1-based number of notebook cell ``cell_index`` among the code cells (progress lines use it)."""
+        return None if cell_index is None else self._cell_number.get(cell_index)
+
     async def async_execute_cell(self, cell: Any, cell_index: int, execution_count: int | None = None,
                                  store_history: bool = True) -> Any:
         if cell.cell_type != "code":
@@ -136,11 +153,17 @@ class ChapterClient(NotebookClient):
                       "text/plain": f"skipped: needs {', '.join(unmet)}"})]
             cell.metadata["amp_docs"] = {"skipped": unmet}
             self.cell_seconds.append((cell_index, 0.0, "skipped"))
+            self.progress.cell(self.cell_number(cell_index), None, f"skipped (needs {', '.join(unmet)})")
             return cell
         self.current_cell = cell_index
         t0 = time.perf_counter()
-        cell = await super().async_execute_cell(cell, cell_index, execution_count, store_history)
+        try:
+            cell = await super().async_execute_cell(cell, cell_index, execution_count, store_history)
+        except BaseException:
+            self.progress.cell(self.cell_number(cell_index), time.perf_counter() - t0, "failed")
+            raise
         dt = time.perf_counter() - t0
+        self.progress.cell(self.cell_number(cell_index), dt)
         self.cell_seconds.append((cell_index, dt, "ran"))
         if EXPECTED_ERROR_TAG in tags and not any(o.output_type == "error" for o in cell.outputs):
             raise ChapterExecutionError(
@@ -169,9 +192,13 @@ def execute_notebook(nb: Any, chapter_id: str, *, cwd: Path = REPO_ROOT) -> tupl
     client = ChapterClient(nb, chapter_id, timeout=CELL_TIMEOUT_S, kernel_name="python3",
                            allow_errors=False, resources={"metadata": {"path": str(cwd)}})
     t0 = time.perf_counter()
+    client.progress.started()
     try:
         client.execute()
-    except CellExecutionError as e:
+    except BaseException as e:
+        client.progress.failed(time.perf_counter() - t0, client.cell_number(client.current_cell))
+        if not isinstance(e, CellExecutionError):
+            raise
         plain = _ANSI.sub("", str(e))
         raise ChapterExecutionError(
             f"chapter {chapter_id} failed to execute (cell {client.current_cell}):\n{plain}") from None
@@ -183,7 +210,9 @@ def execute_notebook(nb: Any, chapter_id: str, *, cwd: Path = REPO_ROOT) -> tupl
         "profile": active_profile().name,
         "seconds": round(time.perf_counter() - t0, 2),
         "executed_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        **({"hidden_packages": list(hidden)} if (hidden := hidden_packages()) else {}),
     })
+    client.progress.finished(nb.metadata["amp_docs"]["seconds"])
     return nb, client
 
 

@@ -20,10 +20,13 @@ import pandas as pd
 import torch
 from torch import nn
 
-from amp_docs_lib.quantization import onnx_runtime as ortq
 from amp_docs_lib.quantization.ptq import VARIANTS, try_variant
 from amp_docs_lib.quantization.task import DigitsTask
 from amp_docs_lib.stamp import table_from_rows
+
+ONNX_VARIANTS = (("ONNX Runtime FP32", "fp32", "fp32"),
+                 ("ONNX Runtime dynamic INT8", "int8 per-tensor", "uint8 (dynamic)"),
+                 ("ONNX Runtime static INT8 (QDQ)", "int8 per-tensor", "int8 (calibrated)"))
 
 
 def state_dict_bytes(model: nn.Module) -> int:
@@ -66,8 +69,13 @@ def results_table(task: DigitsTask, min_run_time: float = 0.2, workdir: str | Pa
     cannot run on this device keep their row, with the error as the note),
     ``torch.ao.quantization.quantize_dynamic`` (deprecated), and ONNX Runtime
     FP32, dynamic INT8 and static QDQ INT8. ``onnx_fp32``: an already exported
-    and pre-processed FP32 ONNX file of ``task.model`` (exported here if None).
+    and pre-processed FP32 ONNX file of ``task.model`` (exported here if None or
+    missing). Without ``onnxruntime`` (``gating.requirement_met("pkg:onnxruntime")``,
+    which honours ``$AMP_DOCS_HIDE_PACKAGES``) the ONNX Runtime rows keep their
+    place with no measurement and a note saying why.
     """
+    from amp_docs_lib.gating import requirement_met
+
     d = task.data
     x, y = d.x_test, d.y_test
     acc = lambda out: float((out.argmax(1) == y).float().mean())  # noqa: E731
@@ -95,31 +103,18 @@ def results_table(task: DigitsTask, min_run_time: float = 0.2, workdir: str | Pa
         rows.append(_row("torch.ao quantize_dynamic (deprecated)", "PyTorch eager (fbgemm/x86)",
                          "int8 per-tensor", "uint8 (dynamic)", acc(_torch_runner(tq, x)()), state_dict_bytes(tq),
                          time_call(_torch_runner(tq, x), min_run_time)))
-    with tempfile.TemporaryDirectory() if workdir is None else _nullcontext(workdir) as wd:
-        wd = Path(wd)
-        if onnx_fp32 is None:
-            pre = ortq.preprocess(ortq.export_onnx(fp32, wd / "fp32_raw.onnx", x[:8]), wd / "fp32.onnx")
-        else:
-            pre = Path(onnx_fp32)
-        onnx_models = [
-            ("ONNX Runtime FP32", pre, "fp32", "fp32"),
-            ("ONNX Runtime dynamic INT8", ortq.quantize_onnx_dynamic(pre, wd / "dyn.onnx"),
-             "int8 per-tensor", "uint8 (dynamic)"),
-            ("ONNX Runtime static INT8 (QDQ)", ortq.quantize_onnx_static(pre, wd / "static.onnx", d.x_calib),
-             "int8 per-tensor", "int8 (calibrated)"),
-        ]
-        for label, path, w, a in onnx_models:
-            sess = ortq.session(path)
-            feed = {sess.get_inputs()[0].name: x.numpy()}
-            out = torch.from_numpy(sess.run(None, feed)[0])
-            rows.append(_row(label, "ONNX Runtime (CPU)", w, a, acc(out), ortq.file_size(path),
-                             time_call(lambda s=sess, f=feed: s.run(None, f), min_run_time)))
+    if not requirement_met("pkg:onnxruntime"):
+        for label, w, a in ONNX_VARIANTS:
+            rows.append(_row(label, "ONNX Runtime (CPU)", w, a, None, None, None,
+                             "not run: the Python package onnxruntime is not installed in this build"))
+    else:
+        rows += _onnx_rows(task, min_run_time, workdir, onnx_fp32)
     df = table_from_rows(rows)  # None (not applicable) stays None: shown as n/a
     base = df.loc[0, "latency median (us)"]
     df.insert(df.columns.get_loc("note"), "speed vs FP32 (x)",
               pd.Series([None if t is None or pd.isna(t) else base / t for t in df["latency median (us)"]],
                         dtype=object))
-    ort_base = df.loc[df["variant"] == "ONNX Runtime FP32", "latency median (us)"].iloc[0]
+    ort_base = df.loc[df["variant"] == "ONNX Runtime FP32", "latency median (us)"].iloc[0]  # None without it
     df.insert(df.columns.get_loc("note"), "speed vs same runtime's FP32 (x)",
               pd.Series([None if t is None or pd.isna(t) else (ort_base if rt.startswith("ONNX") else base) / t
                          for t, rt in zip(df["latency median (us)"], df["runtime"])], dtype=object))
@@ -127,6 +122,31 @@ def results_table(task: DigitsTask, min_run_time: float = 0.2, workdir: str | Pa
               pd.Series([None if s is None or pd.isna(s) else s / df.loc[0, "size (KiB)"] for s in df["size (KiB)"]],
                         dtype=object))
     return df
+
+
+def _onnx_rows(task: DigitsTask, min_run_time: float, workdir: str | Path | None,
+               onnx_fp32: str | Path | None) -> list[dict]:
+    from amp_docs_lib.quantization import onnx_runtime as ortq  # imports onnxruntime
+
+    d = task.data
+    x, y = d.x_test, d.y_test
+    acc = lambda out: float((out.argmax(1) == y).float().mean())  # noqa: E731
+    fp32, rows = task.model, []
+    with tempfile.TemporaryDirectory() if workdir is None else _nullcontext(workdir) as wd:
+        wd = Path(wd)
+        if onnx_fp32 is None or not Path(onnx_fp32).exists():
+            pre = ortq.preprocess(ortq.export_onnx(fp32, wd / "fp32_raw.onnx", x[:8]), wd / "fp32.onnx")
+        else:
+            pre = Path(onnx_fp32)
+        paths = [pre, ortq.quantize_onnx_dynamic(pre, wd / "dyn.onnx"),
+                 ortq.quantize_onnx_static(pre, wd / "static.onnx", d.x_calib)]
+        for (label, w, a), path in zip(ONNX_VARIANTS, paths):
+            sess = ortq.session(path)
+            feed = {sess.get_inputs()[0].name: x.numpy()}
+            out = torch.from_numpy(sess.run(None, feed)[0])
+            rows.append(_row(label, "ONNX Runtime (CPU)", w, a, acc(out), ortq.file_size(path),
+                             time_call(lambda s=sess, f=feed: s.run(None, f), min_run_time)))
+    return rows
 
 
 class _nullcontext:

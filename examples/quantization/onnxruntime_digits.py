@@ -2,7 +2,8 @@
 
     python examples/quantization/onnxruntime_digits.py
 
-torch.onnx.export(dynamo=True) needs the onnxscript package. quantize_static
+Needs onnxruntime, and onnxscript for torch.onnx.export(dynamo=True)
+(pip install onnxruntime onnxscript). quantize_static
 reads calibration batches from a CalibrationDataReader. On x86 CPUs without
 VNNI, uint8-activation x int8-weight kernels can saturate; pass
 reduce_range=True or weight_type=QuantType.QUInt8 there.

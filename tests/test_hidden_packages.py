@@ -1,0 +1,132 @@
+"""AMP_DOCS_HIDE_PACKAGES: a build as if optional packages were not installed."""
+
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+from amp_docs_lib.docsite.hide_packages import (HIDE_ENV_VAR, OPTIONAL_PACKAGES, SITE_DIR, hidden_packages,
+                                                is_hidden, subprocess_env)
+from amp_docs_lib.gating import requirement_met, skip_note_html
+
+from conftest import CHAPTERS, make_chapter
+
+# A package made for the test stands in for an optional one: the tests work whatever is installed.
+STAND_IN = "amp_docs_fake_optional"
+
+
+@pytest.fixture
+def stand_in(tmp_path, monkeypatch):
+    """Install the stand-in package on sys.path and on PYTHONPATH (for kernels and subprocesses)."""
+    root = tmp_path / "fake_site"
+    (root / STAND_IN).mkdir(parents=True)
+    (root / STAND_IN / "__init__.py").write_text("VALUE = 42\n")
+    monkeypatch.syspath_prepend(str(root))
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")])))
+    return root
+
+
+def test_hidden_packages_parses_names_and_optional():
+    assert hidden_packages({}) == ()
+    assert hidden_packages({HIDE_ENV_VAR: " onnxruntime, jax ,"}) == ("jax", "onnxruntime")
+    assert hidden_packages({HIDE_ENV_VAR: "optional"}) == tuple(sorted(OPTIONAL_PACKAGES))
+    assert is_hidden("onnxruntime.quantization", {HIDE_ENV_VAR: "onnxruntime"})
+    assert not is_hidden("onnx", {HIDE_ENV_VAR: "onnxruntime"})
+    with pytest.raises(ValueError, match="'onnx-runtime' is not a top-level import name"):
+        hidden_packages({HIDE_ENV_VAR: "onnx-runtime"})
+
+
+def test_subprocess_cannot_import_hidden_packages(tmp_path, stand_in):
+    other = tmp_path / "other_site"  # an existing sitecustomize further along the path still runs
+    other.mkdir()
+    (other / "sitecustomize.py").write_text("import os\nos.environ['OTHER_SITECUSTOMIZE'] = 'ran'\n")
+    path = os.pathsep.join([str(other), os.environ["PYTHONPATH"]])
+    env = subprocess_env({**os.environ, HIDE_ENV_VAR: STAND_IN, "PYTHONPATH": path})
+    assert env["PYTHONPATH"].split(os.pathsep)[:2] == [str(SITE_DIR), str(other)]
+    code = (f"import importlib.util, os, subprocess, sys\n"
+            f"assert importlib.util.find_spec({STAND_IN!r}) is None\n"
+            f"try:\n    import {STAND_IN}\nexcept ModuleNotFoundError as e:\n    print('blocked:', e)\n"
+            "import json  # everything else imports\n"
+            "print('other:', os.environ.get('OTHER_SITECUSTOMIZE'))\n"
+            f"print('child:', subprocess.run([sys.executable, '-c', 'import {STAND_IN}']).returncode)\n")
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert f"blocked: No module named '{STAND_IN}' (hidden by {HIDE_ENV_VAR})" in r.stdout
+    assert "other: ran" in r.stdout and "child: 1" in r.stdout
+    plain = subprocess.run([sys.executable, "-c", f"import {STAND_IN}"], env=subprocess_env({**os.environ}))
+    assert plain.returncode == 0
+
+
+def test_gating_honours_hidden_packages(monkeypatch, stand_in):
+    assert requirement_met(f"pkg:{STAND_IN}")
+    monkeypatch.setenv(HIDE_ENV_VAR, STAND_IN)
+    assert not requirement_met(f"pkg:{STAND_IN}")
+    assert f"`{STAND_IN}` (not installed in this build)" in skip_note_html([f"pkg:{STAND_IN}"])
+
+
+def test_hidden_set_is_in_the_cache_key_and_the_build_manifest(monkeypatch):
+    from amp_docs_lib.docsite.cache import KeyInputs, cache_key
+    from amp_docs_lib.docsite.up_to_date import input_manifest
+
+    from conftest import REPO_ROOT
+
+    monkeypatch.delenv(HIDE_ENV_VAR, raising=False)
+    full = KeyInputs.current()
+    full_manifest = input_manifest(REPO_ROOT, [])
+    monkeypatch.setenv(HIDE_ENV_VAR, "onnxruntime")
+    hidden = KeyInputs.current()
+    assert hidden.hidden_packages == ("onnxruntime",)
+    assert cache_key("x", hidden) != cache_key("x", full)
+    assert input_manifest(REPO_ROOT, []) != full_manifest
+
+
+def test_executor_hides_packages_from_the_kernel(tmp_path, monkeypatch, stand_in):
+    from amp_docs_lib.docsite.execute import execute_notebook, read_chapter
+
+    monkeypatch.setenv(HIDE_ENV_VAR, STAND_IN)
+    p = tmp_path / "hid.md"
+    p.write_text(make_chapter(
+        "Hidden", (f'["requires:pkg:{STAND_IN}"]', f"import {STAND_IN}"),
+        ("", f"try:\n    import {STAND_IN}\nexcept ImportError as e:\n    print('kernel:', e)"),
+        ("", f"import subprocess, sys\nprint('child:', subprocess.run([sys.executable, '-c', 'import {STAND_IN}'],"
+             " capture_output=True).returncode)")))
+    nb = execute_notebook(read_chapter(p), "hid")[0]
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    monkeypatch.delenv(HIDE_ENV_VAR)
+    shown = execute_notebook(read_chapter(p), "hid")[0]  # the same chapter, nothing hidden
+    texts = ["".join(o.get("text", "") for o in c.outputs).strip() for c in shown.cells if c.cell_type == "code"]
+    assert texts == ["", "", "child: 0"]
+    assert "not installed in this build" in code[0].outputs[0]["data"]["text/html"]
+    assert f"kernel: No module named '{STAND_IN}'" in code[1].outputs[0]["text"]
+    assert "child: 1" in code[2].outputs[0]["text"]
+    assert nb.metadata["amp_docs"]["hidden_packages"] == [STAND_IN]
+
+
+_USES = re.compile(r"requires:pkg:(\w+)|^\s*(?:import|from)\s+(\w+)", re.M)
+OPTIONAL_CHAPTERS = [c for c in CHAPTERS
+                     if {a or b for a, b in _USES.findall(c.read_text())} & set(OPTIONAL_PACKAGES)]
+
+
+def test_optional_chapters_are_found():
+    assert {"quantization", "autocast", "debugging", "fp8"} <= {c.stem for c in OPTIONAL_CHAPTERS}
+
+
+@pytest.mark.parametrize("path", OPTIONAL_CHAPTERS, ids=[c.stem for c in OPTIONAL_CHAPTERS])
+def test_chapter_builds_without_optional_packages(path, monkeypatch):
+    """The whole chapter executes with every optional package hidden; gated cells say why they were skipped."""
+    from amp_docs_lib.docsite.execute import execute_notebook, read_chapter
+
+    monkeypatch.setenv(HIDE_ENV_VAR, "optional")
+    nb = execute_notebook(read_chapter(path), path.stem)[0]  # raises if any cell fails
+    gated = 0
+    for cell in nb.cells:
+        pkgs = [t.split(":", 2)[2] for t in cell.metadata.get("tags", []) if t.startswith("requires:pkg:")]
+        if cell.cell_type != "code" or not set(pkgs) & set(OPTIONAL_PACKAGES):
+            continue
+        gated += 1
+        note = cell.outputs[0]["data"]["text/html"]
+        assert "Skipped on this machine" in note and "(not installed in this build)" in note
+        assert any(f"`{p}`" in note for p in pkgs)
+    assert gated, f"{path.name} uses an optional package but no cell is gated on it"
