@@ -37,7 +37,7 @@ def test_memo_is_recomputed_when_its_inputs_change(tmp_path, monkeypatch):
     assert environment_report_memo(tmp_path)["device"] != "planted"
 
 
-def test_a_build_with_nothing_changed_does_not_import_torch(mini_site):
+def test_a_build_with_nothing_changed_imports_neither_torch_nor_pandas(mini_site):
     (mini_site / "docs" / "index.md").write_text("# Home\n\n<!-- amp-docs:environment -->\n"
                                                  "<!-- amp-docs:chapters -->\n")
     mkdocs_build(mini_site)  # executes the chapters and writes the memo
@@ -45,12 +45,32 @@ def test_a_build_with_nothing_changed_does_not_import_torch(mini_site):
     probe = textwrap.dedent("""\
         import atexit, os, sys
         from mkdocs.__main__ import cli
-        atexit.register(lambda: open(os.environ["PROBE_OUT"], "w").write(str("torch" in sys.modules)))
+        atexit.register(lambda: open(os.environ["PROBE_OUT"], "w").write(
+            str(sorted(m for m in ("torch", "pandas") if m in sys.modules))))
         cli(["build", "--strict", "-q"])
         """)
     out = mini_site / "probe.txt"
     subprocess.run([sys.executable, "-c", probe], cwd=mini_site, check=True,
                    env=dict(os.environ, NO_MKDOCS_2_WARNING="1", PROBE_OUT=str(out)))
-    assert out.read_text() == "False"
+    assert out.read_text() == "[]"  # torch and pandas cost seconds: the memo and fragments avoid both
     home = (mini_site / "site" / "index.html").read_text()  # rebuilt from the memo and the cache
     assert "Environment of this build" in home and environment_report()["hardware_fingerprint"] in home
+
+
+def test_fragments_are_rendered_once_per_change_of_their_inputs(tmp_path):
+    from amp_docs_lib.docsite.fragments import FragmentMemo
+
+    calls = []
+
+    def render(text):
+        return lambda: calls.append(text) or f"<p>{text}</p>"
+
+    memo = FragmentMemo(tmp_path, library_hash="lib1")
+    assert memo.html("env", {"a": 1}, render("one")) == "<p>one</p>"
+    assert memo.html("env", {"a": 1}, render("two")) == "<p>one</p>"  # unchanged inputs: memoised
+    assert memo.html("env", {"a": 2}, render("three")) == "<p>three</p>"  # new inputs: rendered
+    assert FragmentMemo(tmp_path, "lib2").html("env", {"a": 2}, render("four")) == "<p>four</p>"  # new code
+    assert calls == ["one", "three", "four"]
+    import pytest
+    with pytest.raises(ValueError, match="fragment name"):
+        memo.html("../x", None, render("bad"))

@@ -25,6 +25,7 @@ from mkdocs.plugins import BasePlugin, event_priority
 
 from amp_docs_lib.docsite.cache import ExecutionCache, KeyInputs, cache_key
 from amp_docs_lib.docsite.env_memo import environment_report_memo
+from amp_docs_lib.docsite.fragments import FragmentMemo
 
 log = logging.getLogger("mkdocs.plugins.amp_docs")
 DEFAULT_CACHE_DIR = ".amp-docs-cache/executed"
@@ -88,6 +89,7 @@ class AmpDocsPlugin(BasePlugin[AmpDocsConfig]):
         # environment report nor the cache hits import torch or the executor.
         self.environment = environment_report_memo(self.env_memo_dir)
         inputs = KeyInputs.current(self.environment)
+        self.fragments = FragmentMemo(self.env_memo_dir / "fragments", inputs.library_hash)
         self.used: set[Path] = set()
         self.chapters: dict[str, dict] = {}
         record = {"started": time.time(), "executed": {}, "cached": []}
@@ -149,8 +151,11 @@ class AmpDocsPlugin(BasePlugin[AmpDocsConfig]):
     def on_page_markdown(self, markdown, page, config, files):
         """Fill the home page's markers with this build's environment and chapter status."""
         if ENV_MARKER in markdown:
-            from amp_docs_lib.stamp import environment_table
-            markdown = markdown.replace(ENV_MARKER, environment_table(self.environment)._repr_html_())
+            def render() -> str:
+                from amp_docs_lib.stamp import environment_table  # pandas: only when the report changed
+                return environment_table(self.environment)._repr_html_()
+
+            markdown = markdown.replace(ENV_MARKER, self.fragments.html("environment", self.environment, render))
         if CHAPTERS_MARKER in markdown:
             markdown = markdown.replace(CHAPTERS_MARKER, self._chapter_status_html())
         return markdown
@@ -166,11 +171,11 @@ class AmpDocsPlugin(BasePlugin[AmpDocsConfig]):
 
     def on_post_page(self, output, page, config):
         from amp_docs_lib.docsite.reader import post_page  # links, copy buttons, downloads bar
-        return post_page(strip_remote_scripts(output), page, config)
+        return post_page(strip_remote_scripts(output), page, config, self.fragments)
 
     def on_post_build(self, config):
         from amp_docs_lib.docsite.reader import post_build  # the "Yours vs reference" page
-        post_build(config)
+        post_build(config, self.fragments)
         removed = self.cache.evict_except(self.used, min_age_s=EVICT_AFTER_S)
         for p in removed:
             log.info("amp-docs: evicted stale cache entry %s", p.name)

@@ -16,6 +16,7 @@ import re
 from pathlib import Path
 
 from amp_docs_lib.docsite import downloads
+from amp_docs_lib.docsite.fragments import FragmentMemo
 
 _MD_HREF = re.compile(r'(<a\b[^>]*?\bhref=")([^":#?]+\.md)(#[^"]*)?(")', re.I)
 
@@ -88,24 +89,38 @@ def lightbox_links_without_copies(output: str) -> str:
                                    output)
 
 
-def post_page(output: str, page, config) -> str:
-    """All reader features of one page (see the module docstring)."""
+def post_page(output: str, page, config, fragments: FragmentMemo | None = None) -> str:
+    """All reader features of one page (see the module docstring); ``fragments`` memoises
+    generated tables across builds (the plugin passes its own)."""
     output = lightbox_links_without_copies(stable_cell_ids(output))
     if PROFILES_MARKER in output:
-        output = output.replace(PROFILES_MARKER, profiles_html())
+        # The profiles are library code, which the memo's key covers: no other input.
+        html = fragments.html("profiles", None, profiles_html) if fragments else profiles_html()
+        output = output.replace(PROFILES_MARKER, html)
     return downloads.post_page(rewrite_md_links(output, page, config), page, config)
 
 
 COMPARISON_MARKER = "<!-- amp-docs:yours-vs-reference -->"
 
 
-def post_build(config) -> None:
+def post_build(config, fragments: FragmentMemo | None = None) -> None:
     """Fill any built page holding ``COMPARISON_MARKER`` with this build's key measurements beside
     every committed reference machine's (after all chapters, whose notebooks it reads, are written)."""
-    from amp_docs_lib.reference_machines import comparison_html
+    from amp_docs_lib.docsite.fingerprint import tree_hash
 
     site = Path(config["site_dir"])
+    references = Path(config["docs_dir"]) / "reference-results"  # committed reference machines
+
+    def render() -> str:
+        from amp_docs_lib.reference_machines import comparison_html  # pandas: only when inputs changed
+        return comparison_html(site, references)
+
+    body = None
     for page in site.rglob("*.html"):
         text = page.read_text(encoding="utf-8")
         if COMPARISON_MARKER in text:
-            page.write_text(text.replace(COMPARISON_MARKER, comparison_html(site)), encoding="utf-8")
+            if body is None:
+                inputs = {"notebooks": tree_hash(site / "downloads" / "chapters", (".ipynb",)),
+                          "reference_results": tree_hash(references, None)}
+                body = fragments.html("yours-vs-reference", inputs, render) if fragments else render()
+            page.write_text(text.replace(COMPARISON_MARKER, body), encoding="utf-8")
