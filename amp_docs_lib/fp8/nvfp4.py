@@ -148,7 +148,10 @@ def fp4_block_comparison(tensors: dict[str, torch.Tensor]) -> pd.DataFrame:
                          "blocks below E4M3's range": None if in_range is None else int((~in_range).sum()),
                          "max block-amax relative error": float(err.max()) if err.numel() else None})
     df = pd.DataFrame(rows)
-    return df.astype(object).where(df.notna(), None)  # n/a cells are None, never NaN
+    df = df.astype(object).where(df.notna(), None)  # n/a cells are None, never NaN
+    col = "blocks below E4M3's range"
+    df[col] = pd.Series([r[col] for r in rows], dtype=object)  # ints stay ints beside None
+    return df
 
 
 def gaussian_blocks(rows: int = 64, cols: int = 512, seed: int = 0) -> torch.Tensor:
