@@ -477,6 +477,24 @@ def _seed_h100_fp8_vs_fp32() -> Verdict:
     return judged(ok, "; ".join(parts))
 
 
+def _seed_a100_no_fp8() -> Verdict:
+    from amp_docs_lib.bench.peaks import GPU_PEAKS
+
+    a, h = GPU_PEAKS["A100 SXM 80GB"], GPU_PEAKS["H100 SXM"]
+    return judged(a["fp8"] is None and h["fp8"] is not None,
+                  f"datasheet FP8 Tensor Core peak: A100 {a['fp8'] if a['fp8'] is not None else 'none'}, "
+                  f"H100 SXM {h['fp8']:g} TFLOP/s")
+
+
+def _seed_mxfp8_overhead() -> Verdict:
+    # Measured on torchao's MXTensor (data + E8M0 scales); the definition gives 1 byte per 32 = 3.125%.
+    from amp_docs_lib.fp8.memory import memory_table
+
+    t = memory_table(32, 256).set_index("storage")
+    over = float(t.loc["MXFP8 (E4M3)", "measured bytes/element"]) - 1.0
+    return judged(abs(over - 0.03) <= 0.005, f"torchao MXTensor, 32x256 MXFP8: {over:.2%} more bytes than the FP8 "
+                                             "elements alone")
+
 # --------------------------------------------------------------------------- the registry
 CLAIMS: tuple[LiteratureClaim, ...] = (
     LiteratureClaim(
@@ -687,6 +705,16 @@ CLAIMS: tuple[LiteratureClaim, ...] = (
         "seed_notes_001", "Hardware Support Comparison",
         "chapters/performance.md#peaks-what-fast-is-measured-against", _seed_h100_fp8_vs_fp32),
 
+    LiteratureClaim(
+        "seed-a100-no-fp8",
+        "A100 (Ampere) has no FP8 Tensor Cores; H100 has.",
+        "seed_notes_001", "FP8 Hardware Requirements",
+        "chapters/performance.md#peaks-what-fast-is-measured-against", _seed_a100_no_fp8),
+    LiteratureClaim(
+        "seed-mxfp8-overhead",
+        "MXFP8's one E8M0 scale per 32 elements costs about 3% extra memory.",
+        "seed_notes_001", "MXFP8 (Microscaling FP8 on Blackwell)",
+        "chapters/fp8.md#memory", _seed_mxfp8_overhead),
 )
 
 
