@@ -184,6 +184,8 @@ def test_reading_map_rows_and_summary():
         L.verdict_summary(df.drop(columns="verdict"))
     # n/a cells are None, never NaN
     assert all(v is None or isinstance(v, str) for v in df["why not testable"])
+    notes = dict(zip([c.key for c in L.CLAIMS], df["note"]))
+    assert notes["deepseek-promotion"] == L.get_claim("deepseek-promotion").note and notes["zero-7.5b"] is None
 
 
 def test_get_claim_and_verdict_validate():
