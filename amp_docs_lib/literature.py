@@ -659,8 +659,8 @@ CLAIMS: tuple[LiteratureClaim, ...] = (
         hardware_dependent=True),
     LiteratureClaim(
         "deepseek-promotion",
-        "Copying partial sums to FP32 registers every N_C = 128 elements of K restores the accuracy that a "
-        "limited-precision accumulator loses.",
+        "Copying partial sums to FP32 registers on the CUDA cores every N_C = 128 elements of K improves the "
+        "precision of a limited-precision accumulator.",
         "deepseek2024v3", "§3.3.2 (increasing accumulation precision), Figure 7(b)",
         "chapters/fp8.md#deepseek-v3s-recipe-tiles-blocks-and-promoted-accumulation", _deepseek_promotion,
         note="tested with an emulated 14-bit accumulator on the CPU"),
