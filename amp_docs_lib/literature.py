@@ -368,6 +368,31 @@ def _fp16_multiples_of_8() -> Verdict:
                              f"{torch.cuda.get_device_name(0)}", hardware_dependent=True)
 
 
+
+def _nvidia_constant_scale_bound() -> Verdict:
+    # The guide's bound: max|g| * S < 65,504 (FP16's largest value) keeps the scaled gradients finite.
+    # S_ok is the largest power of two meeting it; 4 * S_ok puts the product past FP16's overflow threshold.
+    from amp_docs_lib.underflow import synthetic_gradients
+
+    g = synthetic_gradients(20_000, -12.0, -2.0, seed=3)
+    gmax, fmax = float(g.abs().max()), torch.finfo(torch.float16).max
+    s_ok = 2.0 ** math.floor(math.log2(fmax / gmax))
+    inf_ok = int(torch.isinf((g * s_ok).half()).sum())
+    inf_over = int(torch.isinf((g * 4 * s_ok).half()).sum())
+    return judged(gmax * s_ok < fmax and inf_ok == 0 and inf_over > 0,
+                  f"max|g| = {gmax:.3g}: S = 2^{math.log2(s_ok):.0f} (product {gmax * s_ok:,.0f}) gives {inf_ok} "
+                  f"infinities in FP16; S = 2^{math.log2(4 * s_ok):.0f} (product {gmax * 4 * s_ok:,.0f}) gives {inf_over}")
+
+
+def _nvidia_dynamic_scaling_example() -> Verdict:
+    from amp_docs_lib.grad_scaler import torch_gradscaler_defaults
+
+    d = torch_gradscaler_defaults()
+    guide = {"growth_interval": 2000, "growth_factor": 2.0, "backoff_factor": 0.5}
+    return judged(all(d.get(k) == v for k, v in guide.items()),
+                  "torch.amp.GradScaler defaults: " + ", ".join(f"{k}={d.get(k):g}" for k in guide)
+                  + f" (and init_scale={d.get('init_scale'):g}, which the guide leaves as 'a large value')")
+
 # DeepSeek-V3's FP8 recipe, emulated on the CPU (amp_docs_lib.fp8.fine_grained).
 def _deepseek_tiles_contain_outliers() -> Verdict:
     from amp_docs_lib.fp8.fine_grained import outlier_tensor, tile_vs_tensor
@@ -645,6 +670,18 @@ CLAIMS: tuple[LiteratureClaim, ...] = (
         "nvidia_mpt_guide", "Tensor Core shape constraints (#tensor-core-shape; see the reference's note)",
         "chapters/performance.md#alignment-multiples-of-8-and-16", _fp16_multiples_of_8, hardware_dependent=True,
         note="tested as: on a CUDA GPU, FP16 sizes that are not multiples of 8 run below 90% of their aligned neighbour"),
+    LiteratureClaim(
+        "nvidia-constant-scale",
+        "A constant loss scale S is safe from overflow when the largest gradient magnitude times S stays below "
+        "65,504, FP16's largest value.",
+        "nvidia_mpt_guide", "Choosing a scaling factor: constant loss scaling (#scalefactor)",
+        "chapters/gradscaler.md#why-fp16-needs-loss-scaling", _nvidia_constant_scale_bound),
+    LiteratureClaim(
+        "nvidia-dynamic-scaling",
+        "Dynamic loss scaling: halve the scale (and skip the update) on an overflow, double it after N = 2000 "
+        "iterations without one; these are the example parameters that torch.amp.GradScaler uses as defaults.",
+        "nvidia_mpt_guide", "Choosing a scaling factor: dynamic loss scaling (#scalefactor)",
+        "chapters/gradscaler.md#torchs-defaults-read-from-the-installed-code", _nvidia_dynamic_scaling_example),
     LiteratureClaim(
         "deepseek-fine-grained",
         "Scaling per 1x128 activation tile and per 128x128 weight block (E4M3 for all tensors) confines an outlier's "

@@ -6,6 +6,7 @@ import re
 from pathlib import Path
 
 import pytest
+import torch
 
 from amp_docs_lib import literature as L
 
@@ -245,3 +246,18 @@ def test_hardware_rows_are_not_testable_without_their_gpu():
             continue
         v = L.get_claim(key).verdict()
         assert v.status == L.NOT_TESTABLE and v.reason.startswith("needs"), key
+
+
+def test_nvidia_loss_scaling_rows_follow_the_measurement(monkeypatch):
+    from amp_docs_lib import grad_scaler, underflow
+
+    assert L.get_claim("nvidia-constant-scale").verdict().status == L.HOLDS
+    assert L.get_claim("nvidia-dynamic-scaling").verdict().status == L.HOLDS
+    monkeypatch.setattr(grad_scaler, "torch_gradscaler_defaults",
+                        lambda: {"init_scale": 2.0**16, "growth_factor": 2.0, "backoff_factor": 0.25,
+                                 "growth_interval": 2000})
+    assert L.get_claim("nvidia-dynamic-scaling").verdict().status == L.DOES_NOT_HOLD
+    # gradients larger than FP16's range need a scale below 1; the bound still decides overflow
+    monkeypatch.setattr(underflow, "synthetic_gradients", lambda *a, **k: torch.tensor([1e5, 1.0, -2.0]))
+    v = L.get_claim("nvidia-constant-scale").verdict()
+    assert v.status == L.HOLDS and "S = 2^-1 (product 50,000) gives 0 infinities" in v.measured
