@@ -421,8 +421,9 @@ def _deepseek_h800_accumulator() -> Verdict:
     hw = needs("sm90", "the accumulator width is a property of Hopper (H800) tensor cores")
     if hw is not None:
         return hw
-    return Verdict(NOT_TESTABLE, "n/a", "torch exposes no switch that isolates the tensor cores' accumulator width; "
-                                        "the CPU emulation of the FP8 chapter shows the effect of a 14-bit one")
+    return Verdict(NOT_TESTABLE, "n/a", "the tensor cores' accumulator width is not observable from torch "
+                                        "(use_fast_accum of torch._scaled_mm switches the accumulation path, it does "
+                                        "not report a width); the FP8 chapter emulates a 14-bit accumulator on the CPU")
 
 
 # NVFP4 against MXFP4 (amp_docs_lib.fp8.nvfp4).
