@@ -354,6 +354,173 @@ def _seed_speedup_by_size() -> Verdict:
     return needs_scale(2.7e9, "the log's 2.7B-parameter model")
 
 
+# NVIDIA's guide: tensor-core shape rule, tested where a CUDA device exists.
+def _fp16_multiples_of_8() -> Verdict:
+    cuda = needs("cuda", "the rule is about GPU Tensor Core kernels; a CPU matmul has other tile sizes")
+    if cuda is not None:
+        return cuda
+    from amp_docs_lib.bench.matmul import alignment_sweep
+
+    al = alignment_sweep(1024, ("fp16",), (-1, 0, 1, 8), "cuda", min_run_time=0.05)
+    odd = al[~al["multiple of 8"]]
+    rel = float(odd["relative to aligned"].mean())
+    return judged(rel < 0.9, f"FP16 n = 1023 and 1025 ran at {rel:.0%} of n = 1024's rate on "
+                             f"{torch.cuda.get_device_name(0)}", hardware_dependent=True)
+
+
+
+def _nvidia_constant_scale_bound() -> Verdict:
+    # The guide's bound: max|g| * S < 65,504 (FP16's largest value) keeps the scaled gradients finite.
+    # S_ok is the largest power of two meeting it; 4 * S_ok puts the product past FP16's overflow threshold.
+    from amp_docs_lib.underflow import synthetic_gradients
+
+    g = synthetic_gradients(20_000, -12.0, -2.0, seed=3)
+    gmax, fmax = float(g.abs().max()), torch.finfo(torch.float16).max
+    s_ok = 2.0 ** math.floor(math.log2(fmax / gmax))
+    inf_ok = int(torch.isinf((g * s_ok).half()).sum())
+    inf_over = int(torch.isinf((g * 4 * s_ok).half()).sum())
+    return judged(gmax * s_ok < fmax and inf_ok == 0 and inf_over > 0,
+                  f"max|g| = {gmax:.3g}: S = 2^{math.log2(s_ok):.0f} (product {gmax * s_ok:,.0f}) gives {inf_ok} "
+                  f"infinities in FP16; S = 2^{math.log2(4 * s_ok):.0f} (product {gmax * 4 * s_ok:,.0f}) gives {inf_over}")
+
+
+def _nvidia_dynamic_scaling_example() -> Verdict:
+    from amp_docs_lib.grad_scaler import torch_gradscaler_defaults
+
+    d = torch_gradscaler_defaults()
+    guide = {"growth_interval": 2000, "growth_factor": 2.0, "backoff_factor": 0.5}
+    return judged(all(d.get(k) == v for k, v in guide.items()),
+                  "torch.amp.GradScaler defaults: " + ", ".join(f"{k}={d.get(k):g}" for k in guide)
+                  + f" (and init_scale={d.get('init_scale'):g}, which the guide leaves as 'a large value')")
+
+# DeepSeek-V3's FP8 recipe, emulated on the CPU (amp_docs_lib.fp8.fine_grained).
+def _deepseek_tiles_contain_outliers() -> Verdict:
+    from amp_docs_lib.fp8.fine_grained import outlier_tensor, tile_vs_tensor
+
+    x, mask = outlier_tensor(128, 512, n_outliers=4, factor=1e4)
+    t = tile_vs_tensor(x, mask).set_index("scaling")
+    sq, fl = t["SQNR (dB)"], t["flushed to zero"]
+    ok = all(sq[g] > sq["per-tensor"] and fl[g] < fl["per-tensor"] for g in ("1x128 tiles", "128x128 blocks"))
+    return judged(bool(ok), "E4M3, 128x512 Gaussian with 4 elements at 10^4 x amax, non-outliers: SQNR per-tensor "
+                            f"{sq['per-tensor']:.1f} dB, 1x128 tiles {sq['1x128 tiles']:.1f} dB, 128x128 blocks "
+                            f"{sq['128x128 blocks']:.1f} dB; flushed to zero {fl['per-tensor']:.1%}, "
+                            f"{fl['1x128 tiles']:.2%}, {fl['128x128 blocks']:.1%}")
+
+
+def _deepseek_promotion() -> Verdict:
+    from amp_docs_lib.fp8.fine_grained import accumulation_study, promotion_gain
+
+    st = accumulation_study(m=4, n=4, k=4096, bits=14, promote_every=128, rounding="nearest")
+    e = st["relative error"].tolist()
+    return judged(e[1] < e[0], f"K = 4096, E4M3 inputs, emulated 14-bit accumulator (round to nearest): relative "
+                               f"error {e[0]:.2e} without promotion, {e[1]:.2e} with promotion every 128 "
+                               f"({promotion_gain(st):.1f}x smaller); FP32 accumulator {e[2]:.1e}")
+
+
+def _deepseek_h800_accumulator() -> Verdict:
+    hw = needs("sm90", "the accumulator width is a property of Hopper (H800) tensor cores")
+    if hw is not None:
+        return hw
+    return Verdict(NOT_TESTABLE, "n/a", "the tensor cores' accumulator width is not observable from torch "
+                                        "(use_fast_accum of torch._scaled_mm switches the accumulation path, it does "
+                                        "not report a width); the FP8 chapter emulates a 14-bit accumulator on the CPU")
+
+
+# NVFP4 against MXFP4 (amp_docs_lib.fp8.nvfp4).
+def _nvfp4_vs_mxfp4() -> Verdict:
+    from amp_docs_lib.fp8.nvfp4 import fp4_block_comparison, gaussian_blocks
+
+    t = fp4_block_comparison({"gaussian": gaussian_blocks(64, 512, seed=0)}).set_index("scheme")["SQNR (dB)"]
+    return judged(t["NVFP4"] > t["MXFP4"], f"64x512 standard normal: SQNR NVFP4 {t['NVFP4']:.1f} dB, "
+                                           f"MXFP4 {t['MXFP4']:.1f} dB")
+
+
+def _nvfp4_amax_fp8_precision() -> Verdict:
+    # Each block's amax maps to FP4's 6 through an E4M3 scale: its relative error is E4M3's rounding,
+    # at most 2^-4 (3 mantissa bits); MXFP4's power-of-two scale gives no such bound.
+    from amp_docs_lib.fp8.nvfp4 import block_amax_error, gaussian_blocks, nvfp4_quantize
+    from amp_docs_lib.fp8.scaling import mx_quantize
+
+    x = gaussian_blocks(64, 512, seed=1)
+    nv = float(block_amax_error(x, nvfp4_quantize(x), 16).max())
+    mx = float(block_amax_error(x, mx_quantize(x, "FP4 E2M1"), 32).max())
+    bound = torch.finfo(torch.float8_e4m3fn).eps / 2
+    return judged(nv <= bound, f"largest relative error of a block's amax: NVFP4 {nv:.4f} (E4M3 rounding bound "
+                               f"{bound:g}), MXFP4 {mx:.3f}")
+
+
+def _nvfp4_training() -> Verdict:
+    return needs("sm100", "NVFP4 tensor cores (Blackwell)") or needs_scale(12e9, "a 12B model on 10 trillion tokens")
+
+
+# OCP MX: the concrete formats, checked against torchao's constants and the library's registry.
+def _mx_concrete_formats() -> Verdict:
+    from torchao.prototype.mx_formats import constants as C
+
+    from amp_docs_lib.fp8.formats import max_finite
+
+    # The sentence's numbers against two independent implementations: the library's format registry
+    # (torch / ml_dtypes limits) and torchao's MX constants.
+    stated = {"FP8 E4M3FN": 448.0, "FP8 E5M2": 57344.0, "FP6 E2M3": 7.5, "FP6 E3M2": 28.0, "FP4 E2M1": 6.0}
+    torchao_max = {"FP8 E4M3FN": C.F8E4M3_MAX, "FP8 E5M2": C.F8E5M2_MAX, "FP6 E2M3": C.F6_E2M3_MAX,
+                   "FP6 E3M2": C.F6_E3M2_MAX, "FP4 E2M1": C.F4_E2M1_MAX}
+    agree = all(max_finite(k) == v == torchao_max[k] for k, v in stated.items())
+    n_elem = len(C.SUPPORTED_ELEM_DTYPES)
+    ok = agree and C.BLOCK_SIZE_DEFAULT == 32 and n_elem == len(stated)
+    return judged(ok, f"torchao 0.18: {n_elem} MX element dtypes, default block size {C.BLOCK_SIZE_DEFAULT}; largest "
+                      "values, library registry / torchao: "
+                      + ", ".join(f"{k.split()[-1]} {max_finite(k):g} / {torchao_max[k]:g}" for k in stated))
+
+
+# Seed note 001's GPU figures, against the datasheet table of amp_docs_lib.bench.peaks.
+def _seed_a100_bf16() -> Verdict:
+    from amp_docs_lib.bench.peaks import GPU_PEAKS
+
+    a = GPU_PEAKS["A100 SXM 80GB"]
+    return judged(abs(a["bf16"] - 156.0) / a["bf16"] < 0.05,
+                  f"A100 datasheet, dense: BF16 {a['bf16']:g}, FP16 {a['fp16']:g}, TF32 {a['tf32']:g} TFLOP/s")
+
+
+def _seed_a100_tf32() -> Verdict:
+    from amp_docs_lib.bench.peaks import GPU_PEAKS
+
+    a = GPU_PEAKS["A100 SXM 80GB"]
+    ok = abs(a["tf32"] - 156.0) / a["tf32"] < 0.05 and abs(a["fp32"] - 19.5) / a["fp32"] < 0.05 \
+        and abs(a["tf32"] / a["fp32"] - 8) < 0.4
+    return judged(ok, f"A100 datasheet, dense: TF32 {a['tf32']:g}, FP32 {a['fp32']:g} TFLOP/s "
+                      f"(ratio {a['tf32'] / a['fp32']:.1f}x)")
+
+
+def _seed_h100_fp8_vs_fp32() -> Verdict:
+    from amp_docs_lib.bench.peaks import GPU_PEAKS
+
+    parts, ok = [], True
+    for row in ("H100 SXM", "H100 PCIe"):
+        h = GPU_PEAKS[row]
+        ratio = h["fp8"] / h["fp32"]
+        ok = ok and abs(h["fp32"] - 60.0) / h["fp32"] < 0.05 and abs(ratio - 33) / 33 < 0.05
+        parts.append(f"{row}: FP8 {h['fp8']:g}, FP32 {h['fp32']:g} TFLOP/s, ratio {ratio:.1f}x")
+    return judged(ok, "; ".join(parts))
+
+
+def _seed_a100_no_fp8() -> Verdict:
+    from amp_docs_lib.bench.peaks import GPU_PEAKS
+
+    a, h = GPU_PEAKS["A100 SXM 80GB"], GPU_PEAKS["H100 SXM"]
+    return judged(a["fp8"] is None and h["fp8"] is not None,
+                  f"datasheet FP8 Tensor Core peak: A100 {a['fp8'] if a['fp8'] is not None else 'none'}, "
+                  f"H100 SXM {h['fp8']:g} TFLOP/s")
+
+
+def _seed_mxfp8_overhead() -> Verdict:
+    # Measured on torchao's MXTensor (data + E8M0 scales); the definition gives 1 byte per 32 = 3.125%.
+    from amp_docs_lib.fp8.memory import memory_table
+
+    t = memory_table(32, 256).set_index("storage")
+    over = float(t.loc["MXFP8 (E4M3)", "measured bytes/element"]) - 1.0
+    return judged(abs(over - 0.03) <= 0.005, f"torchao MXTensor, 32x256 MXFP8: {over:.2%} more bytes than the FP8 "
+                                             "elements alone")
+
 # --------------------------------------------------------------------------- the registry
 CLAIMS: tuple[LiteratureClaim, ...] = (
     LiteratureClaim(
@@ -498,6 +665,95 @@ CLAIMS: tuple[LiteratureClaim, ...] = (
         "seed_log_003", "§4 (Benchmarking Insights)",
         "chapters/performance.md#a-gpt-training-step-per-model-size-and-precision", _seed_speedup_by_size,
         hardware_dependent=True),
+    LiteratureClaim(
+        "nvidia-fp16-multiples-of-8",
+        "For FP16 Tensor Core GEMMs, all three dimensions (M, N, K) should be multiples of 8.",
+        "nvidia_mpt_guide", "Tensor Core shape constraints (#tensor-core-shape; see the reference's note)",
+        "chapters/performance.md#alignment-multiples-of-8-and-16", _fp16_multiples_of_8, hardware_dependent=True,
+        note="tested as: on a CUDA GPU, FP16 sizes that are not multiples of 8 run below 90% of their aligned neighbour"),
+    LiteratureClaim(
+        "nvidia-constant-scale",
+        "A constant loss scale S is safe from overflow when the largest gradient magnitude times S stays below "
+        "65,504, FP16's largest value.",
+        "nvidia_mpt_guide", "Choosing a scaling factor: constant loss scaling (#scalefactor)",
+        "chapters/gradscaler.md#why-fp16-needs-loss-scaling", _nvidia_constant_scale_bound),
+    LiteratureClaim(
+        "nvidia-dynamic-scaling",
+        "Dynamic loss scaling: halve the scale (and skip the update) on an overflow, double it after N = 2000 "
+        "iterations without one; these are the example parameters that torch.amp.GradScaler uses as defaults.",
+        "nvidia_mpt_guide", "Choosing a scaling factor: dynamic loss scaling (#scalefactor)",
+        "chapters/gradscaler.md#torchs-defaults-read-from-the-installed-code", _nvidia_dynamic_scaling_example),
+    LiteratureClaim(
+        "deepseek-fine-grained",
+        "Scaling per 1x128 activation tile and per 128x128 weight block (E4M3 for all tensors) confines an outlier's "
+        "effect to its own group, where per-tensor scaling degrades the whole tensor.",
+        "deepseek2024v3", "§3.3.2 (fine-grained quantization), Figure 7(a)",
+        "chapters/fp8.md#deepseek-v3s-recipe-tiles-blocks-and-promoted-accumulation", _deepseek_tiles_contain_outliers),
+    LiteratureClaim(
+        "deepseek-accumulator",
+        "FP8 GEMM accumulation on H800 tensor cores retains only about 14 bits, far fewer than FP32.",
+        "deepseek2024v3", "§3.3.2 (increasing accumulation precision)",
+        "chapters/fp8.md#deepseek-v3s-recipe-tiles-blocks-and-promoted-accumulation", _deepseek_h800_accumulator,
+        hardware_dependent=True),
+    LiteratureClaim(
+        "deepseek-promotion",
+        "Copying partial sums to FP32 registers on the CUDA cores every N_C = 128 elements of K improves the "
+        "precision of a limited-precision accumulator.",
+        "deepseek2024v3", "§3.3.2 (increasing accumulation precision), Figure 7(b)",
+        "chapters/fp8.md#deepseek-v3s-recipe-tiles-blocks-and-promoted-accumulation", _deepseek_promotion,
+        note="tested with an emulated 14-bit accumulator on the CPU"),
+    LiteratureClaim(
+        "nvfp4-vs-mxfp4",
+        "NVFP4 (16-element blocks, E4M3 block scales, an FP32 tensor scale) represents values more accurately "
+        "than MXFP4 (32-element blocks, power-of-two E8M0 scales).",
+        "nvidia2025nvfp4", "§2 (NVFP4 format)",
+        "chapters/fp8.md#nvfp4-against-mxfp4", _nvfp4_vs_mxfp4,
+        note="tested on Gaussian data: quantization SQNR"),
+    LiteratureClaim(
+        "nvfp4-amax",
+        "With E4M3 block scales, each block's largest value (at least 6.25% of the values) is represented "
+        "at near-FP8 precision.",
+        "nvidia2025nvfp4", "§2 (NVFP4 format)",
+        "chapters/fp8.md#nvfp4-against-mxfp4", _nvfp4_amax_fp8_precision),
+    LiteratureClaim(
+        "nvfp4-training",
+        "A 12B-parameter model pretrained with NVFP4 on 10 trillion tokens reaches training loss and downstream "
+        "accuracies comparable to an FP8 baseline.",
+        "nvidia2025nvfp4", "Abstract",
+        "chapters/fp8.md#nvfp4-against-mxfp4", _nvfp4_training, hardware_dependent=True),
+    LiteratureClaim(
+        "mx-concrete-formats",
+        "MX's floating-point element formats are E4M3, E5M2, E2M3, E3M2 and E2M1, with largest values 448, 57344, "
+        "7.5, 28 and 6, in blocks of 32.",
+        "ocp2023mx", "Concrete MX-compliant formats (see the reference's note)",
+        "chapters/fp8.md#mx-block-scaling-bit-for-bit-against-torchao", _mx_concrete_formats,
+        note="the specification also defines MXINT8, which torchao 0.18 does not implement"),
+    LiteratureClaim(
+        "seed-a100-bf16",
+        "A100's BF16 Tensor Core peak is 156 TFLOPS (half its FP16 peak of 312).",
+        "seed_notes_001", "Hardware Support Comparison; Performance Comparison",
+        "chapters/performance.md#peaks-what-fast-is-measured-against", _seed_a100_bf16),
+    LiteratureClaim(
+        "seed-a100-tf32",
+        "A100's TF32 Tensor Core peak is 156 TFLOPS, 8x its FP32 peak of 19.5.",
+        "seed_notes_001", "TF32; Hardware Support Comparison",
+        "chapters/performance.md#peaks-what-fast-is-measured-against", _seed_a100_tf32),
+    LiteratureClaim(
+        "seed-h100-fp8",
+        "H100's FP8 peak (2,000 TFLOPS) is 33x its FP32 peak (60 TFLOPS).",
+        "seed_notes_001", "Hardware Support Comparison",
+        "chapters/performance.md#peaks-what-fast-is-measured-against", _seed_h100_fp8_vs_fp32),
+
+    LiteratureClaim(
+        "seed-a100-no-fp8",
+        "A100 (Ampere) has no FP8 Tensor Cores; H100 has.",
+        "seed_notes_001", "FP8 Hardware Requirements",
+        "chapters/performance.md#peaks-what-fast-is-measured-against", _seed_a100_no_fp8),
+    LiteratureClaim(
+        "seed-mxfp8-overhead",
+        "MXFP8's one E8M0 scale per 32 elements costs about 3% extra memory.",
+        "seed_notes_001", "MXFP8 (Microscaling FP8 on Blackwell)",
+        "chapters/fp8.md#memory", _seed_mxfp8_overhead),
 )
 
 
@@ -536,7 +792,8 @@ def heading_text(test: str) -> str:
 
 
 def reading_map(claims=CLAIMS) -> pd.DataFrame:
-    """Every claim evaluated: claim, source and location, the site's test (a link) and this build's verdict."""
+    """Every claim evaluated: claim, source and location, the site's test (a link), this build's verdict,
+    what was measured, why a claim is not testable here, and the claim's note (how it is tested)."""
     from amp_docs_lib.stamp import table_from_rows
 
     rows = []
@@ -550,6 +807,7 @@ def reading_map(claims=CLAIMS) -> pd.DataFrame:
             "verdict": v.status,
             "measured here": v.measured if v.measured != "n/a" else None,
             "why not testable": v.reason or None,
+            "note": c.note or None,
         })
     return table_from_rows(rows)
 

@@ -78,6 +78,7 @@ PROFILES: dict[str, Profile] = {
             fp8_train_width=64,
             fp8_train_seq=32,
             fp8_train_batch=8,
+            fp8_accum_outputs=8,
             # performance chapter and `amp-docs bench` (amp_docs_lib/bench)
             perf_matmul_sizes=(64, 128, 256, 512),
             perf_alignment_base=256,
@@ -150,6 +151,7 @@ PROFILES: dict[str, Profile] = {
             fp8_train_width=768,
             fp8_train_seq=256,
             fp8_train_batch=16,
+            fp8_accum_outputs=32,
             # performance chapter and `amp-docs bench` (amp_docs_lib/bench)
             perf_matmul_sizes=(256, 512, 1024, 2048, 4096, 8192),
             perf_alignment_base=4096,

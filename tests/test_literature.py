@@ -6,6 +6,7 @@ import re
 from pathlib import Path
 
 import pytest
+import torch
 
 from amp_docs_lib import literature as L
 
@@ -108,7 +109,7 @@ def test_split_test_rejects_bad_targets():
 # --------------------------------------------------------------------------- verdicts
 def test_keys_unique_and_enough_rows():
     keys = [c.key for c in L.CLAIMS]
-    assert len(keys) == len(set(keys)) and 12 <= len(keys) <= 30
+    assert len(keys) == len(set(keys)) and 12 <= len(keys) <= 45
 
 
 def test_no_literal_verdicts_in_the_module():
@@ -184,6 +185,8 @@ def test_reading_map_rows_and_summary():
         L.verdict_summary(df.drop(columns="verdict"))
     # n/a cells are None, never NaN
     assert all(v is None or isinstance(v, str) for v in df["why not testable"])
+    notes = dict(zip([c.key for c in L.CLAIMS], df["note"]))
+    assert notes["deepseek-promotion"] == L.get_claim("deepseek-promotion").note and notes["zero-7.5b"] is None
 
 
 def test_get_claim_and_verdict_validate():
@@ -193,3 +196,68 @@ def test_get_claim_and_verdict_validate():
         L.Verdict("verified", "x")
     with pytest.raises(ValueError, match="unknown requirement"):
         L.needs("sm42x", "x")
+
+
+# --------------------------------------------------------------------------- new sources
+def test_identifiers_include_the_verified_dois():
+    dois = dict(L.identifiers()["doi"])
+    assert dois["zhao2023fsdp"] == "10.14778/3611540.3611569"
+    assert dois["rajbhandari2020zero"] == "10.1109/SC41405.2020.00024"
+    arxiv = dict(L.identifiers()["arxiv"])
+    assert arxiv["deepseek2024v3"] == "2412.19437" and arxiv["nvidia2025nvfp4"] == "2509.25149"
+
+
+def test_seed_gpu_figures_are_judged_against_the_datasheet_table(monkeypatch):
+    from amp_docs_lib.bench import peaks
+
+    assert L.get_claim("seed-a100-bf16").verdict().status == L.DOES_NOT_HOLD
+    assert L.get_claim("seed-a100-tf32").verdict().status == L.HOLDS
+    assert L.get_claim("seed-h100-fp8").verdict().status == L.DOES_NOT_HOLD
+    # a datasheet that said what the seed says would make the verdicts hold
+    table = {k: dict(v) for k, v in peaks.GPU_PEAKS.items()}
+    table["A100 SXM 80GB"]["bf16"] = 156.0
+    for row in ("H100 SXM", "H100 PCIe"):
+        table[row].update(fp32=60.0, fp8=1980.0)
+    monkeypatch.setattr(peaks, "GPU_PEAKS", table)
+    assert L.get_claim("seed-a100-bf16").verdict().status == L.HOLDS
+    assert L.get_claim("seed-h100-fp8").verdict().status == L.HOLDS
+
+
+def test_block_format_verdicts_follow_the_measurement(monkeypatch):
+    from amp_docs_lib.fp8 import fine_grained, nvfp4
+
+    for key in ("nvfp4-vs-mxfp4", "nvfp4-amax", "deepseek-fine-grained", "deepseek-promotion", "mx-concrete-formats"):
+        assert L.get_claim(key).verdict().status == L.HOLDS, key
+    # an accumulator that promotion does not help would make the promotion claim fail
+    monkeypatch.setattr(fine_grained, "limited_precision_matmul",
+                        lambda a, b, bits=14, promote_every=None, rounding="nearest": (a @ b) * 1.01)
+    assert L.get_claim("deepseek-promotion").verdict().status == L.DOES_NOT_HOLD
+    # NVFP4 without its E4M3 scale rounding (scale a power of two, as MX) loses the amax bound
+    real = nvfp4.nvfp4_quantize
+    monkeypatch.setattr(nvfp4, "nvfp4_quantize", lambda x: nvfp4.mx_quantize(x, "FP4 E2M1"))
+    assert L.get_claim("nvfp4-amax").verdict().status == L.DOES_NOT_HOLD
+    monkeypatch.setattr(nvfp4, "nvfp4_quantize", real)
+
+
+def test_hardware_rows_are_not_testable_without_their_gpu():
+    for key, req in (("nvidia-fp16-multiples-of-8", "cuda"), ("deepseek-accumulator", "sm90"),
+                     ("nvfp4-training", "sm100")):
+        if L.gating.requirement_met(req):
+            continue
+        v = L.get_claim(key).verdict()
+        assert v.status == L.NOT_TESTABLE and v.reason.startswith("needs"), key
+
+
+def test_nvidia_loss_scaling_rows_follow_the_measurement(monkeypatch):
+    from amp_docs_lib import grad_scaler, underflow
+
+    assert L.get_claim("nvidia-constant-scale").verdict().status == L.HOLDS
+    assert L.get_claim("nvidia-dynamic-scaling").verdict().status == L.HOLDS
+    monkeypatch.setattr(grad_scaler, "torch_gradscaler_defaults",
+                        lambda: {"init_scale": 2.0**16, "growth_factor": 2.0, "backoff_factor": 0.25,
+                                 "growth_interval": 2000})
+    assert L.get_claim("nvidia-dynamic-scaling").verdict().status == L.DOES_NOT_HOLD
+    # gradients larger than FP16's range need a scale below 1; the bound still decides overflow
+    monkeypatch.setattr(underflow, "synthetic_gradients", lambda *a, **k: torch.tensor([1e5, 1.0, -2.0]))
+    v = L.get_claim("nvidia-constant-scale").verdict()
+    assert v.status == L.HOLDS and "S = 2^-1 (product 50,000) gives 0 infinities" in v.measured

@@ -5,6 +5,8 @@
 * :mod:`~amp_docs_lib.fp8.capture`: real activation and gradient tensors from the library's GPT.
 * :mod:`~amp_docs_lib.fp8.scaling`: per-tensor (current and delayed), per-row and MX block scaling,
   and their error metrics.
+* :mod:`~amp_docs_lib.fp8.nvfp4`: NVFP4's two-level block scaling against MXFP4.
+* :mod:`~amp_docs_lib.fp8.fine_grained`: DeepSeek-V3's tile/block scaling and promoted accumulation, emulated.
 * :mod:`~amp_docs_lib.fp8.gemm`: ``torch._scaled_mm`` / ``torch.nn.functional.scaled_mm`` and the
   scale-convention checker.
 * :mod:`~amp_docs_lib.fp8.training`: torchao float8 training of the GPT against BF16.

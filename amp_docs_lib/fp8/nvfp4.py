@@ -1,0 +1,159 @@
+"""NVFP4: FP4 E2M1 elements in 16-element blocks with E4M3 block scales and an FP32 tensor scale.
+
+NVIDIA's NVFP4 (NVIDIA et al., "Pretraining Large Language Models with NVFP4", arXiv:2509.25149)
+changes three things against MXFP4 (OCP MX v1.0: 32-element blocks, power-of-two E8M0 scales):
+
+* blocks of **16** elements instead of 32;
+* block scales stored in **E4M3** (a fraction, not only a power of two), so a block's amax maps
+  onto FP4's largest value 6 up to E4M3's rounding (relative error at most 2^-4);
+* a second, **FP32 per-tensor** scale, ``amax(x) / (448 * 6)``, which brings the block scales
+  into E4M3's range.
+
+Quantization (:func:`nvfp4_quantize`), two-level::
+
+    s_tensor = amax(x) / (448 * 6)                  # FP32
+    s_block  = e4m3(amax(block) / 6 / s_tensor)     # stored, one per 16 elements
+    q        = fp4(clamp(x / (s_block * s_tensor), -6, 6))
+    x_hat    = q * s_block * s_tensor
+
+The arithmetic follows torchao's ``nvfp4_quantize`` (the element scaling multiplies by the
+reciprocal ``(1 / s_tensor) / s_block``, as its kernels do), so the two agree bit for bit
+(tested); :func:`torchao_nvfp4` runs torchao's ``NVFP4Tensor.to_nvfp4`` on the same tensor.
+:func:`fp4_block_comparison` sets NVFP4 beside MXFP4 (the library's :func:`~amp_docs_lib.fp8.scaling.mx_quantize`,
+itself bit-equal to torchao's ``MXTensor.to_mx``) on the same tensors.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+import torch
+
+from amp_docs_lib.fp8.formats import cast, encode_tensor, max_finite
+from amp_docs_lib.fp8.scaling import Quantized, _check_2d, error_metrics, mx_quantize, overflow_threshold
+
+NVFP4_BLOCK = 16
+FP4 = "FP4 E2M1"
+E4M3 = "FP8 E4M3FN"
+# The smallest positive normal of E4M3 (2^-6): the lower clamp of a block scale, as in torchao.
+E4M3_TINY = float(torch.finfo(torch.float8_e4m3fn).tiny)
+
+
+def nvfp4_tensor_scale(x: torch.Tensor) -> torch.Tensor:
+    """The FP32 per-tensor scale ``amax(x) / (448 * 6)`` (torchao's ``per_tensor_amax_to_scale``)."""
+    return x.detach().abs().amax().to(torch.float32) / (max_finite(E4M3) * max_finite(FP4))
+
+
+class NVFP4Quantized(Quantized):
+    """An NVFP4-quantized tensor: read-back values, E4M3 block scales, the FP32 tensor scale, FP4 codes."""
+
+    def __init__(self, dequantized, scale, saturated, flushed, block_scale_e4m3, tensor_scale, codes, scale_clamped):
+        super().__init__(dequantized, scale, saturated, flushed, FP4, f"NVFP4 (block {NVFP4_BLOCK}, E4M3 + FP32)")
+        self.block_scale_e4m3 = block_scale_e4m3
+        self.tensor_scale = tensor_scale
+        self.codes = codes
+        self.scale_clamped = scale_clamped  # per block: its scale fell below E4M3's smallest normal (clamped up)
+
+
+def nvfp4_quantize(x: torch.Tensor, tensor_scale: torch.Tensor | float | None = None) -> NVFP4Quantized:
+    """Quantize a 2-D tensor to NVFP4 along its last dimension (blocks of 16).
+
+    Args:
+        x: floating-point tensor, 2-D, last dimension a multiple of 16.
+        tensor_scale: the FP32 per-tensor scale; default :func:`nvfp4_tensor_scale` of ``x``.
+
+    Returns:
+        :class:`NVFP4Quantized` with ``block_scale_e4m3`` (``torch.float8_e4m3fn``, shape
+        ``(M, K // 16)``), ``tensor_scale`` and unpacked FP4 ``codes`` (uint8, one per element).
+
+    Raises:
+        TypeError: ``x`` is not a floating-point tensor.
+        ValueError: ``x`` is not 2-D or its last dimension is not a multiple of 16.
+    """
+    x = _check_2d(x)
+    if x.dim() != 2:
+        raise ValueError(f"nvfp4_quantize takes a 2-D tensor, got shape {tuple(x.shape)}")
+    if x.shape[-1] % NVFP4_BLOCK:
+        raise ValueError(f"last dimension {x.shape[-1]} is not a multiple of the NVFP4 block size {NVFP4_BLOCK}")
+    s_t = nvfp4_tensor_scale(x) if tensor_scale is None else torch.as_tensor(tensor_scale, dtype=torch.float32)
+    if not (float(s_t) > 0 and math.isfinite(float(s_t))):
+        raise ValueError(f"tensor_scale must be positive and finite, got {float(s_t)!r}")
+    M, K = x.shape
+    xb = x.reshape(M, K // NVFP4_BLOCK, NVFP4_BLOCK)
+    block_decode = xb.abs().amax(dim=-1) / max_finite(FP4)  # amax(block) / 6, FP32
+    wanted = block_decode / s_t
+    s_b = torch.clamp(wanted, min=E4M3_TINY, max=max_finite(E4M3)).to(torch.float8_e4m3fn)
+    s_b32 = s_b.to(torch.float32)
+    scaled = xb * ((1.0 / s_t) / s_b32).unsqueeze(-1)
+    sat = scaled.abs() >= overflow_threshold(FP4)
+    clamped = torch.clamp(scaled, -max_finite(FP4), max_finite(FP4))
+    q = cast(clamped, FP4)
+    deq = q * (s_t * s_b32).unsqueeze(-1)  # torchao's dequantize: q * (tensor scale * block scale)
+    codes = encode_tensor(clamped, FP4).reshape(M, K)
+    return NVFP4Quantized(deq.reshape(M, K), (1.0 / (s_b32 * s_t)).unsqueeze(-1).expand_as(xb).reshape(M, K),
+                          sat.reshape(M, K), ((xb != 0) & (deq == 0)).reshape(M, K), s_b, s_t, codes,
+                          wanted < E4M3_TINY)
+
+
+def torchao_nvfp4(x: torch.Tensor, two_level: bool = True):
+    """torchao's ``NVFP4Tensor.to_nvfp4`` on ``x``: (E4M3 block scales, unpacked FP4 codes, dequantized).
+
+    With ``two_level`` the per-tensor scale is torchao's ``per_tensor_amax_to_scale(amax(x))``.
+    """
+    from torchao.prototype.mx_formats.kernels import unpack_uint4
+    from torchao.prototype.mx_formats.nvfp4_tensor import NVFP4Tensor, per_tensor_amax_to_scale
+
+    x = x.detach().to(torch.float32).contiguous()
+    pts = per_tensor_amax_to_scale(x.abs().amax()) if two_level else None
+    t = NVFP4Tensor.to_nvfp4(x, block_size=NVFP4_BLOCK, per_tensor_scale=pts)
+    codes = unpack_uint4(t.qdata.contiguous().view(torch.uint8)).reshape(x.shape)
+    return t.scale.reshape(x.shape[0], x.shape[1] // NVFP4_BLOCK), codes, t.dequantize(torch.float32)
+
+
+def block_amax_error(x: torch.Tensor, q: Quantized, block: int, blocks: torch.Tensor | None = None) -> torch.Tensor:
+    """Relative error of each block's largest-magnitude element after quantization (one value per block).
+
+    ``blocks``: optional boolean mask of shape ``(M, K // block)`` selecting the blocks to report.
+    """
+    x = _check_2d(x)
+    M, K = x.shape
+    xb, db = x.reshape(M, K // block, block), q.dequantized.reshape(M, K // block, block)
+    idx = xb.abs().argmax(dim=-1, keepdim=True)
+    a, d = xb.gather(-1, idx).squeeze(-1), db.gather(-1, idx).squeeze(-1)
+    keep = a != 0 if blocks is None else (a != 0) & blocks
+    return (d[keep] - a[keep]).abs() / a[keep].abs()
+
+
+def fp4_block_comparison(tensors: dict[str, torch.Tensor]) -> pd.DataFrame:
+    """NVFP4 against MXFP4 (floor scale, the OCP rule) on each tensor: SQNR, flushed, block-amax error.
+
+    Columns: tensor, scheme, block, scale type, bits per element (4 + scale bits / block, tensor
+    scale ignored), SQNR (dB), flushed to zero, blocks below E4M3's range (NVFP4 blocks whose
+    scale fell below E4M3's smallest normal, ``amax(block) < amax(x) * 2^-6 / 448``; None for
+    MXFP4), and the largest relative error of a block's amax (for NVFP4 over the blocks whose
+    scale is in range).
+    """
+    rows = []
+    for name, x in tensors.items():
+        nv, mx = nvfp4_quantize(x), mx_quantize(x, FP4)
+        for scheme, q, block, scale_type, in_range in (
+                ("NVFP4", nv, NVFP4_BLOCK, "E4M3 (+ FP32 per tensor)", ~nv.scale_clamped),
+                ("MXFP4", mx, 32, "E8M0 (power of two)", None)):
+            m = error_metrics(x, q)
+            err = block_amax_error(x, q, block, in_range)
+            rows.append({"tensor": name, "scheme": scheme, "block": block, "scale type": scale_type,
+                         "bits per element": 4 + 8 / block, "SQNR (dB)": m["SQNR (dB)"],
+                         "flushed to zero": m["flushed to zero"],
+                         "blocks below E4M3's range": None if in_range is None else int((~in_range).sum()),
+                         "max block-amax relative error": float(err.max()) if err.numel() else None})
+    df = pd.DataFrame(rows)
+    df = df.astype(object).where(df.notna(), None)  # n/a cells are None, never NaN
+    col = "blocks below E4M3's range"
+    df[col] = pd.Series([r[col] for r in rows], dtype=object)  # ints stay ints beside None
+    return df
+
+
+def gaussian_blocks(rows: int = 64, cols: int = 512, seed: int = 0) -> torch.Tensor:
+    """A standard normal ``rows x cols`` tensor (the data of the NVFP4 vs MXFP4 comparison)."""
+    return torch.randn(rows, cols, generator=torch.Generator().manual_seed(seed))
