@@ -258,6 +258,16 @@ def _storage_width(f: NumberFormat) -> int:
     return 32 if f.name == "TF32" else f.total_bits
 
 
+def bytes_per_element(fmt: str | NumberFormat) -> float:
+    """Bytes one element of ``fmt`` occupies in memory (TF32 is stored as FP32; FP4 is 0.5).
+
+    The one source of the byte counts the memory calculators (``bench.memory``,
+    ``distributed.memory``, ``fp8.memory``) multiply by. Raises ValueError for an unknown format.
+    """
+    bits = _storage_width(get_format(fmt))
+    return bits // 8 if bits % 8 == 0 else bits / 8
+
+
 # ---- bits <-> values through the libraries ----------------------------------------------
 _TORCH_INT = {8: torch.uint8, 16: torch.int16, 32: torch.int32}
 

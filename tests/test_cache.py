@@ -154,3 +154,21 @@ def test_amp_docs_build_is_a_no_op_when_nothing_changed(mini_site):
     assert set(_executed(mini_site)) == {"a"}
     forced = sp.run(cmd + ["--force"], cwd=mini_site, env=env, capture_output=True, text=True, check=True)
     assert "up to date" not in forced.stdout and _executed(mini_site) == {}
+
+
+def test_a_cache_hit_reads_the_notebook_as_nbformat_does(tmp_path):
+    """Entries are read without schema validation, but must equal what ``nbformat.read`` gives
+    (multi-line sources and outputs are stored as lists of lines and rejoined on reading)."""
+    import nbformat
+    from nbformat.v4 import new_code_cell, new_notebook, new_output
+
+    from amp_docs_lib.docsite.cache import ExecutionCache
+
+    nb = new_notebook(cells=[new_code_cell("a = 1\nb = 2\n", outputs=[
+        new_output("display_data", data={"text/html": "<p>one</p>\n<p>two</p>\n"})])])
+    cache = ExecutionCache(tmp_path)
+    path = cache.put("ch", "k" * 40, nb)
+    path_read, got = cache.get("ch", "k" * 40)
+    assert got == nbformat.read(path, as_version=4)
+    assert got.cells[0].source == "a = 1\nb = 2\n"
+    assert got.cells[0].outputs[0]["data"]["text/html"] == "<p>one</p>\n<p>two</p>\n"

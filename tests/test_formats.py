@@ -130,3 +130,19 @@ def test_bit_layout_figure():
     fig = F.bit_layout_figure(["FP16", "BF16"], value=1.0)
     assert len(fig.axes[0].texts) >= 32  # one digit per bit plus labels
     plt.close(fig)
+
+
+def test_bytes_per_element_agrees_with_torch_storage():
+    import pytest
+    import torch
+
+    from amp_docs_lib.formats import bytes_per_element
+
+    for fmt, dtype in (("FP32", torch.float32), ("FP16", torch.float16), ("BF16", torch.bfloat16),
+                       ("FP8 E4M3FN", torch.float8_e4m3fn), ("FP8 E5M2", torch.float8_e5m2),
+                       ("E8M0", torch.float8_e8m0fnu), ("INT8", torch.int8)):
+        assert bytes_per_element(fmt) == dtype.itemsize, fmt
+    assert bytes_per_element("TF32") == torch.float32.itemsize  # stored as FP32, computed in 19 bits
+    assert bytes_per_element("FP4 E2M1") == torch.float4_e2m1fn_x2.itemsize / 2  # two per byte
+    with pytest.raises(ValueError, match="FP7"):
+        bytes_per_element("FP7")

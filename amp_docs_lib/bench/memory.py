@@ -25,15 +25,19 @@ import pandas as pd
 import torch
 
 from amp_docs_lib.devices import check_device
+from amp_docs_lib.formats import bytes_per_element
 from amp_docs_lib.gpt import GPT, GPTConfig, random_batch
 from amp_docs_lib.bench.model_sweep import count_parameters
 
-# Bytes per element. weight_copies: low-precision copies of the weights made for the matmuls.
+_FP32, _BF16, _FP8 = (bytes_per_element(f) for f in ("FP32", "BF16", "FP8 E4M3FN"))
+# Bytes per element (Adam keeps two states per parameter). weight_copies: low-precision copies of
+# the weights made for the matmuls.
 REGIMES: dict[str, dict[str, int]] = {
-    "fp32": {"weights": 4, "grads": 4, "optimizer": 8, "weight_copies": 0, "activations": 4},
-    "amp_bf16": {"weights": 4, "grads": 4, "optimizer": 8, "weight_copies": 2, "activations": 2},
-    "bf16": {"weights": 2, "grads": 2, "optimizer": 4, "weight_copies": 0, "activations": 2},
-    "fp8": {"weights": 4, "grads": 4, "optimizer": 8, "weight_copies": 1, "activations": 1},
+    "fp32": {"weights": _FP32, "grads": _FP32, "optimizer": 2 * _FP32, "weight_copies": 0, "activations": _FP32},
+    "amp_bf16": {"weights": _FP32, "grads": _FP32, "optimizer": 2 * _FP32, "weight_copies": _BF16,
+                 "activations": _BF16},
+    "bf16": {"weights": _BF16, "grads": _BF16, "optimizer": 2 * _BF16, "weight_copies": 0, "activations": _BF16},
+    "fp8": {"weights": _FP32, "grads": _FP32, "optimizer": 2 * _FP32, "weight_copies": _FP8, "activations": _FP8},
 }
 REGIME_NOTES = {
     "fp32": "everything FP32",

@@ -41,18 +41,23 @@ from typing import Any
 
 import pandas as pd
 
+from amp_docs_lib.formats import bytes_per_element
+
 STRATEGIES = ("DDP", "ZeRO-1", "ZeRO-2", "ZeRO-3", "FSDP")
+_FP32, _BF16 = bytes_per_element("FP32"), bytes_per_element("BF16")
+# Bytes per parameter of each state (Adam keeps two optimizer states per parameter).
 PRECISIONS: dict[str, dict[str, Any]] = {
-    "fp32": {"param": 4, "grad": 4, "master": 0, "optimizer": 8,
+    "fp32": {"param": _FP32, "grad": _FP32, "master": 0, "optimizer": 2 * _FP32,
              "gather dtype": "float32", "reduce dtype": "float32"},
-    "amp_fp32_master": {"param": 2, "grad": 2, "master": 4, "optimizer": 8,
+    "amp_fp32_master": {"param": _BF16, "grad": _BF16, "master": _FP32, "optimizer": 2 * _FP32,
                         "gather dtype": "bfloat16", "reduce dtype": "bfloat16"},
-    "amp_fsdp2": {"param": 4, "grad": 4, "master": 0, "optimizer": 8,
+    "amp_fsdp2": {"param": _FP32, "grad": _FP32, "master": 0, "optimizer": 2 * _FP32,
                   "gather dtype": "bfloat16", "reduce dtype": "float32"},
-    "bf16": {"param": 2, "grad": 2, "master": 0, "optimizer": 4,
+    "bf16": {"param": _BF16, "grad": _BF16, "master": 0, "optimizer": 2 * _BF16,
              "gather dtype": "bfloat16", "reduce dtype": "bfloat16"},
 }
-DTYPE_BYTES = {"float32": 4, "bfloat16": 2, "float16": 2}
+DTYPE_BYTES = {dtype: bytes_per_element(fmt) for dtype, fmt in
+               (("float32", "FP32"), ("bfloat16", "BF16"), ("float16", "FP16"))}
 SHARDED = {"DDP": set(), "ZeRO-1": {"master", "optimizer"}, "ZeRO-2": {"master", "optimizer", "grad"},
            "ZeRO-3": {"master", "optimizer", "grad", "param"},
            "FSDP": {"master", "optimizer", "grad", "param"}}

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 import nbformat
+from nbformat.v4 import nbjson
 
 import amp_docs_lib
 from amp_docs_lib.docsite.hide_packages import hidden_packages
@@ -101,9 +102,9 @@ class ExecutionCache:
         """
         path = self._path(chapter_id, key)
         try:
-            # Our own entries, written complete by ``put``: read without nbformat's schema
-            # validation, which costs more than the rest of a no-op build's cache lookups.
-            nb = nbformat.from_dict(json.loads(path.read_text(encoding="utf-8")))
+            # Our own entries, written complete by ``put``: read as nbformat reads a v4 notebook
+            # (multi-line strings rejoined) but without its schema validation, which doubles the time.
+            nb = nbjson.reads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             return None
         if not isinstance(nb.get("metadata"), dict):
