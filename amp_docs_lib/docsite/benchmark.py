@@ -47,11 +47,17 @@ def _build(root: Path, site: Path, *extra: str, env: dict | None = None) -> tupl
 NOOP_TARGET = 1.2  # a plain no-op build may take at most this times mkdocs-jupyter's own
 
 
-def _mkdocs_seconds(root: Path, site: Path) -> float:
+def _mkdocs_seconds(root: Path, site: Path, library_from: Path | None = None) -> float:
+    """Seconds of one ``mkdocs build`` of ``root``; ``library_from``: the checkout whose
+    ``amp_docs_lib`` the API reference documents (the jupyter-only copy has none of its own)."""
+    env = dict(os.environ, NO_MKDOCS_2_WARNING="1")
+    if library_from is not None:
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(library_from), env.get("PYTHONPATH")]))
     t0 = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "mkdocs", "build", "-q", "-d", str(site)], cwd=root,
-                   env=dict(os.environ, NO_MKDOCS_2_WARNING="1"), check=True,
-                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    r = subprocess.run([sys.executable, "-m", "mkdocs", "build", "-q", "-d", str(site)], cwd=root, env=env,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    if r.returncode != 0:
+        raise RuntimeError(f"mkdocs build in {root} failed:\n{r.stderr[-3000:]}")
     return time.perf_counter() - t0
 
 
@@ -81,11 +87,11 @@ def noop_comparison(repo: Path, work: Path, rounds: int = 5) -> dict[str, float]
     is cached) and of mkdocs-jupyter's own no-op build of the same notebooks, timed alternately."""
     base = jupyter_only_copy(repo, work / "jupyter-only")
     ours_site, base_site = work / "site-ours", work / "site-jupyter-only"
-    _mkdocs_seconds(repo, ours_site), _mkdocs_seconds(base, base_site)  # first builds fill both caches
+    _mkdocs_seconds(repo, ours_site), _mkdocs_seconds(base, base_site, repo)  # first builds fill both caches
     ours, theirs = [], []
     for _ in range(rounds):
         ours.append(_mkdocs_seconds(repo, ours_site))
-        theirs.append(_mkdocs_seconds(base, base_site))
+        theirs.append(_mkdocs_seconds(base, base_site, repo))
     o, t = statistics.median(ours), statistics.median(theirs)
     return {"ours_s": o, "jupyter_only_s": t, "ratio": o / t, "rounds": rounds}
 
