@@ -139,28 +139,41 @@ def hardware_fingerprint(description: dict[str, Any] | None = None) -> str:
     return hashlib.sha256(blob).hexdigest()[:16]
 
 
+NO_CUDA = "none (CPU build)"  # the report's "cuda" for a torch built without CUDA
+
+
+def stamp_fields() -> dict[str, Any]:
+    """The part of the report every stamp names (cheap: no package metadata, no fingerprint)."""
+    import torch
+
+    return {
+        "device": device_summary(),
+        "torch": torch.__version__,
+        "cuda": torch.version.cuda or NO_CUDA,
+        "git_revision": git_revision(),
+        "tf32": tf32_settings(),
+        "profile": active_profile().name,
+        "build_date": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d"),
+    }
+
+
 def environment_report() -> dict[str, Any]:
     """Everything the stamp and the home page show, as one flat-ish dict."""
     import torch
+
     return {
-        "device": device_summary(),
+        **stamp_fields(),
         "gpus": gpus(),
         "cpu": cpu_model(),
         "cpu_count": os.cpu_count(),
         "cpu_capability": cpu_capability(),
         "cpu_matmul": cpu_matmul_support(),
         "platform": platform.platform(),
-        "torch": torch.__version__,
-        "cuda": torch.version.cuda or "none (CPU build)",
         "cuda_available": torch.cuda.is_available(),
         "cudnn": torch.backends.cudnn.version() if torch.backends.cudnn.is_available() else None,
         "amp_docs_lib": amp_docs_lib.__version__,
-        "git_revision": git_revision(),
-        "tf32": tf32_settings(),
-        "profile": active_profile().name,
         "packages": package_versions(),
         "hardware_fingerprint": hardware_fingerprint(),
-        "build_date": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d"),
     }
 
 

@@ -23,27 +23,18 @@ import numpy as np
 import pandas as pd
 
 from amp_docs_lib import __version__
-from amp_docs_lib.env import device_summary, environment_report, git_revision, tf32_settings, tf32_summary
-from amp_docs_lib.profiles import active_profile
+from amp_docs_lib.env import NO_CUDA, environment_report, stamp_fields, tf32_summary
 
 
 def stamp_text(report: dict[str, Any] | None = None) -> str:
     """One line naming what produced a result: this process, or the environment ``report``
     (an ``env.environment_report()``, e.g. the build's memoised one)."""
-    import datetime as _dt
-
-    if report is None:
-        import torch
-
-        report = {"device": device_summary(), "torch": torch.__version__, "cuda": torch.version.cuda,
-                  "git_revision": git_revision(), "tf32": tf32_settings(), "profile": active_profile().name,
-                  "build_date": f"{_dt.datetime.now(_dt.timezone.utc):%Y-%m-%d}"}
-    cuda = report["cuda"]
-    cuda = f"CUDA {cuda}" if cuda and not str(cuda).startswith("none") else "CPU build"
+    r = stamp_fields() if report is None else report
+    cuda = "CPU build" if r["cuda"] == NO_CUDA else f"CUDA {r['cuda']}"
     return (
-        f"{report['device']} · torch {report['torch']} ({cuda}) · "
-        f"amp_docs_lib {__version__}@{report['git_revision']} · {tf32_summary(report['tf32'])} · "
-        f"profile {report['profile']} · {report['build_date']}"
+        f"{r['device']} · torch {r['torch']} ({cuda}) · "
+        f"amp_docs_lib {__version__}@{r['git_revision']} · {tf32_summary(r['tf32'])} · "
+        f"profile {r['profile']} · {r['build_date']}"
     )
 
 

@@ -33,8 +33,7 @@ from nbformat.v4 import nbjson
 import amp_docs_lib
 from amp_docs_lib.docsite.hide_packages import hidden_packages
 from amp_docs_lib.docsite.fingerprint import EXAMPLE_SUFFIXES, tree_hash
-from amp_docs_lib.env import hardware_fingerprint, package_versions
-from amp_docs_lib.profiles import active_profile
+from amp_docs_lib.env import environment_report
 
 CACHE_FORMAT = 1
 LIBRARY_ROOT = Path(amp_docs_lib.__file__).resolve().parent
@@ -67,8 +66,7 @@ class KeyInputs:
         """The inputs now; ``report`` is this machine's ``env.environment_report()`` (the build
         passes the memoised one, so that it need not import torch), computed here if omitted."""
         if report is None:
-            report = {"packages": package_versions(), "hardware_fingerprint": hardware_fingerprint(),
-                      "profile": active_profile().name}
+            report = environment_report()
         return cls(library_hash=library_source_hash(),
                    examples_hash=examples_source_hash(),
                    packages=tuple(sorted(report["packages"].items())),

@@ -21,12 +21,12 @@ import os
 from pathlib import Path
 from typing import Any
 
-from amp_docs_lib.docsite.fingerprint import TRACKED_PACKAGES, cpu_flags, installed_versions, machine_light
+from amp_docs_lib.docsite.fingerprint import DISPATCH_VARIABLES, TRACKED_PACKAGES, cpu_flags, installed_versions, machine_light
 
 MEMO_FILE = "environment.json"
-# Variables that change what torch reports or dispatches to, or which profile is active.
-ENV_VARIABLES = ("AMP_DOCS_PROFILE", "ATEN_CPU_CAPABILITY", "ONEDNN_MAX_CPU_ISA", "CUDA_VISIBLE_DEVICES",
-                 "NVIDIA_TF32_OVERRIDE", "TORCH_ALLOW_TF32_CUBLAS_OVERRIDE")
+# Variables that change what torch reports or dispatches to, or which profile is active
+# (CUDA_VISIBLE_DEVICES is part of machine_light()).
+ENV_VARIABLES = ("AMP_DOCS_PROFILE", *DISPATCH_VARIABLES, "NVIDIA_TF32_OVERRIDE", "TORCH_ALLOW_TF32_CUBLAS_OVERRIDE")
 
 
 def light_key() -> str:

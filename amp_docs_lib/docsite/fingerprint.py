@@ -126,6 +126,10 @@ def cpu_native_matmul(flags: frozenset[str] | None = None, max_isa: str | None =
     return out
 
 
+# Variables that change which CPU kernels torch and oneDNN dispatch to, whatever the CPU has.
+DISPATCH_VARIABLES = ("ATEN_CPU_CAPABILITY", "ONEDNN_MAX_CPU_ISA")
+
+
 def machine_light() -> dict[str, object]:
     return {"machine": platform.machine(), "cpu": cpu_model(), "cpu_count": os.cpu_count(),
             "cpu_native_matmul": cpu_native_matmul(),

@@ -29,7 +29,7 @@ from amp_docs_lib.docsite.fragments import FragmentMemo
 
 log = logging.getLogger("mkdocs.plugins.amp_docs")
 DEFAULT_CACHE_DIR = ".amp-docs-cache/executed"
-ENV_MEMO_DIR = ".amp-docs-cache"
+MEMO_DIR = ".amp-docs-cache"  # the environment memo and the HTML fragments
 BUILD_LOG = ".amp-docs-cache/last-build.json"
 EVICT_AFTER_S = 3600  # unused entries survive an hour, so concurrent builds never lose theirs
 ENV_MARKER = "<!-- amp-docs:environment -->"
@@ -77,7 +77,7 @@ class AmpDocsPlugin(BasePlugin[AmpDocsConfig]):
     def on_config(self, config):
         root = Path(config.config_file_path).resolve().parent
         self.cache = ExecutionCache(root / self.config.cache_dir)
-        self.env_memo_dir = root / ENV_MEMO_DIR
+        self.memo_dir = root / MEMO_DIR
         self.build_log_path = root / BUILD_LOG
         return config
 
@@ -87,9 +87,9 @@ class AmpDocsPlugin(BasePlugin[AmpDocsConfig]):
 
         # Hashed once per build, not once per chapter. With nothing changed, neither the memoised
         # environment report nor the cache hits import torch or the executor.
-        self.environment = environment_report_memo(self.env_memo_dir)
+        self.environment = environment_report_memo(self.memo_dir)
         inputs = KeyInputs.current(self.environment)
-        self.fragments = FragmentMemo(self.env_memo_dir / "fragments", inputs.library_hash)
+        self.fragments = FragmentMemo(self.memo_dir / "fragments", inputs.library_hash)
         self.used: set[Path] = set()
         self.chapters: dict[str, dict] = {}
         record = {"started": time.time(), "executed": {}, "cached": []}

@@ -89,21 +89,20 @@ def lightbox_links_without_copies(output: str) -> str:
                                    output)
 
 
-def post_page(output: str, page, config, fragments: FragmentMemo | None = None) -> str:
+def post_page(output: str, page, config, fragments: FragmentMemo) -> str:
     """All reader features of one page (see the module docstring); ``fragments`` memoises
     generated tables across builds (the plugin passes its own)."""
     output = lightbox_links_without_copies(stable_cell_ids(output))
     if PROFILES_MARKER in output:
         # The profiles are library code, which the memo's key covers: no other input.
-        html = fragments.html("profiles", None, profiles_html) if fragments else profiles_html()
-        output = output.replace(PROFILES_MARKER, html)
+        output = output.replace(PROFILES_MARKER, fragments.html("profiles", None, profiles_html))
     return downloads.post_page(rewrite_md_links(output, page, config), page, config)
 
 
 COMPARISON_MARKER = "<!-- amp-docs:yours-vs-reference -->"
 
 
-def post_build(config, fragments: FragmentMemo | None = None) -> None:
+def post_build(config, fragments: FragmentMemo) -> None:
     """Fill any built page holding ``COMPARISON_MARKER`` with this build's key measurements beside
     every committed reference machine's (after all chapters, whose notebooks it reads, are written)."""
     from amp_docs_lib.docsite.fingerprint import tree_hash
@@ -122,5 +121,5 @@ def post_build(config, fragments: FragmentMemo | None = None) -> None:
             if body is None:
                 inputs = {"notebooks": tree_hash(site / "downloads" / "chapters", (".ipynb",)),
                           "reference_results": tree_hash(references, None)}
-                body = fragments.html("yours-vs-reference", inputs, render) if fragments else render()
+                body = fragments.html("yours-vs-reference", inputs, render)
             page.write_text(text.replace(COMPARISON_MARKER, body), encoding="utf-8")

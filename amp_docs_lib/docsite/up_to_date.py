@@ -20,11 +20,11 @@ import sys
 import time
 from pathlib import Path
 
-from amp_docs_lib.docsite.fingerprint import EXAMPLE_SUFFIXES, TRACKED_PACKAGES, installed_versions, machine_light, tree_hash
+from amp_docs_lib.docsite.fingerprint import DISPATCH_VARIABLES, EXAMPLE_SUFFIXES, TRACKED_PACKAGES, installed_versions, machine_light, tree_hash
 
 MANIFEST = Path(".amp-docs-cache") / "site-manifest.json"
 # Besides our own variables, those that change which CPU kernels torch dispatches to.
-ENV_INPUTS = ("AMP_DOCS_PROFILE", "AMP_DOCS_SAVE_REFERENCE", "AMP_DOCS_HIDE_PACKAGES", "ATEN_CPU_CAPABILITY", "ONEDNN_MAX_CPU_ISA")
+ENV_INPUTS = ("AMP_DOCS_PROFILE", "AMP_DOCS_SAVE_REFERENCE", "AMP_DOCS_HIDE_PACKAGES", *DISPATCH_VARIABLES)
 # Besides what executes the chapters, the packages that turn them into pages.
 SITE_PACKAGES = ("mkdocs", "mkdocs-material", "mkdocs-jupyter", "mkdocstrings", "mkdocstrings-python",
                  "nbconvert", "pymdown-extensions", "markdown")
