@@ -14,7 +14,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from amp_docs_lib.profiles import Profile, active_profile
+from amp_docs_lib.core.profiles import Profile, active_profile
 
 
 @dataclass(frozen=True)

@@ -8,9 +8,9 @@ and scaled; then unscale_, clip in true units, step and update once.
 import torch
 import torch.nn.functional as F
 
-from amp_docs_lib.devices import default_device
-from amp_docs_lib.profiles import active_profile
-from amp_docs_lib.training import make_data, make_model
+from amp_docs_lib.core.devices import default_device
+from amp_docs_lib.core.profiles import active_profile
+from amp_docs_lib.amp.toy_task import make_data, make_model
 
 ACCUMULATION_STEPS = 4
 MAX_NORM = 1.0

@@ -9,7 +9,7 @@ float32, promotes mixed inputs to the widest type, or leaves it alone. Run:
 import pandas as pd
 import torch
 
-from amp_docs_lib.autocast_policy import (available_devices, compare_with_documented,
+from amp_docs_lib.amp.autocast_policy import (available_devices, compare_with_documented,
                                           probe_autocast_policy, summarize_policy, wide_policy_table)
 
 

@@ -10,7 +10,7 @@ import math
 
 import pandas as pd
 
-from amp_docs_lib.formats import DECODE_DEFAULT, decode_table, float_format_names
+from amp_docs_lib.numbers.formats import DECODE_DEFAULT, decode_table, float_format_names
 
 
 def main() -> None:

@@ -5,7 +5,7 @@
 
 import pandas as pd
 
-from amp_docs_lib.formats import format_table
+from amp_docs_lib.numbers.formats import format_table
 
 
 def main() -> None:

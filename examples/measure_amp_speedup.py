@@ -12,8 +12,8 @@ import argparse
 import torch
 
 from amp_docs_lib.bench.timing import measure
-from amp_docs_lib.devices import default_device
-from amp_docs_lib.precision import PRECISIONS, precision_setup
+from amp_docs_lib.core.devices import default_device
+from amp_docs_lib.amp.precision import PRECISIONS, precision_setup
 
 
 def make_step(model, x, precision, device):

@@ -4,7 +4,7 @@
     python examples/train_gpt_precision.py --precision bf16 --steps 100
     python examples/train_gpt_precision.py --precision fp16      # naive FP16: stops on a NaN loss
 
-Regimes (amp_docs_lib.precision.REGIMES): fp32, tf32 (CUDA only), fp16 (naive FP16
+Regimes (amp_docs_lib.amp.precision.REGIMES): fp32, tf32 (CUDA only), fp16 (naive FP16
 parameters, no scaler), amp_fp16 (autocast FP16 + GradScaler), amp_bf16 (autocast BF16),
 bf16 (pure BF16 + plain AdamW), bf16_master (BF16 parameters + FP32 master weights),
 bf16_kahan (BF16 parameters + optimi.AdamW(kahan_sum=True)), amp_bf16_moments (AdamW
@@ -14,9 +14,9 @@ Every regime sees the same initialisation, batches and validation windows.
 import argparse
 import math
 
-from amp_docs_lib.devices import available_devices, default_device
-from amp_docs_lib.precision import REGIMES, regimes_for
-from amp_docs_lib.train_loop import TrainConfig, corpus_from_profile, train_regime, with_steps
+from amp_docs_lib.core.devices import available_devices, default_device
+from amp_docs_lib.amp.precision import REGIMES, regimes_for
+from amp_docs_lib.regimes.loop import TrainConfig, corpus_from_profile, train_regime, with_steps
 
 
 def main(argv=None):

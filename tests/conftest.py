@@ -78,3 +78,10 @@ def site(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("site")
     mkdocs_build(REPO_ROOT, "-d", str(out))
     return out
+
+
+def pytest_collection_modifyitems(config, items):
+    """A test that builds a site (the ``site`` or ``mini_site`` fixture) is a ``site`` test."""
+    for item in items:
+        if {"site", "mini_site"} & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.site)

@@ -1,6 +1,6 @@
 """Test values for the format explorer: normals, subnormals, ties, overflow, saturation, NaN.
 
-For every float format of ``amp_docs_lib.formats``: every representable value of the 8-bit and
+For every float format of ``amp_docs_lib.numbers.formats``: every representable value of the 8-bit and
 smaller formats, the midpoints between neighbours (ties) and values just beside them, values
 beyond the largest finite value, infinities, NaN and signed zeros; FP32, TF32, FP16 and BF16
 get hand-picked edge values and a fixed pseudo-random sample.
@@ -14,7 +14,7 @@ import warnings
 
 import numpy as np
 
-from amp_docs_lib.formats import bits_to_value, decode, float_format_names, get_format, next_up
+from amp_docs_lib.numbers.formats import bits_to_value, decode, float_format_names, get_format, next_up
 
 
 def _representable(name: str) -> list[float]:

@@ -4,7 +4,7 @@ import pandas as pd
 import pytest
 import torch
 
-from amp_docs_lib import autocast_policy as ap
+from amp_docs_lib.amp import autocast_policy as ap
 
 
 def _cat(op, dtype=torch.bfloat16, device="cpu"):

@@ -12,8 +12,8 @@ import torch
 from torch.utils.flop_counter import FlopCounterMode
 
 from amp_docs_lib.bench import matmul, memory, model_sweep, peaks, roofline, timing
-from amp_docs_lib.bench.cli import DEFAULT_SUITES, SUITES, _parse_suites
-from amp_docs_lib.bench.compile import top_ops
+from amp_docs_lib.bench.suites import DEFAULT_SUITES, SUITES, parse_suites as _parse_suites
+from amp_docs_lib.bench.compiled import top_ops
 from amp_docs_lib.gpt import GPT, GPTConfig, random_batch
 
 from conftest import REPO_ROOT

@@ -4,7 +4,7 @@ For every page: no console errors, no failed requests, no request to another hos
 loaded, math typeset where the source has math, a copy button on every code block. For every
 chapter: a screenshot in each palette, figures shown in the palette's rendering. Also: search
 finds "GradScaler" and leads to its page, figures open in the lightbox, and the Formats page's
-format explorer agrees with ``amp_docs_lib.formats.decode``.
+format explorer agrees with ``amp_docs_lib.numbers.formats.decode``.
 
 Needs Playwright (PyPI) and a system Chromium (Debian: `apt-get install chromium`); skipped,
 with the reason, where either is missing (CI installs Chromium, see `.ci/run`). The static
@@ -25,11 +25,13 @@ from pathlib import Path
 
 import pytest
 
+
 from conftest import CHAPTERS
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 playwright = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
-pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="no system Chromium (apt-get install chromium)")
+pytestmark = [pytest.mark.browser, pytest.mark.site,
+              pytest.mark.skipif(CHROMIUM is None, reason="no system Chromium (apt-get install chromium)")]
 
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
         "--disable-component-update", "--disable-sync", "--no-first-run"]

@@ -7,8 +7,12 @@ import subprocess
 import sys
 import time
 
-from amp_docs_lib.docsite.plugin import BUILD_LOG
-from amp_docs_lib.docsite.up_to_date import MANIFEST
+import pytest
+
+from amp_docs_lib.core.paths import BUILD_LOG
+from amp_docs_lib.core.paths import SITE_MANIFEST as MANIFEST
+
+pytestmark = pytest.mark.site
 
 from conftest import make_chapter
 

@@ -4,7 +4,9 @@ import re
 
 import pytest
 
-from amp_docs_lib.docsite.execute import ChapterExecutionError, execute_notebook, read_chapter
+from amp_docs_lib.docsite.execute import ChapterExecutionError, execute_notebook
+
+from amp_docs_lib.core.chapters import read_chapter
 from amp_docs_lib.docsite.progress import PROGRESS_ENV_VAR, ChapterProgress, progress_level
 
 from conftest import make_chapter, mkdocs_build

@@ -12,7 +12,7 @@ import pytest
 
 from amp_docs_lib.docsite import cache as cache_mod
 from amp_docs_lib.docsite.cache import ExecutionCache, KeyInputs, cache_key, library_source_hash
-from amp_docs_lib.docsite.plugin import BUILD_LOG
+from amp_docs_lib.core.paths import BUILD_LOG
 
 from conftest import make_chapter, mkdocs_build
 
@@ -37,7 +37,7 @@ def test_library_source_changes_key(inputs, tmp_path):
     shutil.copytree(cache_mod.LIBRARY_ROOT, lib, ignore=shutil.ignore_patterns("__pycache__"))
     before = library_source_hash(lib)
     assert before == inputs.library_hash
-    (lib / "formats.py").write_text((lib / "formats.py").read_text() + "\n# edited\n")
+    (lib / "numbers" / "formats.py").write_text((lib / "numbers" / "formats.py").read_text() + "\n# edited\n")
     after = library_source_hash(lib)
     assert after != before
     assert cache_key(TEXT, dataclasses.replace(inputs, library_hash=after)) != cache_key(TEXT, inputs)

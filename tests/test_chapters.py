@@ -8,10 +8,14 @@ import ast
 
 import pytest
 
+pytestmark = pytest.mark.site
+
 from amp_docs_lib.docsite.cache import ExecutionCache, KeyInputs, cache_key
-from amp_docs_lib.docsite.execute import EXPECTED_ERROR_TAG, execute_notebook, read_chapter
-from amp_docs_lib.docsite.plugin import DEFAULT_CACHE_DIR, chapter_id_for
-from amp_docs_lib.gating import describe, requirements_from_tags
+from amp_docs_lib.docsite.execute import EXPECTED_ERROR_TAG, execute_notebook
+from amp_docs_lib.core.chapters import read_chapter
+from amp_docs_lib.core.chapters import chapter_id_for
+from amp_docs_lib.core.paths import EXECUTED_DIR
+from amp_docs_lib.core.gating import describe, requirements_from_tags
 
 from conftest import CHAPTERS, REPO_ROOT
 
@@ -44,7 +48,7 @@ def test_chapter_is_well_formed_and_compiles(path):
 def test_chapter_executes(path):
     """Through the build's cache: free after a build, a full execution otherwise."""
     cid = chapter_id_for(path)
-    cache = ExecutionCache(REPO_ROOT / DEFAULT_CACHE_DIR)
+    cache = ExecutionCache(REPO_ROOT / EXECUTED_DIR)
     key = cache_key(path.read_text(encoding="utf-8"), KeyInputs.current())
     hit = cache.get(cid, key)
     nb = hit[1] if hit else execute_notebook(read_chapter(path), cid)[0]
@@ -60,7 +64,7 @@ def test_chapter_executes(path):
 
 def _executed(path):
     cid = chapter_id_for(path)
-    cache = ExecutionCache(REPO_ROOT / DEFAULT_CACHE_DIR)
+    cache = ExecutionCache(REPO_ROOT / EXECUTED_DIR)
     hit = cache.get(cid, cache_key(path.read_text(encoding="utf-8"), KeyInputs.current()))
     return hit[1] if hit else execute_notebook(read_chapter(path), cid)[0]
 

@@ -5,7 +5,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from amp_docs_lib.claim_lint import lint_chapter, lint_source
+from amp_docs_lib.page.claim_lint import lint_chapter, lint_source
 from amp_docs_lib.docsite.execute import ChapterExecutionError, execute_notebook
 
 CHAPTERS = sorted((Path(__file__).resolve().parents[1] / "docs" / "chapters").glob("*.md"))

@@ -2,7 +2,7 @@ import math
 
 import pytest
 
-from amp_docs_lib.claims import ClaimContradicted, Statement, check_statements, claim, on_this_machine, values_match
+from amp_docs_lib.page.claims import ClaimContradicted, Statement, check_statements, claim, on_this_machine, values_match
 
 
 def test_true_claim_renders_measured_value():

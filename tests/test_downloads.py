@@ -6,7 +6,7 @@ import re
 import pytest
 
 from amp_docs_lib.docsite.downloads import DOWNLOADS_DIR, examples_used, wrap_bare_code
-from amp_docs_lib.docsite.reader import lightbox_links_without_copies
+from amp_docs_lib.docsite.pages import lightbox_links_without_copies
 
 from conftest import CHAPTERS, FRONT_MATTER
 

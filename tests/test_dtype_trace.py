@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from amp_docs_lib import dtype_trace as dt
+from amp_docs_lib.amp import dtype_trace as dt
 from amp_docs_lib.gpt import GPT, GPTConfig, random_batch
 
 CFG = GPTConfig(vocab_size=32, block_size=8, n_layer=1, n_head=2, n_embd=16)

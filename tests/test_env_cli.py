@@ -1,11 +1,14 @@
 import json
 import subprocess
+
+import pytest
 import sys
 
 import torch
 
-from amp_docs_lib.env import environment_report, format_report, hardware_fingerprint, hardware_description
-from amp_docs_lib.stamp import show_table, stamp_text
+from amp_docs_lib.core.env import environment_report, format_report, hardware_fingerprint, hardware_description
+from amp_docs_lib.page.tables import show_table
+from amp_docs_lib.page.stamp import stamp_text
 
 
 def test_report_names_device_versions_and_profile():
@@ -13,7 +16,7 @@ def test_report_names_device_versions_and_profile():
     assert r["torch"] == torch.__version__
     assert r["profile"] in ("cpu-small", "gpu-full")
     text = format_report(r)
-    for needle in ("device", "torch", "TF32", "profile", "hardware fingerprint", "package numpy"):
+    for needle in ("device", "torch", "TF32", "profile", "hardware fingerprint", "package: numpy"):
         assert needle in text
 
 
@@ -31,7 +34,7 @@ def test_stamp_names_everything():
 
 
 def test_amp_docs_env_command():
-    out = subprocess.run([sys.executable, "-m", "amp_docs_lib.cli", "env", "--json"],
+    out = subprocess.run([sys.executable, "-m", "amp_docs_lib", "env", "--json"],
                          capture_output=True, text=True, check=True).stdout
     assert json.loads(out)["torch"] == torch.__version__
 
@@ -43,8 +46,8 @@ def test_show_table_rejects_non_frames():
 
 
 def test_cpu_capability_and_16_bit_matmul_support_are_reported_stamped_and_fingerprinted():
-    from amp_docs_lib.docsite.fingerprint import cpu_native_matmul, machine_light
-    from amp_docs_lib.env import cpu_capability, cpu_matmul_support
+    from amp_docs_lib.core.machine import cpu_native_matmul, machine_light
+    from amp_docs_lib.core.env import cpu_capability, cpu_matmul_support
 
     cap = str(torch.backends.cpu.get_cpu_capability())
     assert cpu_capability() == cap
@@ -60,7 +63,7 @@ def test_cpu_capability_and_16_bit_matmul_support_are_reported_stamped_and_finge
 
 
 def test_native_matmul_flags_are_read_from_cpu_flags():
-    from amp_docs_lib.docsite.fingerprint import cpu_native_matmul
+    from amp_docs_lib.core.machine import cpu_native_matmul
 
     assert cpu_native_matmul(frozenset({"avx2", "fma"})) == {"bf16": "none", "fp16": "none"}
     assert cpu_native_matmul(frozenset({"avx512_bf16", "amx_bf16", "amx_fp16"})) == \
@@ -68,10 +71,31 @@ def test_native_matmul_flags_are_read_from_cpu_flags():
 
 
 def test_a_onednn_isa_cap_below_bf16_reports_emulated_matmul():
-    from amp_docs_lib.docsite.fingerprint import cpu_native_matmul
+    from amp_docs_lib.core.machine import cpu_native_matmul
 
     flags = frozenset({"avx512_bf16", "avx512_fp16"})
     assert cpu_native_matmul(flags, max_isa="") == {"bf16": "avx512_bf16", "fp16": "avx512_fp16"}
     capped = cpu_native_matmul(flags, max_isa="AVX2")
     assert capped == {"bf16": "none (ONEDNN_MAX_CPU_ISA=AVX2)", "fp16": "none (ONEDNN_MAX_CPU_ISA=AVX2)"}
     assert cpu_native_matmul(flags, max_isa="AVX512_CORE_BF16")["bf16"] == "avx512_bf16"
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["bench-build", "--rounds", "0"], "0 is not in the range x>=1"),
+    (["execute", "no-such-chapter.md"], "does not exist"),
+    (["bench", "--suite", "nope"], "unknown suite 'nope'; valid suites:"),
+    (["no-such-command"], "No such command 'no-such-command'"),
+])
+def test_cli_bad_options_are_usage_errors(argv, message, capsys):
+    from amp_docs_lib.cli import main
+
+    assert main(argv) == 2
+    assert message in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("command", ["build", "execute", "bench-build", "env", "report", "bench", "package-reference"])
+def test_every_command_has_help(command, capsys):
+    from amp_docs_lib.cli import main
+
+    assert main([command, "--help"]) == 0
+    assert f"Usage: amp-docs {command}" in capsys.readouterr().out

@@ -7,7 +7,7 @@ import sys
 import textwrap
 
 from amp_docs_lib.docsite.env_memo import MEMO_FILE, environment_report_memo, light_key
-from amp_docs_lib.env import environment_report
+from amp_docs_lib.core.env import environment_report
 
 from conftest import mkdocs_build
 

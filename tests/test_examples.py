@@ -7,8 +7,10 @@ import sys
 
 import pytest
 
-from amp_docs_lib.docsite.hide_packages import OPTIONAL_PACKAGES, subprocess_env
-from amp_docs_lib.gating import requirement_met
+pytestmark = pytest.mark.slow
+
+from amp_docs_lib.core.packages import OPTIONAL_PACKAGES, subprocess_env
+from amp_docs_lib.core.gating import requirement_met
 
 from conftest import REPO_ROOT
 

@@ -1,6 +1,8 @@
 import pytest
 
-from amp_docs_lib.docsite.execute import ChapterExecutionError, execute_notebook, read_chapter
+from amp_docs_lib.docsite.execute import ChapterExecutionError, execute_notebook
+
+from amp_docs_lib.core.chapters import read_chapter
 
 from conftest import make_chapter
 

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import torch
 
-from amp_docs_lib import formats as F
+from amp_docs_lib.numbers import formats as F
 
 
 @pytest.mark.parametrize("value,fmt,expected", [
@@ -136,7 +136,7 @@ def test_bytes_per_element_agrees_with_torch_storage():
     import pytest
     import torch
 
-    from amp_docs_lib.formats import bytes_per_element
+    from amp_docs_lib.numbers.formats import bytes_per_element
 
     for fmt, dtype in (("FP32", torch.float32), ("FP16", torch.float16), ("BF16", torch.bfloat16),
                        ("FP8 E4M3FN", torch.float8_e4m3fn), ("FP8 E5M2", torch.float8_e5m2),

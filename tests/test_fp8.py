@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 import torch
 
-from amp_docs_lib import formats as registry
-from amp_docs_lib.fp8 import capture, gemm, memory, scaling, training
+from amp_docs_lib.numbers import formats as registry
+from amp_docs_lib.fp8 import capture, gemm, memory, scaling, float8_training
 from amp_docs_lib.fp8 import formats as F
 from amp_docs_lib.fp8 import transformer_engine as te_info
 
@@ -221,14 +221,14 @@ def test_float8_training_converts_linears_and_runs():
     from amp_docs_lib.gpt import GPTConfig
 
     cfg = GPTConfig(vocab_size=64, block_size=16, n_layer=1, n_head=2, n_embd=32)
-    m = training.build_model("float8 rowwise", cfg)
-    names = training.float8_modules(m)
+    m = float8_training.build_model("float8 rowwise", cfg)
+    names = float8_training.float8_modules(m)
     assert len(names) == 4 and "lm_head" not in names
-    c = training.train_curves(("bf16", "float8 tensorwise"), steps=2, cfg=cfg)
+    c = float8_training.train_curves(("bf16", "float8 tensorwise"), steps=2, cfg=cfg)
     assert len(c) == 4 and c["loss"].notna().all()
     with pytest.raises(ValueError, match="valid"):
-        training.build_model("float8 blockwise", cfg)
-    rc = training.recipe_config_table().set_index("recipe")
+        float8_training.build_model("float8 blockwise", cfg)
+    rc = float8_training.recipe_config_table().set_index("recipe")
     assert rc.loc["tensorwise", "grad_output"].endswith("float8_e5m2")
     assert rc.loc["rowwise", "grad_output"].endswith("float8_e4m3fn")
 

@@ -5,7 +5,7 @@ import math
 import pytest
 import torch
 
-from amp_docs_lib.grad_scaler import (ReferenceGradScaler, reference_defaults,
+from amp_docs_lib.amp.grad_scaler import (ReferenceGradScaler, reference_defaults,
                                       torch_gradscaler_defaults, update_scale)
 
 INJECT = {2: float("inf"), 5: float("nan"), 6: float("-inf"), 13: float("inf")}

@@ -7,9 +7,11 @@ import sys
 
 import pytest
 
-from amp_docs_lib.docsite.hide_packages import (HIDE_ENV_VAR, OPTIONAL_PACKAGES, SITE_DIR, hidden_packages,
+pytestmark = pytest.mark.site
+
+from amp_docs_lib.core.packages import (HIDE_ENV_VAR, OPTIONAL_PACKAGES, SITE_DIR, hidden_packages,
                                                 is_hidden, subprocess_env)
-from amp_docs_lib.gating import requirement_met, skip_note_html
+from amp_docs_lib.core.gating import requirement_met, skip_note_html
 
 from conftest import CHAPTERS, make_chapter
 
@@ -83,7 +85,8 @@ def test_hidden_set_is_in_the_cache_key_and_the_build_manifest(monkeypatch):
 
 
 def test_executor_hides_packages_from_the_kernel(tmp_path, monkeypatch, stand_in):
-    from amp_docs_lib.docsite.execute import execute_notebook, read_chapter
+    from amp_docs_lib.docsite.execute import execute_notebook
+    from amp_docs_lib.core.chapters import read_chapter
 
     monkeypatch.setenv(HIDE_ENV_VAR, STAND_IN)
     p = tmp_path / "hid.md"
@@ -116,7 +119,8 @@ def test_optional_chapters_are_found():
 @pytest.mark.parametrize("path", OPTIONAL_CHAPTERS, ids=[c.stem for c in OPTIONAL_CHAPTERS])
 def test_chapter_builds_without_optional_packages(path, monkeypatch):
     """The whole chapter executes with every optional package hidden; gated cells say why they were skipped."""
-    from amp_docs_lib.docsite.execute import execute_notebook, read_chapter
+    from amp_docs_lib.docsite.execute import execute_notebook
+    from amp_docs_lib.core.chapters import read_chapter
 
     monkeypatch.setenv(HIDE_ENV_VAR, "optional")
     nb = execute_notebook(read_chapter(path), path.stem)[0]  # raises if any cell fails

@@ -9,6 +9,8 @@ import pytest
 import torch
 
 from amp_docs_lib import literature as L
+from amp_docs_lib.core.chapters import chapter_anchors, heading_anchor
+from amp_docs_lib.literature import verdicts
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -76,17 +78,17 @@ def test_bibliography_rejects_unknown_keys():
      "1-locating-the-first-infnan-hooks-against-detect_anomaly"),
 ])
 def test_heading_anchor_matches_mkdocs_toc(heading, anchor):
-    assert L.heading_anchor(heading) == anchor
+    assert heading_anchor(heading) == anchor
 
 
 def test_existing_link_in_gradscaler_resolves_with_chapter_anchors():
-    assert "lost-updates-and-fp32-master-weights" in L.chapter_anchors("chapters/formats.md")
+    assert "lost-updates-and-fp32-master-weights" in chapter_anchors("chapters/formats.md")
 
 
 @pytest.mark.parametrize("claim", L.CLAIMS, ids=lambda c: c.key)
 def test_every_row_links_to_an_existing_heading(claim):
     name, anchor = L.split_test(claim.test)
-    assert anchor in L.chapter_anchors(f"chapters/{name}.md"), claim.test
+    assert anchor in chapter_anchors(f"chapters/{name}.md"), claim.test
     assert L.site_url(claim.test) == f"../{name}/#{anchor}"
 
 
@@ -97,7 +99,7 @@ def test_chapter_prose_links_resolve():
     for name, anchor in links:
         assert (ROOT / f"docs/chapters/{name}.md").exists(), name
         if anchor:
-            assert anchor in L.chapter_anchors(f"chapters/{name}.md"), f"{name}.md#{anchor}"
+            assert anchor in chapter_anchors(f"chapters/{name}.md"), f"{name}.md#{anchor}"
 
 
 def test_split_test_rejects_bad_targets():
@@ -143,7 +145,7 @@ def test_every_verdict_function_calls_something(claim):
 
 def test_verdict_follows_the_measurement(monkeypatch):
     """Changing what a verdict function measures changes the verdict."""
-    from amp_docs_lib import grad_scaler
+    from amp_docs_lib.amp import grad_scaler
 
     assert L.get_claim("pytorch-gradscaler-defaults").verdict().status == L.HOLDS
     monkeypatch.setattr(grad_scaler, "torch_gradscaler_defaults",
@@ -161,10 +163,10 @@ def test_zero_example_fails_for_another_accounting(monkeypatch):
 
 def test_not_testable_reason_comes_from_gating(monkeypatch):
     v = L.get_claim("fp8-training-quality").verdict()
-    if L.gating.requirement_met("sm89"):
+    if verdicts.gating.requirement_met("sm89"):
         pytest.skip("this machine has FP8 tensor cores")
     assert v.status == L.NOT_TESTABLE and "compute capability 8.9" in v.reason
-    monkeypatch.setattr(L.gating, "requirement_met", lambda r: True)
+    monkeypatch.setattr(verdicts.gating, "requirement_met", lambda r: True)
     v2 = L.get_claim("fp8-training-quality").verdict()
     assert v2.status == L.NOT_TESTABLE and v2.reason.startswith("needs scale")
 
@@ -242,14 +244,14 @@ def test_block_format_verdicts_follow_the_measurement(monkeypatch):
 def test_hardware_rows_are_not_testable_without_their_gpu():
     for key, req in (("nvidia-fp16-multiples-of-8", "cuda"), ("deepseek-accumulator", "sm90"),
                      ("nvfp4-training", "sm100")):
-        if L.gating.requirement_met(req):
+        if verdicts.gating.requirement_met(req):
             continue
         v = L.get_claim(key).verdict()
         assert v.status == L.NOT_TESTABLE and v.reason.startswith("needs"), key
 
 
 def test_nvidia_loss_scaling_rows_follow_the_measurement(monkeypatch):
-    from amp_docs_lib import grad_scaler, underflow
+    from amp_docs_lib.amp import grad_scaler, underflow
 
     assert L.get_claim("nvidia-constant-scale").verdict().status == L.HOLDS
     assert L.get_claim("nvidia-dynamic-scaling").verdict().status == L.HOLDS

@@ -5,7 +5,7 @@ import math
 import pytest
 import torch
 
-from amp_docs_lib import numerics as N
+from amp_docs_lib.numbers import numerics as N
 
 
 def test_spacing_measured_equals_definition():

@@ -5,8 +5,11 @@ import textwrap
 
 import pytest
 
-from amp_docs_lib.docsite.execute import (JOBS_ENV_VAR, ChapterExecutionError, execute_chapters,
-                                          is_timing_sensitive, read_chapter, resolve_jobs)
+pytestmark = pytest.mark.site
+
+from amp_docs_lib.docsite.execute import JOBS_ENV_VAR, ChapterExecutionError, execute_chapters, is_timing_sensitive, resolve_jobs
+
+from amp_docs_lib.core.chapters import read_chapter
 
 from conftest import FRONT_MATTER, make_chapter
 

@@ -3,8 +3,8 @@
 import pytest
 import torch
 
-from amp_docs_lib.precision import PRECISIONS, precision_setup
-from amp_docs_lib.training import make_data, make_model, train, train_step
+from amp_docs_lib.amp.precision import PRECISIONS, precision_setup
+from amp_docs_lib.amp.toy_task import make_data, make_model, train, train_step
 
 
 @pytest.mark.parametrize("name,autocast_dtype,param_dtype,scaler", [
@@ -55,30 +55,30 @@ def test_train_step_clipping_path():
     assert l1 < l0
 
 
-# The copyable example drives the same switch (run in-process through amp_docs_lib.snippets).
+# The copyable example drives the same switch (run in-process through amp_docs_lib.page.snippets).
 
 @pytest.mark.parametrize("precision", PRECISIONS)
 def test_amp_training_loop_example_flag(precision):
-    from amp_docs_lib.snippets import run_snippet
+    from amp_docs_lib.page.snippets import run_snippet
 
     run = run_snippet("amp_training_loop.py", ["--precision", precision, "--steps", "3"])
     assert f"{precision} on " in run.output and "final loss" in run.output
 
 
 def test_amp_training_loop_example_rejects_unknown_precision():
-    from amp_docs_lib.snippets import run_snippet
+    from amp_docs_lib.page.snippets import run_snippet
 
     with pytest.raises(SystemExit):
         run_snippet("amp_training_loop.py", ["--precision", "fp8"])
 
 
 def test_snippets_diff_and_bad_path():
-    from amp_docs_lib.snippets import show_diff, show_source
+    from amp_docs_lib.page.snippets import show_diff, show_source
 
     d = show_diff("amp_patterns/fp32_loop.py", "amp_patterns/amp_loop.py")
     assert "+scaler = torch.amp.GradScaler(device)" in d.text
     assert "-    loss.backward()" in d.text
     assert 'class="highlight"' in d._repr_html_()
-    assert "ReferenceGradScaler" in show_source(__import__("amp_docs_lib.grad_scaler").grad_scaler.ReferenceGradScaler).text
+    assert "ReferenceGradScaler" in show_source(__import__("amp_docs_lib.amp.grad_scaler").amp.grad_scaler.ReferenceGradScaler).text
     with pytest.raises(ValueError, match="valid examples"):
         show_source("amp_patterns/nope.py")

@@ -1,7 +1,7 @@
 import pytest
 import torch
 
-from amp_docs_lib import gating, profiles
+from amp_docs_lib.core import gating, profiles
 
 
 def test_profile_from_hardware_and_override(monkeypatch):

@@ -2,8 +2,8 @@
 
 import re
 
-from amp_docs_lib.profiles import PROFILES
-from amp_docs_lib.reference_machines import measurements_from_site
+from amp_docs_lib.core.profiles import PROFILES
+from amp_docs_lib.docsite.references import measurements_from_site
 
 from conftest import CHAPTERS
 

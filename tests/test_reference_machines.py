@@ -10,11 +10,11 @@ import pandas as pd
 import pytest
 
 from amp_docs_lib.cli import main
-from amp_docs_lib.docsite.execute import read_chapter
-from amp_docs_lib.gating import requirements_from_tags
-from amp_docs_lib.reference_machines import (METADATA_KEY, comparison_html, machine_name,
-                                             measurements_from_notebook, measurements_from_site, package,
-                                             publish, reference_machines, skipped_measurements)
+from amp_docs_lib.core.chapters import read_chapter
+from amp_docs_lib.core.gating import requirements_from_tags
+from amp_docs_lib.page.publish import METADATA_KEY, measurements_from_notebook, publish
+from amp_docs_lib.cli.reference import package
+from amp_docs_lib.docsite.references import comparison_html, machine_name, measurements_from_site, reference_machines, skipped_measurements
 
 from conftest import CHAPTERS, REPO_ROOT
 
@@ -97,8 +97,7 @@ def test_package_writes_a_reference_machine_and_its_archive(tmp_path):
 def test_package_refuses_an_unbuilt_site_and_bad_names(tmp_path, capsys):
     with pytest.raises(ValueError, match="build the site first"):
         package(tmp_path, tmp_path / "refs", name="m")
-    with pytest.raises(SystemExit):
-        main(["package-reference", "--site", str(tmp_path), "--name", "m"])
+    assert main(["package-reference", "--site", str(tmp_path), "--name", "m"]) == 2
     assert "build the site first" in capsys.readouterr().err
     site = _site(tmp_path, _notebook("perf"))
     with pytest.raises(ValueError, match="machine name must match"):

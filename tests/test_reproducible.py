@@ -2,6 +2,8 @@
 
 import pytest
 
+pytestmark = pytest.mark.site
+
 from amp_docs_lib.docsite.reproducible import cold_builds, compare_builds, normalise
 
 

@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from amp_docs_lib.scale_dynamics import (REMEDIES, SCENARIOS, plot_scale, remedy_table,
+from amp_docs_lib.amp.scale_dynamics import (REMEDIES, SCENARIOS, plot_scale, remedy_table,
                                          scenario, simulate)
 
 

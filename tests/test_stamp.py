@@ -12,8 +12,10 @@ import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 from PIL import Image  # noqa: E402
 
-from amp_docs_lib.stamp import (DARK_BACKGROUND, MAX_OPEN_ROWS, show_figure, show_table,  # noqa: E402
-                                stamp_text, table_from_rows)
+from amp_docs_lib.page.figures import DARK_BACKGROUND, show_figure
+from amp_docs_lib.page.tables import MAX_OPEN_ROWS, show_table
+from amp_docs_lib.page.stamp import stamp_text  # noqa: E402
+from amp_docs_lib.core.tables import table_from_rows
 
 from conftest import CHAPTERS  # noqa: E402
 

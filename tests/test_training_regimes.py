@@ -7,11 +7,12 @@ import pandas as pd
 import pytest
 import torch
 
-from amp_docs_lib.corpus import MarkovSource, make_corpus
+from amp_docs_lib.regimes.corpus import MarkovSource, make_corpus
 from amp_docs_lib.gpt import GPTConfig
-from amp_docs_lib.optim_precision import MasterWeights, RoundedStateAdamW, kahan_adamw, optimizer_state_bytes
-from amp_docs_lib.precision import REGIMES, get_regime, make_optimizer, regimes_for
-from amp_docs_lib.train_loop import (TrainConfig, naive_fp16_first_step, replay_scale, summary_table,
+from amp_docs_lib.regimes.optimizers import MasterWeights, RoundedStateAdamW, kahan_adamw, optimizer_state_bytes
+from amp_docs_lib.amp.precision import REGIMES, get_regime, regimes_for
+from amp_docs_lib.regimes.optimizers import make_optimizer
+from amp_docs_lib.regimes.loop import (TrainConfig, naive_fp16_first_step, replay_scale, summary_table,
                                      train_regime)
 
 TINY_MODEL = GPTConfig(vocab_size=16, block_size=16, n_layer=1, n_head=2, n_embd=32, init_std=0.1)
@@ -230,7 +231,7 @@ def test_train_config_validation():
 
 @pytest.mark.parametrize("name", CPU_REGIMES)
 def test_example_each_cpu_regime(name):
-    from amp_docs_lib.snippets import run_snippet
+    from amp_docs_lib.page.snippets import run_snippet
 
     out = run_snippet("train_gpt_precision.py", ["--precision", name, "--steps", "3"]).output
     assert f"{name} on cpu: status:" in out
@@ -243,7 +244,7 @@ def test_example_each_cpu_regime(name):
 @pytest.mark.parametrize("argv", [["--precision", "fp8"], ["--precision", "tf32", "--device", "cpu"],
                                   ["--steps", "0"]])
 def test_example_rejects_bad_values(argv, capsys):
-    from amp_docs_lib.snippets import run_snippet
+    from amp_docs_lib.page.snippets import run_snippet
 
     with pytest.raises(SystemExit):
         run_snippet("train_gpt_precision.py", argv)

@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from amp_docs_lib.underflow import (bce_gradient_overflow, cast_report, format_limits,
+from amp_docs_lib.amp.underflow import (bce_gradient_overflow, cast_report, format_limits,
                                     predicted_fraction_below, real_backward_underflow,
                                     synthetic_gradients, underflow_table)
 

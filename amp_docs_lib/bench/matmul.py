@@ -16,7 +16,7 @@ import pandas as pd
 import torch
 
 from amp_docs_lib.bench.timing import Timing, measure
-from amp_docs_lib.devices import check_device
+from amp_docs_lib.core.devices import check_device
 
 MATMUL_DTYPES = ("fp32", "tf32", "fp16", "bf16", "fp8")
 _TORCH_DTYPES = {"fp32": torch.float32, "tf32": torch.float32, "fp16": torch.float16,

@@ -24,8 +24,8 @@ from typing import Any
 import pandas as pd
 import torch
 
-from amp_docs_lib.devices import check_device
-from amp_docs_lib.formats import bytes_per_element
+from amp_docs_lib.core.devices import check_device
+from amp_docs_lib.numbers.formats import bytes_per_element
 from amp_docs_lib.gpt import GPT, GPTConfig, random_batch
 from amp_docs_lib.bench.model_sweep import count_parameters
 
@@ -88,7 +88,7 @@ def measure_step(cfg: GPTConfig, batch: int, precision: str, device: str | torch
     Returns bytes of weights, grads, optimizer states, bytes saved for backward
     and (CUDA) the allocator's peak during the step.
     """
-    from amp_docs_lib.precision import precision_setup
+    from amp_docs_lib.amp.precision import precision_setup
 
     dev = check_device(device)
     setup = precision_setup(precision, dev)

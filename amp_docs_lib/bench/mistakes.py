@@ -20,7 +20,7 @@ import torch
 import torch.utils.benchmark as benchmark
 
 from amp_docs_lib.bench.timing import Timing, default_threads, measure, quartiles
-from amp_docs_lib.devices import check_device
+from amp_docs_lib.core.devices import check_device
 
 
 def _sync(device: torch.device) -> None:

@@ -19,9 +19,9 @@ import pandas as pd
 import torch
 
 from amp_docs_lib.bench.timing import measure
-from amp_docs_lib.devices import check_device
+from amp_docs_lib.core.devices import check_device
 from amp_docs_lib.gpt import GPT, GPTConfig, random_batch
-from amp_docs_lib.precision import precision_setup
+from amp_docs_lib.amp.precision import precision_setup
 
 SWEEP_PRECISIONS = ("fp32", "amp_bf16", "amp_fp16")
 # name: (n_layer, n_embd, n_head); the d_ff = 4·d_model shapes of GPT-2 small ... 2.7B.

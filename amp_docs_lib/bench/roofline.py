@@ -13,7 +13,7 @@ import pandas as pd
 import torch
 
 from amp_docs_lib.bench.timing import measure
-from amp_docs_lib.devices import check_device
+from amp_docs_lib.core.devices import check_device
 
 
 def matmul_intensity(n: int, element_bytes: int) -> float:

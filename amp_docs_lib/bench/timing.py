@@ -29,7 +29,7 @@ import torch
 logging.getLogger("torch.utils.cpp_extension").setLevel(logging.ERROR)
 import torch.utils.benchmark as benchmark  # noqa: E402
 
-from amp_docs_lib.devices import check_device
+from amp_docs_lib.core.devices import check_device
 
 METHODS = ("blocked", "adaptive", "cuda_events")
 MIN_RUNS = 5  # blocks (runs) a CPU measurement gathers at least, so it has a spread

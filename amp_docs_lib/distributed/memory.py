@@ -41,7 +41,7 @@ from typing import Any
 
 import pandas as pd
 
-from amp_docs_lib.formats import bytes_per_element
+from amp_docs_lib.numbers.formats import bytes_per_element
 
 STRATEGIES = ("DDP", "ZeRO-1", "ZeRO-2", "ZeRO-3", "FSDP")
 _FP32, _BF16 = bytes_per_element("FP32"), bytes_per_element("BF16")

@@ -30,14 +30,12 @@ from typing import Any
 import nbformat
 from nbformat.v4 import nbjson
 
-import amp_docs_lib
-from amp_docs_lib.docsite.hide_packages import hidden_packages
-from amp_docs_lib.docsite.fingerprint import EXAMPLE_SUFFIXES, tree_hash
-from amp_docs_lib.env import environment_report
+from amp_docs_lib.core.paths import EXAMPLES_DIR as EXAMPLES_ROOT, LIBRARY_ROOT
+from amp_docs_lib.core.packages import hidden_packages
+from amp_docs_lib.docsite.hashing import EXAMPLE_SUFFIXES, tree_hash
+from amp_docs_lib.core.env import environment_report
 
 CACHE_FORMAT = 1
-LIBRARY_ROOT = Path(amp_docs_lib.__file__).resolve().parent
-EXAMPLES_ROOT = LIBRARY_ROOT.parent / "examples"
 
 
 def library_source_hash(root: Path = LIBRARY_ROOT) -> str:

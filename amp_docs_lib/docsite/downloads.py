@@ -31,8 +31,8 @@ from pathlib import Path
 
 import yaml
 
-EXAMPLES_DIR = Path(__file__).resolve().parents[2] / "examples"
-DOWNLOADS_DIR = "downloads"
+from amp_docs_lib.core.paths import CHAPTER_DOWNLOADS_DIR, DOWNLOADS_DIR, EXAMPLES_DIR
+
 
 _CALL = re.compile(r"\b(?:show_source|show_diff|run_snippet)\s*\(([^)]*)\)")
 _STRING = re.compile(r"""["']([^"'\n]+?\.py)["']""")
@@ -81,8 +81,8 @@ class ChapterDownloads:
     examples: list[str] = field(default_factory=list)
 
     def files(self) -> dict[str, Path]:
-        out = {f"{DOWNLOADS_DIR}/chapters/{self.chapter}.ipynb": self.notebook,
-               f"{DOWNLOADS_DIR}/chapters/{self.chapter}.md": self.source}
+        out = {f"{CHAPTER_DOWNLOADS_DIR}/{self.chapter}.ipynb": self.notebook,
+               f"{CHAPTER_DOWNLOADS_DIR}/{self.chapter}.md": self.source}
         for e in self.examples:
             out[f"{DOWNLOADS_DIR}/examples/{e}"] = EXAMPLES_DIR / e
         return out
@@ -94,8 +94,8 @@ class ChapterDownloads:
             href = get_relative_url(target, page_url)
             return f'<a href="{html.escape(href)}" download>{html.escape(label)}</a>'
 
-        parts = [link(f"{DOWNLOADS_DIR}/chapters/{self.chapter}.ipynb", "executed notebook (.ipynb)"),
-                 link(f"{DOWNLOADS_DIR}/chapters/{self.chapter}.md", "source (.md)")]
+        parts = [link(f"{CHAPTER_DOWNLOADS_DIR}/{self.chapter}.ipynb", "executed notebook (.ipynb)"),
+                 link(f"{CHAPTER_DOWNLOADS_DIR}/{self.chapter}.md", "source (.md)")]
         ex = ""
         if self.examples:
             ex = ('<span class="amp-downloads__examples">Example programs used: '

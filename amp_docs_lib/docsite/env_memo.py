@@ -21,12 +21,10 @@ import os
 from pathlib import Path
 from typing import Any
 
-from amp_docs_lib.docsite.fingerprint import DISPATCH_VARIABLES, TRACKED_PACKAGES, cpu_flags, installed_versions, machine_light
+from amp_docs_lib.core.machine import cpu_flags, environment_inputs, machine_light
+from amp_docs_lib.core.packages import installed_versions
 
 MEMO_FILE = "environment.json"
-# Variables that change what torch reports or dispatches to, or which profile is active
-# (CUDA_VISIBLE_DEVICES is part of machine_light()).
-ENV_VARIABLES = ("AMP_DOCS_PROFILE", *DISPATCH_VARIABLES, "NVIDIA_TF32_OVERRIDE", "TORCH_ALLOW_TF32_CUBLAS_OVERRIDE")
 
 
 def light_key() -> str:
@@ -36,8 +34,8 @@ def light_key() -> str:
     blob = {
         "machine": machine_light(),  # CPU model and count, native matmul, nvidia-smi's GPUs
         "cpu_flags": sorted(cpu_flags()),
-        "packages": installed_versions(TRACKED_PACKAGES),
-        "env": {k: os.environ.get(k) for k in ENV_VARIABLES},
+        "packages": installed_versions(),
+        "env": environment_inputs(),
         "amp_docs_lib": amp_docs_lib.__version__,
     }
     return hashlib.sha256(json.dumps(blob, sort_keys=True).encode()).hexdigest()
@@ -48,7 +46,7 @@ def environment_report_memo(cache_dir: str | os.PathLike) -> dict[str, Any]:
 
     A missing, unreadable or stale memo is recomputed (importing torch) and rewritten atomically.
     """
-    from amp_docs_lib.env import git_revision
+    from amp_docs_lib.core.env import git_revision
 
     path = Path(cache_dir) / MEMO_FILE
     key = light_key()
@@ -59,7 +57,7 @@ def environment_report_memo(cache_dir: str | os.PathLike) -> dict[str, Any]:
                         build_date=_dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d"))
     except (OSError, ValueError):
         pass
-    from amp_docs_lib.env import environment_report
+    from amp_docs_lib.core.env import environment_report
 
     report = environment_report()
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -3,7 +3,7 @@
 * Cells tagged ``requires:<name>`` run only where ``gating.requirement_met``;
   elsewhere the cell's output is a visible skip note, plus the committed
   reference result for that cell if one exists.
-* A chapter with a claim that cannot fail (``amp_docs_lib.claim_lint``) is
+* A chapter with a claim that cannot fail (``amp_docs_lib.page.claim_lint``) is
   refused before it runs.
 * Cells tagged ``raises-exception`` must raise (their traceback is the output);
   any other cell that raises fails the chapter with ``ChapterExecutionError``,
@@ -15,7 +15,6 @@ one chapter (through the cache) and print per-cell timings.
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import html
 import json
@@ -33,13 +32,13 @@ import nbformat
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 
-from amp_docs_lib.docsite.hide_packages import hidden_packages, subprocess_env
+from amp_docs_lib.core.chapters import read_chapter
+from amp_docs_lib.core.packages import hidden_packages, subprocess_env
+from amp_docs_lib.core.paths import EXECUTED_DIR, REFERENCE_RESULTS_DIR, REPO_ROOT
 from amp_docs_lib.docsite.progress import ChapterProgress
-from amp_docs_lib.gating import requirements_from_tags, skip_note_html, unmet_requirements
-from amp_docs_lib.profiles import PROFILE_ENV_VAR, active_profile
+from amp_docs_lib.core.gating import requirements_from_tags, skip_note_html, unmet_requirements
+from amp_docs_lib.core.profiles import PROFILE_ENV_VAR, active_profile
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
-REFERENCE_DIR = REPO_ROOT / "docs" / "reference-results"
 SAVE_REFERENCE_ENV_VAR = "AMP_DOCS_SAVE_REFERENCE"
 EXPECTED_ERROR_TAG = "raises-exception"
 CELL_TIMEOUT_S = 900
@@ -49,18 +48,6 @@ _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 class ChapterExecutionError(RuntimeError):
     """A chapter's example failed; the message names the chapter and the cell."""
 
-
-def read_chapter(path: str | os.PathLike) -> nbformat.NotebookNode:
-    """Parse a jupytext Markdown chapter into a notebook (no execution)."""
-    path = Path(path)
-    if path.suffix != ".md":
-        raise ValueError(f"chapters are jupytext Markdown files (.md), got {path.name!r}")
-    nb = jupytext.read(path)
-    spec = nb.metadata.get("kernelspec", {})
-    if spec.get("language") != "python":
-        raise ValueError(f"{path}: not an executable chapter (needs a python kernelspec in its "
-                         f"jupytext front matter), kernelspec={spec!r}")
-    return nb
 
 
 def cell_id(cell: Any) -> str:
@@ -84,7 +71,7 @@ def _outputs_to_html(outputs: list[Any]) -> str:
 
 
 def reference_path(chapter_id: str, cell: Any) -> Path:
-    return REFERENCE_DIR / chapter_id / f"{cell_id(cell)}.json"
+    return REFERENCE_RESULTS_DIR / chapter_id / f"{cell_id(cell)}.json"
 
 
 def load_reference(chapter_id: str, cell: Any) -> str | None:
@@ -177,10 +164,10 @@ class ChapterClient(NotebookClient):
 def execute_notebook(nb: Any, chapter_id: str, *, cwd: Path = REPO_ROOT) -> tuple[Any, ChapterClient]:
     """Execute ``nb`` in a fresh kernel; raise ``ChapterExecutionError`` naming the chapter on failure.
 
-    A chapter with a claim whose check cannot fail (``amp_docs_lib.claim_lint``)
+    A chapter with a claim whose check cannot fail (``amp_docs_lib.page.claim_lint``)
     is refused before anything runs.
     """
-    from amp_docs_lib.claim_lint import lint_source
+    from amp_docs_lib.page.claim_lint import lint_source
 
     findings = [f"cell {i}, {f}" for i, cell in enumerate(nb.cells) if cell.cell_type == "code"
                 for f in lint_source(cell.source)]
@@ -293,23 +280,21 @@ def execute_chapters(chapters: list[tuple[str, Any]], jobs: int,
     return [results[i] for i in range(len(chapters))]
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("chapter", type=Path)
-    ap.add_argument("--no-cache", action="store_true", help="execute even if a cached result exists")
-    args = ap.parse_args(argv)
+def execute_one(chapter: Path, *, use_cache: bool = True) -> int:
+    """``amp-docs execute``: execute one chapter through the cache and print per-cell timings."""
+    from amp_docs_lib.core.chapters import chapter_id_for
     from amp_docs_lib.docsite.cache import ExecutionCache, KeyInputs, cache_key
-    from amp_docs_lib.docsite.plugin import DEFAULT_CACHE_DIR, chapter_id_for
 
-    text = args.chapter.read_text()
-    cid = chapter_id_for(args.chapter)
-    cache = ExecutionCache(REPO_ROOT / DEFAULT_CACHE_DIR)
-    key = cache_key(text, KeyInputs.current())
-    if not args.no_cache and cache.get(cid, key):
+    chapter = Path(chapter)
+    nb_source = read_chapter(chapter)  # ValueError for anything but a chapter
+    cid = chapter_id_for(chapter)
+    cache = ExecutionCache(Path.cwd() / EXECUTED_DIR)
+    key = cache_key(chapter.read_text(encoding="utf-8"), KeyInputs.current())
+    if use_cache and cache.get(cid, key):
         print(f"{cid}: cache hit ({cache._path(cid, key)})")
         return 0
     try:
-        nb, client = execute_notebook(read_chapter(args.chapter), cid)
+        nb, client = execute_notebook(nb_source, cid)
     except ChapterExecutionError as e:
         print(e, file=sys.stderr)
         return 1
@@ -319,7 +304,3 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  cell {idx:3d} {secs:7.2f}s {what:7s} {first}")
     print(f"{cid}: executed in {nb.metadata['amp_docs']['seconds']} s -> {path}")
     return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

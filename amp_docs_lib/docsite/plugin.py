@@ -23,14 +23,13 @@ from mkdocs.config import config_options as c
 from mkdocs.exceptions import PluginError
 from mkdocs.plugins import BasePlugin, event_priority
 
+from amp_docs_lib.core.chapters import chapter_id_for, read_chapter
+from amp_docs_lib.core.paths import BUILD_LOG, CACHE_DIR, EXECUTED_DIR, FRAGMENTS_DIR
 from amp_docs_lib.docsite.cache import ExecutionCache, KeyInputs, cache_key
 from amp_docs_lib.docsite.env_memo import environment_report_memo
 from amp_docs_lib.docsite.fragments import FragmentMemo
 
 log = logging.getLogger("mkdocs.plugins.amp_docs")
-DEFAULT_CACHE_DIR = ".amp-docs-cache/executed"
-MEMO_DIR = ".amp-docs-cache"  # the environment memo and the HTML fragments
-BUILD_LOG = ".amp-docs-cache/last-build.json"
 EVICT_AFTER_S = 3600  # unused entries survive an hour, so concurrent builds never lose theirs
 ENV_MARKER = "<!-- amp-docs:environment -->"
 CHAPTERS_MARKER = "<!-- amp-docs:chapters -->"
@@ -50,16 +49,6 @@ def _loads_remote(match: re.Match) -> bool:
     return bool(_REMOTE_IMPORT.search(body))
 
 
-def chapter_id_for(path: Path) -> str:
-    """Stable chapter name from a path: ``docs/chapters/formats.md`` -> ``formats``."""
-    p = Path(path).resolve()
-    parts = p.parts
-    if "chapters" in parts:
-        rel = Path(*parts[len(parts) - parts[::-1].index("chapters"):])
-    else:
-        rel = Path(p.name)
-    return rel.with_suffix("").as_posix()
-
 
 def strip_remote_scripts(html: str) -> str:
     """Remove scripts loaded from other hosts (the site must work offline)."""
@@ -68,7 +57,6 @@ def strip_remote_scripts(html: str) -> str:
 
 class AmpDocsConfig(base.Config):
     chapters = c.Type(str, default="chapters/*.md")
-    cache_dir = c.Type(str, default=DEFAULT_CACHE_DIR)
     # Chapters executed at once (one kernel each); 0 = number of cores. $AMP_DOCS_JOBS overrides.
     jobs = c.Type(int, default=0)
 
@@ -76,8 +64,9 @@ class AmpDocsConfig(base.Config):
 class AmpDocsPlugin(BasePlugin[AmpDocsConfig]):
     def on_config(self, config):
         root = Path(config.config_file_path).resolve().parent
-        self.cache = ExecutionCache(root / self.config.cache_dir)
-        self.memo_dir = root / MEMO_DIR
+        self.cache = ExecutionCache(root / EXECUTED_DIR)
+        self.memo_dir = root / CACHE_DIR
+        self.root = root
         self.build_log_path = root / BUILD_LOG
         return config
 
@@ -89,7 +78,7 @@ class AmpDocsPlugin(BasePlugin[AmpDocsConfig]):
         # environment report nor the cache hits import torch or the executor.
         self.environment = environment_report_memo(self.memo_dir)
         inputs = KeyInputs.current(self.environment)
-        self.fragments = FragmentMemo(self.memo_dir / "fragments", inputs.library_hash)
+        self.fragments = FragmentMemo(self.root / FRAGMENTS_DIR, inputs.library_hash)
         self.used: set[Path] = set()
         self.chapters: dict[str, dict] = {}
         record = {"started": time.time(), "executed": {}, "cached": []}
@@ -101,7 +90,7 @@ class AmpDocsPlugin(BasePlugin[AmpDocsConfig]):
             key = cache_key(Path(f.abs_src_path).read_text(encoding="utf-8"), inputs)
             chapters.append((f, cid, key, self.cache.get(cid, key)))
         misses = [(f, cid, key) for f, cid, key, hit in chapters if not hit]
-        from amp_docs_lib.docsite.execute import execute_chapters, read_chapter, resolve_jobs
+        from amp_docs_lib.docsite.execute import execute_chapters, resolve_jobs
 
         try:
             jobs = resolve_jobs(self.config.jobs)
@@ -152,7 +141,7 @@ class AmpDocsPlugin(BasePlugin[AmpDocsConfig]):
         """Fill the home page's markers with this build's environment and chapter status."""
         if ENV_MARKER in markdown:
             def render() -> str:
-                from amp_docs_lib.stamp import environment_table  # pandas: only when the report changed
+                from amp_docs_lib.page.tables import environment_table  # pandas: only when the report changed
                 return environment_table(self.environment)._repr_html_()
 
             markdown = markdown.replace(ENV_MARKER, self.fragments.html("environment", self.environment, render))
@@ -170,11 +159,11 @@ class AmpDocsPlugin(BasePlugin[AmpDocsConfig]):
                 f"<tbody>{rows}</tbody></table>")
 
     def on_post_page(self, output, page, config):
-        from amp_docs_lib.docsite.reader import post_page  # links, copy buttons, downloads bar
+        from amp_docs_lib.docsite.pages import post_page  # links, copy buttons, downloads bar
         return post_page(strip_remote_scripts(output), page, config, self.fragments)
 
     def on_post_build(self, config):
-        from amp_docs_lib.docsite.reader import post_build  # the "Yours vs reference" page
+        from amp_docs_lib.docsite.pages import post_build  # the "Yours vs reference" page
         post_build(config, self.fragments)
         removed = self.cache.evict_except(self.used, min_age_s=EVICT_AFTER_S)
         for p in removed:

@@ -21,7 +21,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
+from amp_docs_lib.core.paths import REPO_ROOT
 
 # What legitimately changes between two builds of the same inputs.
 NORMALISE = [

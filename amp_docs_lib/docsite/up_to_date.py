@@ -20,14 +20,12 @@ import sys
 import time
 from pathlib import Path
 
-from amp_docs_lib.docsite.fingerprint import DISPATCH_VARIABLES, EXAMPLE_SUFFIXES, TRACKED_PACKAGES, installed_versions, machine_light, tree_hash
+from amp_docs_lib.core.machine import environment_inputs, machine_light
+from amp_docs_lib.core.packages import ALL_DISTRIBUTIONS, installed_versions
+from amp_docs_lib.core.paths import SITE_MANIFEST
+from amp_docs_lib.docsite.hashing import EXAMPLE_SUFFIXES, tree_hash
 
-MANIFEST = Path(".amp-docs-cache") / "site-manifest.json"
-# Besides our own variables, those that change which CPU kernels torch dispatches to.
-ENV_INPUTS = ("AMP_DOCS_PROFILE", "AMP_DOCS_SAVE_REFERENCE", "AMP_DOCS_HIDE_PACKAGES", *DISPATCH_VARIABLES)
-# Besides what executes the chapters, the packages that turn them into pages.
-SITE_PACKAGES = ("mkdocs", "mkdocs-material", "mkdocs-jupyter", "mkdocstrings", "mkdocstrings-python",
-                 "nbconvert", "pymdown-extensions", "markdown")
+MANIFEST = SITE_MANIFEST
 
 
 def input_manifest(root: Path, mkdocs_args: list[str]) -> str:
@@ -38,9 +36,9 @@ def input_manifest(root: Path, mkdocs_args: list[str]) -> str:
         "mkdocs.yml": hashlib.sha256((root / "mkdocs.yml").read_bytes()).hexdigest(),
         "library": tree_hash(lib),
         "examples": tree_hash(root / "examples", EXAMPLE_SUFFIXES),
-        "packages": installed_versions(TRACKED_PACKAGES + SITE_PACKAGES),
+        "packages": installed_versions(ALL_DISTRIBUTIONS),
         "machine": machine_light(),
-        "env": {k: os.environ.get(k) for k in ENV_INPUTS},
+        "env": environment_inputs(),
         "args": mkdocs_args,
     }
     return hashlib.sha256(json.dumps(blob, sort_keys=True).encode()).hexdigest()
@@ -76,15 +74,4 @@ def build(mkdocs_args: list[str], *, force: bool = False, root: Path | None = No
         tmp = manifest_path.with_suffix(f".{os.getpid()}.tmp")
         tmp.write_text(json.dumps(last, indent=1))
         os.replace(tmp, manifest_path)  # a killed build never records a manifest
-    return rc
-
-
-def main(argv: list[str]) -> int:
-    ap = argparse.ArgumentParser(prog="amp-docs build", description=__doc__.splitlines()[0],
-                                 epilog="Other arguments go to `mkdocs build` (e.g. --strict, -d DIR).")
-    ap.add_argument("--force", action="store_true", help="run mkdocs even if nothing changed")
-    args, rest = ap.parse_known_args(argv)
-    t0 = time.perf_counter()
-    rc = build(rest, force=args.force)
-    print(f"amp-docs build: finished in {time.perf_counter() - t0:.1f} s (exit {rc})")
     return rc

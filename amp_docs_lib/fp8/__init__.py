@@ -9,11 +9,11 @@
 * :mod:`~amp_docs_lib.fp8.fine_grained`: DeepSeek-V3's tile/block scaling and promoted accumulation, emulated.
 * :mod:`~amp_docs_lib.fp8.gemm`: ``torch._scaled_mm`` / ``torch.nn.functional.scaled_mm`` and the
   scale-convention checker.
-* :mod:`~amp_docs_lib.fp8.training`: torchao float8 training of the GPT against BF16.
+* :mod:`~amp_docs_lib.fp8.float8_training`: torchao float8 training of the GPT against BF16.
 * :mod:`~amp_docs_lib.fp8.memory`: bytes per element, block-scale overhead included.
 * :mod:`~amp_docs_lib.fp8.transformer_engine`: Transformer Engine's recipes, read from its source.
 
-Format facts (bit layouts, limits, storage types) come from :mod:`amp_docs_lib.formats`; this
+Format facts (bit layouts, limits, storage types) come from :mod:`amp_docs_lib.numbers.formats`; this
 package does not repeat them.
 """
 

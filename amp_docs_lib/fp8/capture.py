@@ -11,9 +11,9 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from amp_docs_lib.devices import check_device, default_device
+from amp_docs_lib.core.devices import check_device, default_device
 from amp_docs_lib.gpt import GPT, GPTConfig, random_batch
-from amp_docs_lib.profiles import active_profile
+from amp_docs_lib.core.profiles import active_profile
 
 KINDS = ("activation", "weight", "gradient")
 

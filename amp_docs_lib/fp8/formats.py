@@ -1,7 +1,7 @@
 """Every code of the FP8 and MX element formats, and the library's saturating cast.
 
 All format facts (layout, bias, limits, storage type) come from the registry in
-:mod:`amp_docs_lib.formats`; this module enumerates codes, casts tensors and measures
+:mod:`amp_docs_lib.numbers.formats`; this module enumerates codes, casts tensors and measures
 rounding error.
 
 The cast (:func:`cast`) saturates: a finite value beyond a format's largest finite value
@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from amp_docs_lib.formats import NumberFormat, bits_to_value, classify_fields, get_format
+from amp_docs_lib.numbers.formats import NumberFormat, bits_to_value, classify_fields, get_format
 
 FP8_FORMATS = ("FP8 E4M3FN", "FP8 E5M2")
 MX_ELEMENT_FORMATS = ("FP8 E4M3FN", "FP8 E5M2", "FP6 E2M3", "FP6 E3M2", "FP4 E2M1")

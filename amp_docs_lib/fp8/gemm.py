@@ -19,7 +19,7 @@ import pandas as pd
 import torch
 import torch.nn.functional as F
 
-from amp_docs_lib.devices import check_device
+from amp_docs_lib.core.devices import check_device
 from amp_docs_lib.fp8.formats import element_format, max_finite
 
 GRANULARITIES = ("tensorwise", "rowwise")

@@ -12,7 +12,7 @@ from __future__ import annotations
 import pandas as pd
 import torch
 
-from amp_docs_lib.formats import get_format
+from amp_docs_lib.numbers.formats import get_format
 from amp_docs_lib.fp8.gemm import quantize_operand
 
 MX_BLOCK = 32

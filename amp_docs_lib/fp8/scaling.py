@@ -27,7 +27,7 @@ import pandas as pd
 import torch
 
 from amp_docs_lib.fp8.formats import FP8_FORMATS, MX_ELEMENT_FORMATS, cast, element_format, encode_tensor, max_finite
-from amp_docs_lib.formats import get_format
+from amp_docs_lib.numbers.formats import get_format
 
 MX_BLOCK_SIZES = (32,)
 MX_MODES = ("floor", "ceil")

@@ -36,7 +36,7 @@ def __getattr__(name: str) -> Any:
 
 def run_all() -> dict[str, Any]:
     """Train the task and compute the chapter's main tables (for scripts; the chapter calls the parts)."""
-    from amp_docs_lib.profiles import active_profile
+    from amp_docs_lib.core.profiles import active_profile
     from amp_docs_lib.quantization import results, task
 
     t = task.trained_task()

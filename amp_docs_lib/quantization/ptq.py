@@ -194,8 +194,7 @@ def layer_sqnr_table(model: nn.Module, config_factory: Callable[[], object], x: 
 def keep_fp32_table(model: nn.Module, configs: dict[str, Callable[[], object]], x: torch.Tensor,
                     y: torch.Tensor) -> pd.DataFrame:
     """Accuracy and logits SQNR when the first and/or last Linear layers stay in FP32."""
-    from amp_docs_lib.quantization.results import state_dict_bytes
-    from amp_docs_lib.quantization.task import accuracy
+    from amp_docs_lib.quantization.task import accuracy, state_dict_bytes
 
     names = linear_names(model)
     first, last = names[0], names[-1]

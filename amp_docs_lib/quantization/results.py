@@ -21,19 +21,12 @@ import torch
 from torch import nn
 
 from amp_docs_lib.quantization.ptq import VARIANTS, try_variant
-from amp_docs_lib.quantization.task import DigitsTask
-from amp_docs_lib.stamp import table_from_rows
+from amp_docs_lib.quantization.task import DigitsTask, state_dict_bytes
+from amp_docs_lib.core.tables import table_from_rows
 
 ONNX_VARIANTS = (("ONNX Runtime FP32", "fp32", "fp32"),
                  ("ONNX Runtime dynamic INT8", "int8 per-tensor", "uint8 (dynamic)"),
                  ("ONNX Runtime static INT8 (QDQ)", "int8 per-tensor", "int8 (calibrated)"))
-
-
-def state_dict_bytes(model: nn.Module) -> int:
-    """Bytes of ``torch.save(model.state_dict())`` (what a checkpoint of the model occupies on disk)."""
-    buf = io.BytesIO()
-    torch.save(model.state_dict(), buf)
-    return buf.getbuffer().nbytes
 
 
 def time_call(fn: Callable[[], object], min_run_time: float = 0.2) -> tuple[float, float]:
@@ -74,7 +67,7 @@ def results_table(task: DigitsTask, min_run_time: float = 0.2, workdir: str | Pa
     which honours ``$AMP_DOCS_HIDE_PACKAGES``) the ONNX Runtime rows keep their
     place with no measurement and a note saying why.
     """
-    from amp_docs_lib.gating import requirement_met
+    from amp_docs_lib.core.gating import requirement_met
 
     d = task.data
     x, y = d.x_test, d.y_test

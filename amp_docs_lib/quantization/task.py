@@ -7,6 +7,8 @@ and the batch order, so the same machine trains the same model every time.
 
 from __future__ import annotations
 
+import io
+
 import contextlib
 import functools
 from dataclasses import dataclass
@@ -14,7 +16,7 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from amp_docs_lib.profiles import active_profile
+from amp_docs_lib.core.profiles import active_profile
 
 
 @dataclass
@@ -129,3 +131,10 @@ def trained_task(hidden: int | None = None, epochs: int | None = None, seed: int
     """
     prof = active_profile()
     return _trained(hidden or prof["quant_hidden"], epochs or prof["quant_epochs"], seed)
+
+
+def state_dict_bytes(model: nn.Module) -> int:
+    """Bytes of ``torch.save(model.state_dict())`` (what a checkpoint of the model occupies on disk)."""
+    buf = io.BytesIO()
+    torch.save(model.state_dict(), buf)
+    return buf.getbuffer().nbytes

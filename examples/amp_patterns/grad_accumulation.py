@@ -2,9 +2,9 @@
 import torch
 import torch.nn.functional as F
 
-from amp_docs_lib.devices import default_device
-from amp_docs_lib.profiles import active_profile
-from amp_docs_lib.training import make_data, make_model
+from amp_docs_lib.core.devices import default_device
+from amp_docs_lib.core.profiles import active_profile
+from amp_docs_lib.amp.toy_task import make_data, make_model
 
 device = default_device()
 x, y = make_data(device=device)

@@ -14,7 +14,7 @@ import pandas as pd
 
 from amp_docs_lib.distributed import fsdp_probe, memory
 from amp_docs_lib.distributed.launch import default_backend, default_world_size
-from amp_docs_lib.profiles import active_profile
+from amp_docs_lib.core.profiles import active_profile
 
 
 def main() -> None:

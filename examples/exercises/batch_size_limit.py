@@ -14,9 +14,9 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from amp_docs_lib.devices import default_device
-from amp_docs_lib.precision import precision_setup
-from amp_docs_lib.profiles import active_profile
+from amp_docs_lib.core.devices import default_device
+from amp_docs_lib.amp.precision import precision_setup
+from amp_docs_lib.core.profiles import active_profile
 
 
 def step_bytes(model: nn.Module, batch: int, setup, device: str, features: int = 256) -> int:

@@ -1,6 +1,6 @@
 """Exercise 5: choose the precision in a config file (TOML or JSON), not in the code.
 
-The training loop is written once against ``amp_docs_lib.precision.precision_setup``; the
+The training loop is written once against ``amp_docs_lib.amp.precision.precision_setup``; the
 config names the precision (``fp32``, ``amp_fp16``, ``amp_bf16``, ``bf16``) and the run's
 sizes. Without ``--config`` it reads ``precision.toml`` next to this script. What to look for:
 changing one line of the config switches autocast, the GradScaler and the parameter dtype
@@ -14,9 +14,9 @@ from pathlib import Path
 
 import torch
 
-from amp_docs_lib.devices import default_device
-from amp_docs_lib.precision import precision_setup
-from amp_docs_lib.training import make_data, make_model, train_step
+from amp_docs_lib.core.devices import default_device
+from amp_docs_lib.amp.precision import precision_setup
+from amp_docs_lib.amp.toy_task import make_data, make_model, train_step
 
 DEFAULT = Path(__file__).with_name("precision.toml")
 

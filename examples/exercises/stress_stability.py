@@ -11,10 +11,10 @@ import math
 
 import torch
 
-from amp_docs_lib.devices import default_device
-from amp_docs_lib.precision import precision_setup
-from amp_docs_lib.profiles import active_profile
-from amp_docs_lib.training import make_data, make_model, train_step
+from amp_docs_lib.core.devices import default_device
+from amp_docs_lib.amp.precision import precision_setup
+from amp_docs_lib.core.profiles import active_profile
+from amp_docs_lib.amp.toy_task import make_data, make_model, train_step
 
 
 def main() -> None:

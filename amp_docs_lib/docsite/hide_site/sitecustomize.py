@@ -20,7 +20,7 @@ def _load(name, path):
     return module
 
 
-_load("_amp_docs_hide_packages", os.path.join(os.path.dirname(_here), "hide_packages.py")).install_blocker()
+_load("_amp_docs_hide_packages", os.path.join(os.path.dirname(os.path.dirname(_here)), "core", "packages.py")).install_blocker()
 _other = importlib.machinery.PathFinder.find_spec(
     "sitecustomize", [p for p in sys.path if os.path.abspath(p or os.curdir) != _here])
 if _other is not None and _other.origin:

@@ -1,0 +1,608 @@
+"""Autocast as an operator policy: probe it, and compare it with the documented lists.
+
+Autocast does not cast a model; at dispatch it picks a dtype for each *op*.
+``probe_autocast_policy`` runs every op of the registry ``OPS`` on tiny
+tensors and classifies what autocast did to it:
+
+* ``lower``     - FP32 inputs come out in the autocast dtype (matmul, conv, ...);
+* ``fp32``      - inputs given in the low dtype come out FP32 (forced to float32);
+* ``promote``   - all-low inputs stay low, a low/FP32 mix comes out FP32 and
+  autocast (not the op itself) is what makes the mix work;
+* ``unchanged`` - the output follows the inputs (autocast leaves the op alone;
+  mixed inputs may still come out FP32 through ordinary type promotion);
+* ``error``     - the op raised (e.g. unsupported in that dtype, or banned).
+
+The documented lists (PyTorch's "Autocast Op Reference") ship as data in
+``amp_docs_lib/data/autocast_op_lists.json``; ``compare_with_documented``
+puts documented and measured category side by side.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any, Callable, Sequence
+
+import pandas as pd
+import torch
+import torch.nn.functional as F
+
+from amp_docs_lib.core.devices import DEVICE_TYPES, available_devices, check_device
+
+LOW_DTYPES = (torch.float16, torch.bfloat16)
+CATEGORIES = ("lower", "fp32", "promote", "unchanged", "error")
+_DOMAINS = {"any": (-1.0, 1.0), "pos": (0.5, 2.0), "unit": (0.05, 0.95)}
+_COMPLEX_TO_REAL = {torch.complex32: torch.float16, torch.complex64: torch.float32,
+                    torch.complex128: torch.float64}
+
+
+# --------------------------------------------------------------------------- registry
+@dataclass(frozen=True)
+class OpSpec:
+    """One probe: how to build the op's floating inputs and run it.
+
+    ``run(*float_inputs, *extra)`` runs the op; ``shapes`` are the shapes of
+    the floating inputs (the ones the probe puts in FP32, low or mixed
+    precision); ``extra(device)`` makes inputs whose dtype is fixed (integer
+    targets, indices, running statistics). ``aten`` names the ATen ops whose
+    autocast registration is looked up, ``doc`` the names the documentation
+    lists use for this op.
+    """
+
+    name: str
+    run: Callable[..., Any]
+    shapes: tuple[tuple[int, ...], ...]
+    domain: str | tuple[str, ...] = "any"
+    extra: Callable[[torch.device], tuple] | None = None
+    aten: tuple[str, ...] = ()
+    doc: tuple[str, ...] = ()
+
+    @property
+    def n_float_inputs(self) -> int:
+        return len(self.shapes)
+
+    def make_inputs(self, device: str | torch.device, dtypes: Sequence[torch.dtype]) -> list:
+        """Seeded floating inputs in ``dtypes`` (one per input) plus the fixed extras."""
+        if len(dtypes) != self.n_float_inputs:
+            raise ValueError(f"op {self.name!r} takes {self.n_float_inputs} floating inputs, "
+                             f"got {len(dtypes)} dtypes")
+        g = torch.Generator().manual_seed(0)
+        domains = (self.domain,) * self.n_float_inputs if isinstance(self.domain, str) else self.domain
+        out: list = []
+        for shape, dt, dom in zip(self.shapes, dtypes, domains):
+            lo, hi = _DOMAINS[dom]
+            t = torch.rand(shape, generator=g) * (hi - lo) + lo
+            out.append(t.to(device=device, dtype=dt))
+        if self.extra is not None:
+            out.extend(self.extra(torch.device(device)))
+        return out
+
+    def __call__(self, device: str | torch.device, dtypes: Sequence[torch.dtype]) -> Any:
+        """Make the inputs in ``dtypes`` on ``device`` and run the op."""
+        return self.run(*self.make_inputs(device, dtypes))
+
+
+def _targets(n: int, classes: int) -> Callable[[torch.device], tuple]:
+    return lambda d: (torch.arange(n, device=d) % classes,)
+
+
+def _op(name, run, *shapes, domain="any", extra=None, aten=None, doc=None) -> OpSpec:
+    return OpSpec(name, run, tuple(shapes), domain, extra,
+                  tuple(aten) if aten else (name,), tuple(doc) if doc else (name,))
+
+
+_S = (4, 8)          # generic 2-D input
+_V = (8,)            # vector
+_IMG = (1, 2, 6, 6)  # N, C, H, W
+_SEQ = (1, 2, 8)     # N, C, L
+_VOL = (1, 2, 4, 4, 4)
+
+OPS: dict[str, OpSpec] = {s.name: s for s in [
+    # --- matrix products and convolutions
+    _op("matmul", torch.matmul, _S, (8, 4)),
+    _op("__matmul__", lambda a, b: a @ b, _S, (8, 4), aten=("matmul",), doc=("__matmul__", "matmul")),
+    _op("mm", torch.mm, _S, (8, 4)),
+    _op("mv", torch.mv, _S, _V),
+    _op("bmm", torch.bmm, (2, 4, 8), (2, 8, 4)),
+    _op("addmm", torch.addmm, (4, 4), _S, (8, 4)),
+    _op("addmv", torch.addmv, (4,), _S, _V),
+    _op("addr", torch.addr, _S, (4,), _V),
+    _op("addbmm", torch.addbmm, (4, 4), (2, 4, 8), (2, 8, 4)),
+    _op("baddbmm", torch.baddbmm, (2, 4, 4), (2, 4, 8), (2, 8, 4)),
+    _op("multi_dot", lambda a, b, c: torch.linalg.multi_dot([a, b, c]), _S, (8, 4), (4, 2),
+        aten=("linalg_multi_dot",)),
+    _op("linalg_vecdot", torch.linalg.vecdot, _S, _S),
+    _op("einsum", lambda a, b: torch.einsum("bij,bjk->bik", a, b), (2, 4, 8), (2, 8, 4)),
+    _op("linear", F.linear, _S, (3, 8), (3,)),
+    _op("bilinear", F.bilinear, (4, 3), (4, 5), (2, 3, 5), (2,)),
+    _op("conv1d", F.conv1d, _SEQ, (3, 2, 3)),
+    _op("conv2d", F.conv2d, _IMG, (3, 2, 3, 3)),
+    _op("conv3d", F.conv3d, _VOL, (3, 2, 2, 2, 2)),
+    _op("conv_transpose1d", F.conv_transpose1d, _SEQ, (2, 3, 3)),
+    _op("conv_transpose2d", F.conv_transpose2d, _IMG, (2, 3, 3, 3)),
+    _op("prelu", F.prelu, _S, (1,)),
+    _op("scaled_dot_product_attention", F.scaled_dot_product_attention,
+        (1, 2, 4, 8), (1, 2, 4, 8), (1, 2, 4, 8)),
+    # --- normalisation, softmax, pointwise transcendental functions
+    _op("softmax", lambda x: torch.softmax(x, -1), _S),
+    _op("log_softmax", lambda x: torch.log_softmax(x, -1), _S),
+    _op("softmin", lambda x: F.softmin(x, -1), _S),
+    _op("layer_norm", lambda x, w, b: F.layer_norm(x, (8,), w, b), _S, _V, _V),
+    _op("group_norm", lambda x: F.group_norm(x, 2), _IMG),
+    _op("batch_norm", lambda x, m, v: F.batch_norm(x, m, v, training=True), _IMG,
+        extra=lambda d: (torch.zeros(2, device=d), torch.ones(2, device=d)), aten=("batch_norm",)),
+    _op("exp", torch.exp, _S),
+    _op("expm1", torch.expm1, _S),
+    _op("log", torch.log, _S, domain="pos"),
+    _op("log1p", torch.log1p, _S, domain="pos"),
+    _op("log2", torch.log2, _S, domain="pos"),
+    _op("log10", torch.log10, _S, domain="pos"),
+    _op("pow", lambda x: torch.pow(x, 2.5), _S, domain="pos"),
+    _op("__pow__", lambda x: x ** 2.5, _S, domain="pos", aten=("pow",), doc=("__pow__", "pow")),
+    _op("rsqrt", torch.rsqrt, _S, domain="pos"),
+    _op("reciprocal", torch.reciprocal, _S, domain="pos"),
+    _op("sqrt", torch.sqrt, _S, domain="pos"),
+    _op("acos", torch.acos, _S),
+    _op("asin", torch.asin, _S),
+    _op("cosh", torch.cosh, _S),
+    _op("sinh", torch.sinh, _S),
+    _op("tan", torch.tan, _S),
+    _op("erfinv", torch.erfinv, _S),
+    _op("tanh", torch.tanh, _S),
+    _op("sigmoid", torch.sigmoid, _S),
+    _op("softplus", F.softplus, _S),
+    _op("gelu", F.gelu, _S),
+    _op("silu", F.silu, _S),
+    _op("relu", torch.relu, _S),
+    _op("dropout", lambda x: F.dropout(x, 0.5, training=True), _S, aten=("dropout", "native_dropout")),
+    # --- reductions and distances
+    _op("sum", torch.sum, _S),
+    _op("mean", torch.mean, _S),
+    _op("prod", torch.prod, _S, domain="pos"),
+    _op("cumsum", lambda x: torch.cumsum(x, -1), _S),
+    _op("cumprod", lambda x: torch.cumprod(x, -1), _S, domain="pos"),
+    _op("var", torch.var, _S),
+    _op("norm", torch.norm, _S),
+    _op("normalize", F.normalize, _S),
+    _op("renorm", lambda x: torch.renorm(x, 2, 0, 1.0), _S),
+    _op("dist", torch.dist, _S, _S),
+    _op("cdist", torch.cdist, _S, (5, 8)),
+    _op("pdist", F.pdist, _S, aten=("pdist", "_pdist_forward")),
+    _op("cosine_similarity", F.cosine_similarity, _S, _S),
+    _op("trace", torch.trace, (4, 4)),
+    # --- losses
+    _op("cross_entropy", lambda x, t: F.cross_entropy(x, t), _S, extra=_targets(4, 8),
+        aten=("cross_entropy_loss",), doc=("cross_entropy", "cross_entropy_loss")),
+    _op("nll_loss", lambda x, t: F.nll_loss(x, t), _S, extra=_targets(4, 8)),
+    _op("mse_loss", F.mse_loss, _S, _S),
+    _op("l1_loss", F.l1_loss, _S, _S),
+    _op("smooth_l1_loss", F.smooth_l1_loss, _S, _S),
+    _op("huber_loss", F.huber_loss, _S, _S),
+    _op("kl_div", lambda x, y: F.kl_div(x, y, reduction="batchmean"), _S, _S, domain=("any", "unit")),
+    _op("binary_cross_entropy_with_logits", F.binary_cross_entropy_with_logits, _S, _S,
+        domain=("any", "unit")),
+    _op("binary_cross_entropy", F.binary_cross_entropy, _S, _S, domain="unit"),
+    _op("soft_margin_loss", F.soft_margin_loss, _S, _S),
+    _op("margin_ranking_loss", F.margin_ranking_loss, _V, _V, _V),
+    _op("hinge_embedding_loss", F.hinge_embedding_loss, _S, _S),
+    _op("cosine_embedding_loss", F.cosine_embedding_loss, _S, _S, (4,)),
+    _op("poisson_nll_loss", F.poisson_nll_loss, _S, _S, domain="pos"),
+    _op("triplet_margin_loss", F.triplet_margin_loss, _S, _S, _S),
+    _op("multi_margin_loss", lambda x, t: F.multi_margin_loss(x, t), _S, extra=_targets(4, 8)),
+    # --- pooling, padding, spectral, linear algebra
+    _op("max_pool2d", lambda x: F.max_pool2d(x, 2), _IMG, aten=("max_pool2d", "max_pool2d_with_indices")),
+    _op("max_pool3d", lambda x: F.max_pool3d(x, 2), _VOL, aten=("max_pool3d", "max_pool3d_with_indices")),
+    _op("avg_pool3d", lambda x: F.avg_pool3d(x, 2), _VOL),
+    _op("adaptive_avg_pool3d", lambda x: F.adaptive_avg_pool3d(x, 2), _VOL,
+        aten=("adaptive_avg_pool3d", "_adaptive_avg_pool3d")),
+    _op("reflection_pad1d", lambda x: F.pad(x, (1, 1), mode="reflect"), _SEQ),
+    _op("replication_pad2d", lambda x: F.pad(x, (1, 1, 1, 1), mode="replicate"), _IMG),
+    _op("fft_rfft", lambda x: torch.fft.rfft(x), _S),
+    _op("linalg_inv", lambda x: torch.linalg.inv(x + 4 * torch.eye(4, device=x.device, dtype=x.dtype)),
+        (4, 4), aten=("linalg_inv", "linalg_inv_ex")),
+    _op("embedding", lambda w, i: F.embedding(i, w), (10, 4),
+        extra=lambda d: (torch.tensor([[1, 2, 3]], device=d),)),
+    # --- multi-input ops (the promote probes)
+    _op("add", torch.add, _S, _S),
+    _op("mul", torch.mul, _S, _S),
+    _op("cat", lambda a, b: torch.cat([a, b]), _S, _S),
+    _op("stack", lambda a, b: torch.stack([a, b]), _S, _S),
+    _op("addcmul", torch.addcmul, _S, _S, _S),
+    _op("addcdiv", torch.addcdiv, _S, _S, _S, domain=("any", "any", "pos")),
+    _op("atan2", torch.atan2, _S, _S),
+    _op("cross", lambda a, b: torch.linalg.cross(a, b), (4, 3), (4, 3),
+        aten=("linalg_cross", "cross")),
+    _op("dot", torch.dot, _V, _V),
+    _op("tensordot", lambda a, b: torch.tensordot(a, b, dims=1), _S, (8, 4)),
+    _op("index_put", lambda s, v, i: s.index_put((i,), v), _S, (2, 8),
+        extra=lambda d: (torch.tensor([0, 2], device=d),)),
+    _op("index_copy", lambda s, v, i: s.index_copy(0, i, v), _S, (2, 8),
+        extra=lambda d: (torch.tensor([0, 2], device=d),)),
+    _op("scatter_add", lambda s, v, i: s.scatter_add(0, i, v), _S, _S,
+        extra=lambda d: (torch.zeros(4, 8, dtype=torch.long, device=d),)),
+    _op("grid_sample", lambda x, g: F.grid_sample(x, g, align_corners=False), _IMG, (1, 3, 3, 2),
+        aten=("grid_sampler", "grid_sampler_2d"), doc=("grid_sample", "grid_sampler", "grid_sampler_2d")),
+]}
+
+
+# --------------------------------------------------------------------------- validation
+def _check_devices(devices) -> list[str]:
+    if devices is None:
+        return available_devices()
+    if isinstance(devices, (str, torch.device)):
+        devices = [devices]
+    return [check_device(d).type for d in devices]
+
+
+def _check_dtypes(dtypes) -> list[torch.dtype]:
+    valid = [str(d) for d in LOW_DTYPES]
+    if isinstance(dtypes, (torch.dtype, str)):
+        dtypes = [dtypes]
+    out = []
+    for dt in dtypes:
+        if isinstance(dt, str):
+            dt = getattr(torch, dt.removeprefix("torch."), dt)
+        if not isinstance(dt, torch.dtype):
+            raise TypeError(f"autocast dtype must be a torch.dtype, got {dt!r}; valid: {valid}")
+        if dt not in LOW_DTYPES:
+            raise ValueError(f"autocast dtype {dt} is not a lower-precision dtype; valid: {valid}")
+        out.append(dt)
+    return out
+
+
+def _check_ops(ops) -> list[OpSpec]:
+    if ops is None:
+        return list(OPS.values())
+    out = []
+    for o in ops:
+        if isinstance(o, OpSpec):
+            out.append(o)
+        elif o in OPS:
+            out.append(OPS[o])
+        else:
+            raise ValueError(f"unknown op {o!r}; valid ops: {sorted(OPS)}")
+    return out
+
+
+# --------------------------------------------------------------------------- probing
+def short_dtype(dt: torch.dtype | None) -> str:
+    """``torch.bfloat16`` -> ``'bfloat16'``; ``None`` -> ``'-'``."""
+    return "-" if dt is None else str(dt).removeprefix("torch.")
+
+
+def _out_dtype(result: Any) -> torch.dtype:
+    while isinstance(result, (tuple, list)):
+        result = result[0]
+    dt = result.dtype
+    return _COMPLEX_TO_REAL.get(dt, dt)
+
+
+def _run(spec: OpSpec, device: str, dtypes: Sequence[torch.dtype], autocast_dtype: torch.dtype | None):
+    """Output dtype of one run, or the exception it raised."""
+    inputs = spec.make_inputs(device, dtypes)  # built outside autocast: exactly these dtypes
+    try:
+        if autocast_dtype is None:
+            return _out_dtype(spec.run(*inputs))
+        with torch.autocast(device_type=device, dtype=autocast_dtype):
+            return _out_dtype(spec.run(*inputs))
+    except Exception as e:  # noqa: BLE001 - an op refusing a dtype is a result, not a crash
+        return e
+
+
+@functools.lru_cache(maxsize=None)
+def _op_overloads(base: str) -> tuple[str, ...]:
+    names = torch._C._dispatch_get_all_op_names()
+    return tuple(n for n in names if n == f"aten::{base}" or n.startswith(f"aten::{base}."))
+
+
+def autocast_kernel_registered(aten_name: str, device: str) -> bool | None:
+    """Whether this build's dispatcher has an autocast kernel for ``aten::<aten_name>`` on ``device``.
+
+    Looks at the ``AutocastCPU`` / ``AutocastCUDA`` dispatch key of every
+    overload; needs no GPU. ``None`` when no ATen op of that name exists.
+    """
+    if device not in DEVICE_TYPES:
+        raise ValueError(f"unknown device {device!r}; valid devices: {list(DEVICE_TYPES)}")
+    key = "AutocastCPU" if device == "cpu" else "AutocastCUDA"
+    overloads = [n for n in _op_overloads(aten_name) if not n.endswith("_out") and ".out" not in n]
+    if not overloads:
+        return None
+    return any(torch._C._dispatch_has_kernel_for_dispatch_key(n, key) for n in overloads)
+
+
+def _classify(fp32_in, low_in, mixed_in, mixed_eager, low: torch.dtype, kernel: bool) -> str:
+    if isinstance(fp32_in, Exception):
+        return "error"
+    if fp32_in == low:
+        return "lower"
+    if isinstance(low_in, Exception):
+        return "error"
+    if low_in == torch.float32:
+        return "fp32"
+    if mixed_in is None:  # single floating input
+        return "unchanged" if low_in == low else "error"
+    if isinstance(mixed_in, Exception):
+        # autocast left the mix alone and the op itself refuses mixed dtypes
+        return "unchanged" if low_in == low else "error"
+    if mixed_in == torch.float32 and low_in == low:
+        # Autocast did the promoting if the op cannot mix dtypes on its own, or if
+        # autocast has a kernel for it; otherwise it is the op's own type promotion.
+        autocast_did_it = isinstance(mixed_eager, Exception) or mixed_eager != torch.float32 or kernel
+        return "promote" if autocast_did_it else "unchanged"
+    return "unchanged" if low_in == low else "error"
+
+
+def probe_op(spec: OpSpec | str, device: str = "cpu", dtype: torch.dtype = torch.bfloat16) -> dict:
+    """Probe one op on one device with one autocast dtype; returns one row of the policy table."""
+    (spec,) = _check_ops([spec])
+    (device,) = _check_devices([device])
+    (dtype,) = _check_dtypes([dtype])
+    n = spec.n_float_inputs
+    fp32 = torch.float32
+    fp32_in = _run(spec, device, [fp32] * n, dtype)
+    low_in = _run(spec, device, [dtype] * n, dtype)
+    mixed_in = mixed_eager = None
+    if n > 1:
+        mixed = [dtype] + [fp32] * (n - 1)
+        mixed_in = _run(spec, device, mixed, dtype)
+        mixed_eager = _run(spec, device, mixed, None)
+    kernel = any(bool(autocast_kernel_registered(a, device)) for a in spec.aten)
+    errors = [(what, r) for what, r in (("fp32 in", fp32_in), ("low in", low_in), ("mixed in", mixed_in))
+              if isinstance(r, Exception)]
+
+    def show(r):
+        return "error" if isinstance(r, Exception) else short_dtype(r)
+
+    return {
+        "device": device, "dtype": short_dtype(dtype), "op": spec.name,
+        "category": _classify(fp32_in, low_in, mixed_in, mixed_eager, dtype, kernel),
+        "fp32 in": show(fp32_in), "low in": show(low_in),
+        "mixed in": show(mixed_in), "mixed, no autocast": show(mixed_eager),
+        "autocast kernel": kernel,
+        "note": (f"{errors[0][0]}: {type(errors[0][1]).__name__}: {str(errors[0][1]).splitlines()[0][:80]}"
+                 if errors else ""),
+    }
+
+
+def probe_autocast_policy(devices=None, dtypes=LOW_DTYPES, ops=None) -> pd.DataFrame:
+    """Probe the autocast policy of every op in ``OPS`` (or ``ops``).
+
+    For each device (default: every available one) and autocast dtype, each
+    op runs under autocast with FP32 inputs, with low-precision inputs and,
+    for multi-input ops, with mixed inputs (first low, the rest FP32), plus
+    the mixed case without autocast. Returns one row per (device, dtype, op)
+    with the output dtypes, whether autocast has a kernel registered for the
+    op, and the resulting ``category`` (one of ``CATEGORIES``).
+    """
+    devs, dts, specs = _check_devices(devices), _check_dtypes(dtypes), _check_ops(ops)
+    rows = [probe_op(s, d, dt) for d in devs for dt in dts for s in specs]
+    return pd.DataFrame(rows)
+
+
+def summarize_policy(probe: pd.DataFrame) -> pd.DataFrame:
+    """Count of ops per category, one column per (device, autocast dtype)."""
+    counts = (probe.assign(column=probe["device"] + " / " + probe["dtype"])
+              .pivot_table(index="category", columns="column", values="op", aggfunc="count", fill_value=0))
+    counts = counts.reindex([c for c in CATEGORIES if c in counts.index])
+    counts.columns.name = None
+    return counts.reset_index()
+
+
+def wide_policy_table(probe: pd.DataFrame) -> pd.DataFrame:
+    """One row per op, one category column per (device, autocast dtype)."""
+    t = (probe.assign(column=probe["device"] + " / " + probe["dtype"])
+         .pivot(index="op", columns="column", values="category"))
+    t = t.reindex([o for o in OPS if o in t.index] + [o for o in t.index if o not in OPS])
+    t.columns.name = None
+    return t.reset_index()
+
+
+# --------------------------------------------------------------------------- documented lists
+@functools.lru_cache(maxsize=1)
+def documented_op_lists() -> dict:
+    """The documented autocast op lists (and their source) from ``data/autocast_op_lists.json``."""
+    text = resources.files("amp_docs_lib").joinpath("data/autocast_op_lists.json").read_text()
+    return json.loads(text)
+
+
+def documentation_source() -> str:
+    """The documented lists' source and version, for the source stamp of tables built from them."""
+    src = documented_op_lists()["source"]
+    return f"PyTorch documentation amp.md (Autocast Op Reference) at commit {src['commit'][:8]}"
+
+
+def dtype_disagreements(probe: pd.DataFrame, device: str = "cpu") -> pd.DataFrame:
+    """Ops whose measured category on ``device`` differs between the autocast dtypes (the exceptions)."""
+    wide = wide_policy_table(probe[probe["device"] == device])
+    cols = [c for c in wide.columns if c != "op"]
+    return wide[wide[cols].nunique(axis=1) > 1].reset_index(drop=True)
+
+
+def documented_category(op: str, device: str) -> str:
+    """Documented category of ``op`` on ``device``: a list's name, or ``'unlisted'``.
+
+    ``op`` is a registry name (its documented aliases are looked up) or a name
+    as the documentation spells it.
+    """
+    if device not in DEVICE_TYPES:
+        raise ValueError(f"unknown device {device!r}; valid devices: {list(DEVICE_TYPES)}")
+    lists = documented_op_lists()["devices"][device]["lists"]
+    names = OPS[op].doc if op in OPS else (op,)
+    for name in names:
+        for category, members in lists.items():
+            if name in members:
+                return category
+    return "unlisted"
+
+
+_AGREES = {"lower": {"lower"}, "fp32": {"fp32"}, "promote": {"promote"},
+           "raises": {"error"}, "unlisted": {"unchanged"}}
+
+
+class _Row:
+    def __init__(self, d: dict):
+        self.__dict__.update(d)
+        self.kernel = d["autocast kernel"]
+
+
+def _explain(documented: str, measured: str, kernel: bool, note: str) -> str:
+    if measured == "error":
+        return note
+    if documented == "unlisted" and kernel:
+        return "this build registers an autocast kernel the documented list does not name"
+    if documented == "unlisted" and measured == "lower":
+        return "composite op: no autocast kernel of its own, it calls a lowered op (mm/bmm) inside"
+    if documented != "unlisted" and not kernel:
+        return "documented, but this build registers no autocast kernel for it"
+    return "measured behaviour differs from the documented list"
+
+
+def compare_with_documented(probe: pd.DataFrame) -> pd.DataFrame:
+    """Documented vs measured category per op, device and dtype, with a verdict.
+
+    A documented ``unlisted`` op agrees when it measured ``unchanged``; the
+    documentation's CPU lists hold for both bfloat16 and float16.
+    """
+    rows = []
+    for r in probe.to_dict("records"):
+        r = _Row(r)
+        doc = documented_category(r.op, r.device)
+        agree = r.category in _AGREES[doc]
+        rows.append({"op": r.op, "device": r.device, "dtype": r.dtype, "documented": doc,
+                     "measured": r.category, "autocast kernel": r.kernel,
+                     "verdict": "agree" if agree else "differ",
+                     "why": "" if agree else _explain(doc, r.category, r.kernel, r.note)})
+    return pd.DataFrame(rows)
+
+
+def documented_differences(probe: pd.DataFrame) -> pd.DataFrame:
+    """The ``differ`` rows of ``compare_with_documented``, one row per op and device
+    (the autocast dtypes that show the same difference are joined in ``dtype``)."""
+    c = compare_with_documented(probe)
+    c = c[c["verdict"] == "differ"].drop(columns="verdict")
+    # Rows merge only when the explanation is identical too (an error message names its dtype).
+    keys = ["op", "device", "documented", "measured", "autocast kernel", "why"]
+    out = (c.groupby(keys, sort=False)
+           .agg(dtype=("dtype", lambda s: ", ".join(dict.fromkeys(s))))
+           .reset_index())
+    first_seen = {op: i for i, op in enumerate(dict.fromkeys(c["op"]))}  # keep an op's rows together
+    out = out.sort_values("op", key=lambda col: col.map(first_seen), kind="stable").reset_index(drop=True)
+    return out[["op", "device", "dtype", "documented", "measured", "autocast kernel", "why"]]
+
+
+# documentation names -> ATen op names, where they differ
+DOC_TO_ATEN = {
+    "__matmul__": "matmul", "__pow__": "pow", "__rpow__": "pow", "multi_dot": "linalg_multi_dot",
+    "GRUCell": "gru_cell", "LSTMCell": "lstm_cell", "RNNCell": "rnn_tanh_cell",
+    "cross_entropy": "cross_entropy_loss", "normalize": None, "softmin": None,
+    "__rdiv__": None, "__rtruediv__": None,
+}
+
+
+def documented_cpu_vs_cuda(only: Sequence[str] | None = None) -> pd.DataFrame:
+    """Ops whose documented category differs between CPU and CUDA (data only, no GPU needed).
+
+    ``only`` restricts the table to those names (documentation or ATen spelling).
+    """
+    names: dict[str, str] = {}
+    for dev in DEVICE_TYPES:
+        for members in documented_op_lists()["devices"][dev]["lists"].values():
+            for n in members:
+                names.setdefault(DOC_TO_ATEN.get(n) or n, n)
+    rows = []
+    for key, name in sorted(names.items()):
+        cats = {}
+        for dev in DEVICE_TYPES:
+            spelled = [n for n in (name, key) if documented_category(n, dev) != "unlisted"]
+            cats[dev] = documented_category(spelled[0], dev) if spelled else "unlisted"
+        if only is not None and key not in only and name not in only:
+            continue
+        if cats["cpu"] != cats["cuda"]:
+            # One name per op across the page's tables: the probe's name where the op is probed.
+            shown = name if name in OPS else key
+            rows.append({"op": shown, "CPU (documented)": cats["cpu"], "CUDA (documented)": cats["cuda"]})
+    return pd.DataFrame(rows)
+
+
+# Matrix products and the composite ops built on them.
+MATMUL_FAMILY = ("matmul", "mm", "mv", "addmv", "addr", "dot", "multi_dot", "einsum", "tensordot")
+
+
+# Ops whose range or accumulation matters: softmax, exp/log, reductions, normalisation, losses.
+RANGE_SENSITIVE = ("softmax", "log_softmax", "exp", "log", "sum", "norm", "layer_norm", "mse_loss")
+
+
+def policy_by_device(ops: Sequence[str], probe: pd.DataFrame | None = None,
+                     dtype: str = "bfloat16") -> pd.DataFrame:
+    """Category of each op per device: measured where ``probe`` covers the device, else documented.
+
+    Without ``probe``, the ops are probed on every available device (the CPU
+    always). ``autocast kernel`` columns ask this build's dispatcher, which
+    needs no GPU: an op with no kernel of its own on a device is at most
+    lowered *downstream*, through the ops it calls.
+    """
+    specs = _check_ops(ops)
+    if probe is None:
+        probe = probe_autocast_policy(devices=available_devices(), ops=[s.name for s in specs],
+                                      dtypes=[getattr(torch, dtype)])
+    rows = []
+    for spec in specs:
+        op = spec.name
+        aten = OPS[op].aten[0] if OPS[op].aten else op
+        row = {"op": op}
+        for dev in DEVICE_TYPES:
+            hit = probe[(probe["op"] == op) & (probe["device"] == dev) & (probe["dtype"] == dtype)]
+            label = "measured" if len(hit) else "documented"
+            row[f"{dev.upper()} category ({label})"] = (hit["category"].iloc[0] if len(hit)
+                                                         else documented_category(op, dev))
+            row[f"{dev.upper()} autocast kernel"] = autocast_kernel_registered(aten, dev)
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def matmul_family_by_device(probe: pd.DataFrame, dtype: str = "bfloat16") -> pd.DataFrame:
+    """``policy_by_device`` for the matrix products and the composite ops built on them."""
+    return policy_by_device(MATMUL_FAMILY, probe, dtype)
+
+
+def documented_registration(device: str) -> pd.DataFrame:
+    """Each documented op on ``device`` and whether this build registers an autocast kernel for it.
+
+    Reads the dispatcher (no GPU needed). ``registered`` is ``None`` for
+    documentation names that are no ATen op (Python-level names such as
+    ``softmin``, or ops that decompose).
+    """
+    if device not in DEVICE_TYPES:
+        raise ValueError(f"unknown device {device!r}; valid devices: {list(DEVICE_TYPES)}")
+    rows = []
+    for category, members in documented_op_lists()["devices"][device]["lists"].items():
+        for n in dict.fromkeys(members):
+            aten = DOC_TO_ATEN.get(n, n)
+            reg = None if aten is None else autocast_kernel_registered(aten, device)
+            rows.append({"op": n, "documented": category, "aten op": aten or "-", "registered": reg})
+    return pd.DataFrame(rows)
+
+
+@functools.lru_cache(maxsize=None)
+def registered_autocast_ops(device: str) -> frozenset[str]:
+    """Base names of all ATen ops with an autocast kernel for ``device`` in this build."""
+    if device not in DEVICE_TYPES:
+        raise ValueError(f"unknown device {device!r}; valid devices: {list(DEVICE_TYPES)}")
+    key = "AutocastCPU" if device == "cpu" else "AutocastCUDA"
+    return frozenset(n.split("::", 1)[1].split(".", 1)[0] for n in torch._C._dispatch_get_all_op_names()
+                     if torch._C._dispatch_has_kernel_for_dispatch_key(n, key))
+
+
+def undocumented_registrations(device: str) -> list[str]:
+    """ATen ops this build autocasts on ``device`` that the documented lists do not name."""
+    documented = set()
+    for members in documented_op_lists()["devices"][device]["lists"].values():
+        documented.update(DOC_TO_ATEN.get(n) or n for n in members)
+    return sorted(n for n in registered_autocast_ops(device) - documented if not n.startswith("_"))
+
+
+def default_autocast_dtypes() -> dict[str, str]:
+    """``torch.get_autocast_dtype`` for each device type (no GPU needed)."""
+    return {d: short_dtype(torch.get_autocast_dtype(d)) for d in DEVICE_TYPES}

@@ -1,0 +1,109 @@
+"""``torch.compile`` with and without AMP, and which kernels ran in which dtype.
+
+:func:`compile_comparison` times a GPT training step eager and compiled per
+precision; where compilation fails on this device the row says why instead
+of a time. :func:`top_ops` runs a function under ``torch.profiler`` and under
+a dispatch mode that records the dtypes of every aten operator's tensor
+inputs, and joins them: the operators with the most self time, with the
+dtypes they ran in.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+from collections import defaultdict
+from typing import Any, Callable
+
+import pandas as pd
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+
+from amp_docs_lib.bench.model_sweep import step_fn
+from amp_docs_lib.bench.timing import measure
+from amp_docs_lib.core.devices import check_device
+from amp_docs_lib.gpt import GPT, GPTConfig, random_batch
+
+_SHORT = {torch.float32: "fp32", torch.float16: "fp16", torch.bfloat16: "bf16", torch.float64: "fp64",
+          torch.int64: "int64", torch.bool: "bool", torch.int32: "int32"}
+
+
+class DtypeRecorder(TorchDispatchMode):
+    """Records, per aten operator, the set of dtypes of its tensor inputs."""
+
+    def __init__(self):
+        super().__init__()
+        self.dtypes: dict[str, set[str]] = defaultdict(set)
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        name = func.overloadpacket.__name__
+        for a in list(args) + list((kwargs or {}).values()):
+            for t in (a if isinstance(a, (list, tuple)) else [a]):
+                if isinstance(t, torch.Tensor) and t.is_floating_point():
+                    self.dtypes[f"aten::{name}"].add(_SHORT.get(t.dtype, str(t.dtype)))
+        return func(*args, **(kwargs or {}))
+
+
+@contextlib.contextmanager
+def _quiet_stderr():
+    """Silence the profiler backend's own log lines, which it writes straight to file descriptor 2."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, 2)
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(devnull)
+
+
+def top_ops(fn: Callable[[], Any], k: int = 10, device: str | torch.device = "cpu") -> pd.DataFrame:
+    """The ``k`` aten operators with the most self time in one call of ``fn``, with input dtypes."""
+    from torch.profiler import ProfilerActivity, profile
+
+    dev = check_device(device)
+    if not isinstance(k, int) or k < 1:
+        raise ValueError(f"k must be a positive int, got {k!r}")
+    fn()  # warm-up
+    rec = DtypeRecorder()
+    with rec:
+        fn()
+    acts = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if dev.type == "cuda" else [])
+    with _quiet_stderr(), profile(activities=acts) as prof:
+        fn()
+        if dev.type == "cuda":
+            torch.cuda.synchronize(dev)
+    attr = "self_device_time_total" if dev.type == "cuda" else "self_cpu_time_total"
+    evs = [e for e in prof.key_averages() if e.key.startswith("aten::")]
+    evs.sort(key=lambda e: getattr(e, attr), reverse=True)
+    rows = [{"operator": e.key, "calls": e.count, f"self {'device' if dev.type == 'cuda' else 'CPU'} time (µs)":
+             getattr(e, attr), "input dtypes": ", ".join(sorted(rec.dtypes.get(e.key, []))) or None}
+            for e in evs[:k]]
+    return pd.DataFrame(rows)
+
+
+def compile_comparison(cfg: GPTConfig, batch: int, precisions=("fp32", "amp_bf16"),
+                       device: str | torch.device = "cpu", *, min_run_time: float = 0.2) -> pd.DataFrame:
+    """Step time eager vs ``torch.compile`` per precision; a failed compilation is reported, not raised."""
+    dev = check_device(device)
+    rows = []
+    for prec in precisions:
+        torch.manual_seed(0)
+        model = GPT(cfg).to(dev)
+        data = random_batch(cfg, batch, dev)
+        eager = measure(step_fn(model, data, prec, dev), device=dev, min_run_time=min_run_time)
+        compiled, error = None, None
+        try:
+            cmodel = torch.compile(model)
+            compiled = measure(step_fn(cmodel, data, prec, dev), device=dev, min_run_time=min_run_time,
+                               warmup=3).median_s
+        except Exception as e:  # noqa: BLE001 - the page reports why compilation failed here
+            error = f"{type(e).__name__}: {str(e).splitlines()[0][:120]}"
+        rows.append({"precision": prec, "eager (ms)": eager.median_s * 1e3,
+                     "compiled (ms)": None if compiled is None else compiled * 1e3,
+                     "compile speedup": None if compiled is None else eager.median_s / compiled,
+                     "note": error})
+    return pd.DataFrame(rows)

@@ -1,0 +1,53 @@
+"""The ``amp-docs`` command (click): one module per command group.
+
+* ``cli/site.py``: ``build``, ``execute``, ``bench-build`` (building the site);
+* ``cli/machine.py``: ``env``, ``report`` (what this machine is and does);
+* ``cli/bench.py``: ``bench`` (the performance suites);
+* ``cli/reference.py``: ``package-reference`` (this machine as a reference machine).
+
+Every command has ``--help``; a bad option is a usage error naming it, with exit status 2.
+Heavy imports (torch, pandas, mkdocs) happen inside the commands that need them.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from amp_docs_lib import __version__
+from amp_docs_lib.cli.bench import bench
+from amp_docs_lib.cli.machine import env, report
+from amp_docs_lib.cli.reference import package_reference
+from amp_docs_lib.cli.site import bench_build, build, execute
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="amp-docs")
+def cli() -> None:
+    """amp-docs: build the executed site and measure this machine's precision landscape."""
+
+
+for command in (build, execute, bench_build, env, report, bench, package_reference):
+    cli.add_command(command)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the CLI with ``argv`` (default ``sys.argv[1:]``) and return its exit status."""
+    try:
+        cli.main(args=argv, prog_name="amp-docs", standalone_mode=False)
+    except click.exceptions.Exit as e:
+        return e.exit_code
+    except click.ClickException as e:
+        e.show()
+        return e.exit_code
+    except click.exceptions.Abort:
+        click.echo("Aborted!", err=True)
+        return 1
+    except SystemExit as e:
+        return e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

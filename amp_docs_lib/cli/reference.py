@@ -1,0 +1,78 @@
+"""``amp-docs package-reference``: package this build's results as a reference machine."""
+
+from __future__ import annotations
+
+import json
+import tarfile
+from pathlib import Path
+
+import click
+
+from amp_docs_lib.core.paths import CHAPTER_DOWNLOADS_DIR, REFERENCE_RESULTS_DIR
+
+
+@click.command("package-reference", short_help="package this machine's results as a reference machine")
+@click.option("--site", default="site", show_default=True, help="the built site to read results from")
+@click.option("--name", default=None, help="machine folder name (default: from the GPU or CPU name)")
+@click.option("--root", default=str(REFERENCE_RESULTS_DIR), show_default=True, help="where reference machines live")
+@click.option("--no-archive", is_flag=True, help="do not write the .tar.gz")
+def package_reference(site: str, name: str | None, root: str, no_archive: bool) -> None:
+    """Package the built site's published measurements and gated-cell outputs as
+    docs/reference-results/<machine>/ (see the site's "Rebuild on your GPU" page)."""
+    try:
+        dest = package(site, root, name, archive=not no_archive)
+    except ValueError as e:
+        raise click.UsageError(str(e)) from None
+    click.echo(f"reference results written to {dest}" + ("" if no_archive else f" and {dest}.tar.gz"))
+
+
+def package(site: str | Path = "site", root: str | Path = REFERENCE_RESULTS_DIR, name: str | None = None,
+            archive: bool = True, report_size: int | None = None, save_gated: bool = True) -> Path:
+    """Package this machine's results as ``<root>/<name>/`` (and ``<name>.tar.gz`` beside it).
+
+    Reads the executed notebooks of the site built in ``site`` (build first). Also writes the
+    gated cells that ran here to ``docs/reference-results/<chapter>/`` (what
+    ``AMP_DOCS_SAVE_REFERENCE=1`` does during a build). Returns the machine's folder.
+    """
+    import nbformat
+
+    from amp_docs_lib.bench import report
+    from amp_docs_lib.core.env import environment_report
+    from amp_docs_lib.core.gating import requirements_from_tags
+    from amp_docs_lib.docsite.execute import save_reference
+    from amp_docs_lib.docsite.references import MACHINE_FILE, NAME_PATTERN, machine_name, measurements_from_site
+    from amp_docs_lib.page.stamp import stamp_text
+
+    name = name or machine_name()
+    if not NAME_PATTERN.match(name):
+        raise ValueError(f"machine name must match {NAME_PATTERN.pattern}, got {name!r}")
+    site, root = Path(site), Path(root)
+    meas = measurements_from_site(site)  # raises a clear error if the site is not built
+    dest = root / name
+    dest.mkdir(parents=True, exist_ok=True)
+    env = environment_report()
+    env["stamp"] = stamp_text()
+    chapters = {}
+    saved = []
+    for p in sorted((site / CHAPTER_DOWNLOADS_DIR).glob("*.ipynb")):
+        nb = nbformat.from_dict(json.loads(p.read_text(encoding="utf-8")))
+        meta = dict(nb.metadata.get("amp_docs", {}))
+        chapters[p.stem] = {k: meta.get(k) for k in ("executed_at", "seconds", "profile")}
+        for cell in nb.cells:
+            tags = cell.get("metadata", {}).get("tags", [])
+            if save_gated and cell.cell_type == "code" and requirements_from_tags(tags) and \
+                    not cell.metadata.get("amp_docs", {}).get("skipped"):
+                saved.append(save_reference(p.stem, cell))
+    (dest / MACHINE_FILE).write_text(json.dumps(dict(env, chapters=chapters), indent=1, default=str))
+    (dest / "measurements.json").write_text(json.dumps(meas, indent=1, default=str))
+    rep = report.collect(size=report_size)
+    (dest / "report.html").write_text(report.to_html(rep), encoding="utf-8")
+    (dest / "report.json").write_text(json.dumps(
+        {k: json.loads(df.to_json(orient="records", default_handler=str)) for k, df in rep.tables.items()},
+        indent=1))
+    if archive:
+        with tarfile.open(root / f"{name}.tar.gz", "w:gz") as tar:
+            tar.add(dest, arcname=f"reference-results/{name}")
+            for s in saved:
+                tar.add(s, arcname=f"reference-results/{s.parent.name}/{s.name}")
+    return dest

@@ -1,0 +1,90 @@
+"""Hardware gating: cells that need CUDA, BF16 hardware, a compute capability or a package.
+
+A chapter marks such a cell with a tag in its source, e.g.
+```` ```python tags=["requires:cuda"] ````. The build's executor asks
+``unmet_requirements`` before running the cell; on a machine that lacks
+something it skips the cell and shows ``skip_note_html`` (plus committed
+reference results where they exist) instead of a gap or a traceback.
+"""
+
+from __future__ import annotations
+
+import html
+import importlib.util
+import re
+from typing import Iterable
+
+from amp_docs_lib.core.env import device_summary
+
+TAG_PREFIX = "requires:"
+_SM = re.compile(r"^sm(\d+)(\d)$")  # sm89 -> (8, 9), sm100 -> (10, 0)
+
+REQUIREMENTS = {
+    "cuda": "a CUDA GPU",
+    "cuda-bf16": "a CUDA GPU with native bfloat16 support",
+    "sm80": "a CUDA GPU of compute capability 8.0 or newer (Ampere)",
+    "sm89": "a CUDA GPU of compute capability 8.9 or newer (Ada/Hopper, FP8 tensor cores)",
+    "sm90": "a CUDA GPU of compute capability 9.0 or newer (Hopper)",
+    "sm100": "a CUDA GPU of compute capability 10.0 or newer (Blackwell)",
+    "multi-gpu": "two or more CUDA GPUs",
+}
+PACKAGE_PREFIX = "pkg:"
+
+
+def valid_requirements() -> list[str]:
+    return sorted(REQUIREMENTS) + [f"{PACKAGE_PREFIX}<name>"]
+
+
+def describe(requirement: str) -> str:
+    if requirement.startswith(PACKAGE_PREFIX):
+        return f"the Python package `{requirement[len(PACKAGE_PREFIX):]}`"
+    try:
+        return REQUIREMENTS[requirement]
+    except KeyError:
+        raise ValueError(f"unknown requirement {requirement!r}; valid: {valid_requirements()}") from None
+
+
+def requirement_met(requirement: str) -> bool:
+    """Whether this machine satisfies ``requirement`` (a name from ``valid_requirements()``)."""
+    if not isinstance(requirement, str):
+        raise TypeError(f"requirement must be a str, got {type(requirement).__name__}")
+    describe(requirement)  # validates the name
+    if requirement.startswith(PACKAGE_PREFIX):
+        from amp_docs_lib.core.packages import is_hidden  # $AMP_DOCS_HIDE_PACKAGES
+        name = requirement[len(PACKAGE_PREFIX):]
+        return not is_hidden(name) and importlib.util.find_spec(name) is not None
+    import torch  # here, not at import: the build's up-to-date path stays torch-free
+
+    if not torch.cuda.is_available():
+        return False
+    if requirement == "cuda":
+        return True
+    if requirement == "cuda-bf16":
+        return bool(torch.cuda.is_bf16_supported())
+    if requirement == "multi-gpu":
+        return torch.cuda.device_count() >= 2
+    m = _SM.match(requirement)
+    major, minor = int(m.group(1)), int(m.group(2))
+    return torch.cuda.get_device_capability() >= (major, minor)
+
+
+def requirements_from_tags(tags: Iterable[str]) -> list[str]:
+    return [t[len(TAG_PREFIX):] for t in tags if t.startswith(TAG_PREFIX)]
+
+
+def unmet_requirements(tags: Iterable[str]) -> list[str]:
+    """The requirements among a cell's tags that this machine does not meet."""
+    return [r for r in requirements_from_tags(tags) if not requirement_met(r)]
+
+
+def skip_note_html(unmet: list[str], reference_html: str | None = None) -> str:
+    """The visible note shown in place of a skipped cell's output."""
+    needs = "; ".join(describe(r) + (" (not installed in this build)" if r.startswith(PACKAGE_PREFIX) else "")
+                      for r in unmet)
+    ref = ("<p>Reference result committed from a machine that has it:</p>" + reference_html
+           if reference_html else "<p>No reference result is committed for this cell.</p>")
+    return ('<div class="admonition warning amp-skip"><p class="admonition-title">'
+            'Skipped on this machine</p>'
+            f"<p>This cell needs {html.escape(needs)}; this build ran on "
+            f"{html.escape(device_summary())}. Its code above is compiled by the tests; "
+            f"rebuild on such a machine to see your own numbers.</p>{ref}</div>")

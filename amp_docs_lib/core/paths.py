@@ -1,0 +1,30 @@
+"""Where things live: the repository's folders and the build's cache, named once.
+
+Source folders are absolute (found from this file). Build outputs are relative to the
+project being built (the folder of its ``mkdocs.yml``, the build's working directory), so a
+throwaway site in a temporary folder keeps its own cache.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+LIBRARY_ROOT = Path(__file__).resolve().parents[1]  # amp_docs_lib/
+REPO_ROOT = LIBRARY_ROOT.parent
+DATA_DIR = LIBRARY_ROOT / "data"
+DOCS_DIR = REPO_ROOT / "docs"
+CHAPTERS_DIR = DOCS_DIR / "chapters"
+EXAMPLES_DIR = REPO_ROOT / "examples"
+REFERENCE_RESULTS_DIR = DOCS_DIR / "reference-results"
+
+# Relative to the project being built.
+CACHE_DIR = Path(".amp-docs-cache")
+EXECUTED_DIR = CACHE_DIR / "executed"  # executed chapter notebooks, one per key
+FRAGMENTS_DIR = CACHE_DIR / "fragments"  # generated HTML tables, keyed by their inputs
+ENVIRONMENT_MEMO = CACHE_DIR / "environment.json"
+BUILD_LOG = CACHE_DIR / "last-build.json"  # which chapters the last build executed, and why
+SITE_MANIFEST = CACHE_DIR / "site-manifest.json"  # inputs of the last successful `amp-docs build`
+
+# Relative to the built site.
+DOWNLOADS_DIR = "downloads"
+CHAPTER_DOWNLOADS_DIR = f"{DOWNLOADS_DIR}/chapters"  # executed notebooks and chapter sources

@@ -1,0 +1,1 @@
+"""amp_docs_lib.numbers."""

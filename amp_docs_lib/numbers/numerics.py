@@ -1,0 +1,577 @@
+"""The number-format chapter's experiments: each returns a DataFrame (plots return a Figure).
+
+Low-precision arithmetic is simulated honestly: every intermediate result is
+a tensor of the dtype under test, so it is rounded to that dtype after every
+operation (torch computes FP16/BF16 elementwise ops in FP32 and rounds the
+result once, which is exact rounding for a single add or multiply). Sizes come
+from the active profile.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Iterable, Sequence
+
+import numpy as np
+import pandas as pd
+import torch
+
+from amp_docs_lib.core.devices import check_device
+from amp_docs_lib.numbers.formats import bits_to_value, encode, get_format, next_up
+from amp_docs_lib.core.profiles import active_profile
+from amp_docs_lib.core.tables import table_from_rows
+
+FLOAT_DTYPES = {"FP16": torch.float16, "BF16": torch.bfloat16, "FP32": torch.float32}
+def _dtypes(names: Iterable[str]) -> dict[str, torch.dtype]:
+    out = {}
+    for n in names:
+        if n not in FLOAT_DTYPES:
+            raise ValueError(f"unknown dtype name {n!r}; valid: {list(FLOAT_DTYPES)}")
+        out[n] = FLOAT_DTYPES[n]
+    return out
+
+
+# ---- spacing (ULP) -------------------------------------------------------------------------
+def spacing_vs_magnitude(formats: Sequence[str] = ("FP32", "FP16", "BF16", "FP8 E4M3FN", "FP8 E5M2"),
+                         points: int | None = None) -> pd.DataFrame:
+    """Gap to the next representable value, measured from bit neighbours, vs the definition.
+
+    For each format, magnitudes are spread log-uniformly over its positive finite
+    range (below the max). Definition: 2^(max(floor(log2 x), 1 - bias) - M).
+    """
+    n = points or active_profile()["ulp_points"]
+    rows = []
+    for name in formats:
+        f = get_format(name)
+        lo, hi = f.min_subnormal_from_definition(), f.max_finite_from_definition()
+        for x in np.geomspace(lo, hi / 2, n):
+            b = encode(float(x), f)
+            v = bits_to_value(b, f)
+            gap = bits_to_value(b + 1, f) - v
+            e = max(math.floor(math.log2(v)), 1 - f.bias)
+            rows.append({"format": f.name, "magnitude": v, "measured spacing": gap,
+                         "definition spacing": math.ldexp(1.0, e - f.mantissa_bits),
+                         "relative spacing": gap / v})
+    return pd.DataFrame(rows)
+
+
+def plot_spacing(df: pd.DataFrame):
+    """Log-log plot of spacing against magnitude, one line per format."""
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(2, 2, figsize=(11, 7.5))
+    # The bottom row zooms into the range of FP16 and the FP8 formats, a sliver of FP32's 1e-45..1e38.
+    zoom = df[df["format"].isin(["FP16", "FP8 E4M3FN", "FP8 E5M2"])]["magnitude"]
+    lo, hi = (zoom.min() / 2, zoom.max() * 4) if len(zoom) else (None, None)
+    for name, g in df.groupby("format", sort=False):
+        for row in (0, 1):
+            axes[row, 0].loglog(g["magnitude"], g["measured spacing"], drawstyle="steps-post", label=name)
+            axes[row, 1].loglog(g["magnitude"], g["relative spacing"], drawstyle="steps-post", label=name)
+    for row, what in ((0, "full range"), (1, "zoom: FP16 and FP8 range")):
+        axes[row, 0].set(xlabel="magnitude |x|", ylabel="gap to next value", title=f"Absolute spacing (ULP), {what}")
+        axes[row, 1].set(xlabel="magnitude |x|", ylabel="gap / |x|", title=f"Relative spacing, {what}")
+    if lo is not None:
+        for a in axes[1]:
+            a.set_xlim(lo, hi)
+        sel = df[(df["magnitude"] >= lo) & (df["magnitude"] <= hi)]
+        axes[1, 0].set_ylim(sel["measured spacing"].min() / 2, sel["measured spacing"].max() * 2)
+        axes[1, 1].set_ylim(sel["relative spacing"].min() / 2, sel["relative spacing"].max() * 2)
+    for a in axes.flat:
+        a.grid(True, which="major", alpha=0.3)
+    axes[0, 0].legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+# ---- subnormals / flush-to-zero --------------------------------------------------------------
+def _cpu_ftz_active() -> bool:
+    """Probe whether the CPU currently flushes FP32 subnormals (torch has no getter)."""
+    tiny = torch.tensor([2.0 ** -140], dtype=torch.float64).to(torch.float32)
+    return bool((tiny * torch.ones(1)).item() == 0.0)
+
+
+def _subnormal_rows(device: torch.device, setting: str) -> list[dict]:
+    rows = []
+    for name, dt in FLOAT_DTYPES.items():
+        f = get_format(name)
+        smin = f.min_subnormal_from_definition()
+        t = torch.tensor([smin], dtype=torch.float64).to(device=device, dtype=dt)
+        one = torch.ones(1, dtype=dt, device=device)
+        raw = torch.tensor([1], dtype={16: torch.int16, 32: torch.int32}[f.total_bits]).view(dt).to(device)
+        rows.append({
+            "setting": setting, "dtype": name, "min subnormal": smin,
+            "cast from float64 keeps it": t.item() == smin,
+            "bit pattern 0x..01 reads as": raw.to(torch.float64).item(),
+            "x * 1": (raw * one).to(torch.float64).item(),
+            "x + x": (raw + raw).to(torch.float64).item(),
+            "(x * 4) / 4": (raw * 4 / 4).to(torch.float64).item(),
+            "survives arithmetic": bool((raw * one).item() != 0.0),
+        })
+    return rows
+
+
+def subnormal_survival(device: str | torch.device = "cpu") -> pd.DataFrame:
+    """Does each dtype's smallest subnormal survive a cast and simple arithmetic on ``device``?
+
+    On CPU this is measured twice, with ``torch.set_flush_denormal(False)`` and
+    ``(True)``; the previous setting (probed, since torch has no getter) is restored.
+    """
+    dev = check_device(device)
+    if dev.type != "cpu":
+        return pd.DataFrame(_subnormal_rows(dev, "default"))
+    before = _cpu_ftz_active()
+    rows = []
+    try:
+        for ftz in (False, True):
+            if not torch.set_flush_denormal(ftz) and ftz:
+                break  # CPU without FTZ support: only the default row set
+            rows += _subnormal_rows(dev, f"set_flush_denormal({ftz})")
+    finally:
+        torch.set_flush_denormal(before)
+    return pd.DataFrame(rows)
+
+
+# ---- exp overflow ------------------------------------------------------------------------
+def exp_overflow(dtypes: Iterable[str] = ("FP16", "BF16", "FP32"),
+                 device: str | torch.device = "cpu") -> pd.DataFrame:
+    """Largest x (representable in the dtype) with finite exp(x), by bisection over bit patterns."""
+    dev = check_device(device)
+    rows = []
+    for name, dt in _dtypes(dtypes).items():
+        f = get_format(name)
+        lo, hi = encode(1.0, f), encode(1000.0, f)  # exp(1) finite; exp(1000) overflows all three
+
+        def finite(b: int) -> bool:
+            x = torch.tensor([bits_to_value(b, f)], dtype=torch.float64).to(device=dev, dtype=dt)
+            return bool(torch.isfinite(torch.exp(x)).item())
+
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            lo, hi = (mid, hi) if finite(mid) else (lo, mid)
+        xmax = bits_to_value(lo, f)
+        rows.append({"dtype": name, "largest x with finite exp(x)": xmax,
+                     "next x (overflows)": bits_to_value(hi, f),
+                     "log(max finite)": math.log(f.max_finite_from_definition()),
+                     "exp(x) there": float(torch.exp(torch.tensor([xmax], dtype=dt, device=dev)).item())})
+    return pd.DataFrame(rows)
+
+
+# ---- softplus and softmax -----------------------------------------------------------------
+def softplus_naive(x: torch.Tensor) -> torch.Tensor:
+    """log(1 + exp(x)) as written: overflows once exp(x) does."""
+    return torch.log(1 + torch.exp(x))
+
+
+def softplus_stable(x: torch.Tensor) -> torch.Tensor:
+    """max(x, 0) + log1p(exp(-|x|)): exp only ever sees non-positive arguments."""
+    return torch.clamp(x, min=0) + torch.log1p(torch.exp(-x.abs()))
+
+
+def softmax_naive(x: torch.Tensor) -> torch.Tensor:
+    """exp(x) / sum(exp(x)) as written."""
+    e = torch.exp(x)
+    return e / e.sum(dim=-1, keepdim=True)
+
+
+def softmax_stable(x: torch.Tensor) -> torch.Tensor:
+    """Subtract the row max first: the largest exponent is exp(0) = 1."""
+    e = torch.exp(x - x.max(dim=-1, keepdim=True).values)
+    return e / e.sum(dim=-1, keepdim=True)
+
+
+def softplus_errors(dtypes: Iterable[str] = ("FP16", "BF16", "FP32"), x_max: float = 100.0,
+                    points: int = 801, device: str | torch.device = "cpu") -> pd.DataFrame:
+    """Per x and dtype: naive and stable softplus, relative error vs a float64 reference (long format).
+
+    The reference is float64 softplus of the inputs *as rounded to the dtype*.
+    """
+    dev = check_device(device)
+    x64 = torch.linspace(-x_max, x_max, points, dtype=torch.float64)
+    rows = []
+    for name, dt in _dtypes(dtypes).items():
+        x = x64.to(device=dev, dtype=dt)
+        ref = torch.nn.functional.softplus(x.double()).cpu()  # reference on the rounded inputs
+        for method, fn in (("naive", softplus_naive), ("stable", softplus_stable),
+                           ("torch.nn.functional.softplus", torch.nn.functional.softplus)):
+            y = fn(x).double().cpu()
+            err = (y - ref).abs() / ref.abs()
+            rows.append(pd.DataFrame({"dtype": name, "method": method, "x": x.double().cpu().numpy(),
+                                      "rel error": err.numpy(), "finite": torch.isfinite(y).numpy(),
+                                      "true value normal": (ref >= torch.finfo(dt).smallest_normal).numpy()}))
+    return pd.concat(rows, ignore_index=True)
+
+
+def summarize_softplus(df: pd.DataFrame) -> pd.DataFrame:
+    """Per (dtype, method): max relative error where the output is finite and the true value is a
+    normal number of the dtype (below that the output underflows whatever the formula), and the
+    count of non-finite outputs."""
+    rows = []
+    for (dtype, method), d in df.groupby(["dtype", "method"], sort=False):
+        bad = d.loc[~d["finite"], "x"]
+        rows.append({"dtype": dtype, "method": method,
+                     "max relative error": d.loc[d["finite"] & d["true value normal"], "rel error"].max(),
+                     "non-finite outputs": int(len(bad)),
+                     "first x giving non-finite": bad.min() if len(bad) else None})  # None: n/a
+    return table_from_rows(rows)
+
+
+def plot_softplus(df: pd.DataFrame):
+    """Relative error against x for naive vs stable softplus; non-finite outputs marked at the top."""
+    import matplotlib.pyplot as plt
+
+    dts = list(dict.fromkeys(df["dtype"]))
+    fig, axes = plt.subplots(1, len(dts), figsize=(4 * len(dts), 3.4), sharey=True)
+    for ax, name in zip(np.atleast_1d(axes), dts):
+        for method, style in (("naive", "-"), ("stable", "--")):
+            d = df[(df["dtype"] == name) & (df["method"] == method)]
+            fin = d[d["finite"]]
+            ax.semilogy(fin["x"], fin["rel error"].clip(lower=1e-12), style, label=method, lw=1)
+            below = d.loc[~d["true value normal"], "x"]
+            if len(below) and method == "naive":
+                ax.axvspan(d["x"].min(), below.max(), color="0.9", zorder=0,
+                           label="true value below min normal")
+            bad = d[~d["finite"]]
+            if len(bad):
+                ax.scatter(bad["x"], np.full(len(bad), 1e2), s=4, color="red",
+                           label=f"{method}: inf/NaN")
+        ax.set(title=name, xlabel="x", ylim=(1e-12, 1e3))
+        ax.grid(alpha=0.3)
+    np.atleast_1d(axes)[0].set_ylabel("relative error vs float64 (floored at 1e-12)")
+    np.atleast_1d(axes)[0].legend(fontsize=7, loc="lower left")
+    fig.tight_layout()
+    return fig
+
+
+def softmax_errors(dtypes: Iterable[str] = ("FP16", "BF16", "FP32"),
+                   scales: Sequence[float] = (1.0, 10.0, 100.0, 1000.0), width: int = 64,
+                   rows: int = 32, device: str | torch.device = "cpu", seed: int = 0) -> pd.DataFrame:
+    """Naive vs max-subtracted vs torch.softmax on random logits times ``scale``, per dtype."""
+    dev = check_device(device)
+    g = torch.Generator().manual_seed(seed)
+    base = torch.randn(rows, width, generator=g, dtype=torch.float64)
+    out = []
+    for scale in scales:
+        for name, dt in _dtypes(dtypes).items():
+            x = (base * scale).to(device=dev, dtype=dt)
+            ref = torch.softmax(x.double(), dim=-1).cpu()
+            for method, fn in (("naive", softmax_naive), ("stable (subtract max)", softmax_stable),
+                               ("torch.softmax", lambda t: torch.softmax(t, dim=-1))):
+                y = fn(x).double().cpu()
+                ok = torch.isfinite(y).all(dim=-1)
+                err = (y - ref).abs()[ok]
+                out.append({"logit scale": scale, "dtype": name, "method": method,
+                            "rows with inf/NaN": f"{int((~ok).sum())} of {rows}",
+                            "max abs error (finite rows)": err.max().item() if ok.any() else None})
+    return table_from_rows(out)
+
+
+def summarize_softmax(df: pd.DataFrame) -> pd.DataFrame:
+    """One row per (method, dtype), one column per logit scale: the max error, or how many rows broke."""
+    def cell(r: pd.Series) -> str:
+        if not r["rows with inf/NaN"].startswith("0 "):
+            return f"inf/NaN in {r['rows with inf/NaN']} rows"
+        return f"{r['max abs error (finite rows)']:.1e}"
+
+    d = df.assign(result=df.apply(cell, axis=1))
+    wide = d.pivot_table(index=["method", "dtype"], columns="logit scale", values="result", aggfunc="first",
+                         sort=False)
+    wide.columns = [f"scale {c:g}" for c in wide.columns]
+    return wide.reset_index()
+
+
+def softmax_one_hot_rows(scale: float = 1000.0, dtype: str = "FP16", width: int = 64, rows: int = 32,
+                         seed: int = 0) -> dict[str, float]:
+    """Why softmax errors at large logit scales are ~1e-21 in FP32 rather than 0.
+
+    At that scale the gap between the two largest logits is so wide that every
+    probability but the largest underflows to zero in ``dtype``: the output is
+    exactly one-hot. The float64 reference keeps tiny non-zero probabilities
+    off the argmax, and their mass is the whole error. Same inputs as ``softmax_errors``.
+    """
+    g = torch.Generator().manual_seed(seed)
+    x = (torch.randn(rows, width, generator=g, dtype=torch.float64) * scale).to(_dtypes([dtype])[dtype])
+    y = torch.softmax(x, dim=-1).double()
+    ref = torch.softmax(x.double(), dim=-1)
+    one_hot = ((y == 1).sum(-1) == 1) & ((y == 0).sum(-1) == width - 1)
+    off_argmax = ref.sort(dim=-1, descending=True).values[:, 1:].sum(-1)  # the reference's mass off the argmax
+    return {"one-hot rows": int(one_hot.sum()), "rows": rows,
+            "max error": float((y - ref).abs().max()), "largest off-argmax mass in float64": float(off_argmax.max())}
+
+
+# ---- accumulation --------------------------------------------------------------------------
+def _sequential(x: torch.Tensor) -> tuple[torch.Tensor, np.ndarray]:
+    acc = torch.zeros((), dtype=x.dtype, device=x.device)
+    trace = np.empty(len(x))
+    for i, v in enumerate(x):
+        acc = acc + v  # a 0-d tensor of x.dtype: rounded after every add
+        trace[i] = acc.item()
+    return acc, trace
+
+
+def _kahan(x: torch.Tensor) -> torch.Tensor:
+    s = torch.zeros((), dtype=x.dtype, device=x.device)
+    c = torch.zeros_like(s)
+    for v in x:
+        y = v - c
+        t = s + y
+        c = (t - s) - y
+        s = t
+    return s
+
+
+def _pairwise(x: torch.Tensor) -> torch.Tensor:
+    while x.numel() > 1:
+        if x.numel() % 2:
+            x = torch.cat([x, x.new_zeros(1)])
+        x = x[0::2] + x[1::2]  # each level rounds to x.dtype
+    return x[0]
+
+
+def accumulation_error(n_terms: int | None = None, value: float = 1e-4, jitter: float = 0.5,
+                       dtypes: Iterable[str] = ("FP16", "BF16", "FP32"),
+                       device: str | torch.device = "cpu", seed: int = 0,
+                       return_traces: bool = False):
+    """Sum ``n_terms`` small positive values (``value`` * U[1-jitter, 1+jitter]) with several methods.
+
+    Methods per dtype: sequential (accumulator of that dtype, rounded after every add),
+    pairwise (tree, rounded per level), Kahan (compensated, in that dtype) and
+    ``torch.sum`` (returns that dtype but accumulates internally in higher precision).
+    The reference is the float64 sum of the terms *as stored in the dtype*, so
+    the error measures accumulation only. With ``return_traces`` also returns
+    the running sequential sums (for the plot).
+    """
+    dev = check_device(device)
+    n = n_terms or active_profile()["accumulation_terms"]
+    if n < 1:
+        raise ValueError(f"n_terms must be >= 1, got {n}")
+    g = torch.Generator().manual_seed(seed)
+    terms = value * (1 + jitter * (2 * torch.rand(n, generator=g, dtype=torch.float64) - 1))
+    rows, traces = [], {}
+    for name, dt in _dtypes(dtypes).items():
+        x = terms.to(device=dev, dtype=dt)
+        exact = x.double().sum().item()
+        seq, traces[name] = _sequential(x)
+        for method, r in (("sequential", seq), ("pairwise", _pairwise(x)), ("Kahan", _kahan(x)),
+                          ("torch.sum", torch.sum(x))):
+            r = float(r.item())
+            rows.append({"dtype": name, "method": method, "result": r, "exact": exact,
+                         "relative error": abs(r - exact) / exact})
+    traces["exact (float64)"] = np.cumsum(terms.numpy())
+    df = pd.DataFrame(rows)
+    return (df, traces) if return_traces else df
+
+
+def plot_accumulation(traces: dict):
+    """Running sum of the sequential accumulators against the number of terms added."""
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 4))
+    for name, tr in traces.items():
+        ax.plot(np.arange(1, len(tr) + 1), tr, label=name, lw=1.5 if "exact" not in name else 1,
+                ls="--" if "exact" in name else "-")
+    ax.set(xlabel="terms added", ylabel="running sum", title="Sequential accumulation, one rounding per add")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+# ---- cancellation ---------------------------------------------------------------------------
+def cancellation(deltas: Sequence[float] | None = None,
+                 dtypes: Iterable[str] = ("FP16", "BF16", "FP32")) -> pd.DataFrame:
+    """(1 + d) - 1 in each dtype: relative error of the recovered d (1 = all information lost)."""
+    ds = np.geomspace(1e-9, 1.0, 37) if deltas is None else np.asarray(deltas, dtype=np.float64)
+    rows = []
+    for name, dt in _dtypes(dtypes).items():
+        d = torch.tensor(ds, dtype=torch.float64).to(dt)
+        got = ((1 + d) - 1).double()
+        dd = d.double()
+        rel = ((got - dd).abs() / dd.abs()).numpy()
+        for a, b, r in zip(dd.numpy(), got.numpy(), rel):
+            rows.append({"dtype": name, "d (as stored)": a, "(1 + d) - 1": b, "relative error": r})
+    return pd.DataFrame(rows)
+
+
+def variance_cancellation(mean: float = 100.0, std: float = 1.0, n: int = 4096,
+                          dtypes: Iterable[str] = ("FP16", "BF16", "FP32"), seed: int = 0,
+                          device: str | torch.device = "cpu") -> pd.DataFrame:
+    """Variance as E[x^2] - E[x]^2 (cancels) vs two-pass E[(x - mean)^2], elementwise in each dtype.
+
+    The means use torch.mean (higher-precision accumulation inside), so the
+    error shown is the cancellation, not the summation.
+    """
+    dev = check_device(device)
+    g = torch.Generator().manual_seed(seed)
+    x64 = mean + std * torch.randn(n, generator=g, dtype=torch.float64)
+    rows = []
+    for name, dt in _dtypes(dtypes).items():
+        x = x64.to(device=dev, dtype=dt)
+        ref = x.double().var(unbiased=False).item()
+        one_pass = (torch.mean(x * x) - torch.mean(x) ** 2).double().item()
+        two_pass = torch.mean((x - torch.mean(x)) ** 2).double().item()
+        for method, v in (("E[x²] − E[x]²", one_pass), ("two-pass E[(x − μ)²]", two_pass)):
+            rows.append({"dtype": name, "method": method, "variance": v, "reference": ref,
+                         "relative error": abs(v - ref) / ref})
+    return pd.DataFrame(rows)
+
+
+# ---- stagnation ------------------------------------------------------------------------------
+def update_stagnation(w: float = 1.0, updates: Sequence[float] = (1e-2, 3e-3, 1e-3, 3e-4, 1e-4, 1e-5),
+                      formats: Iterable[str] = ("FP32", "FP16", "BF16")) -> pd.DataFrame:
+    """Is ``w + u`` (and ``w - u``) different from ``w`` when both are held in each format?
+
+    One row per update size, one column per format and direction. The two
+    directions differ at a power of two such as 1.0: the spacing below it is
+    half the spacing above, so a smaller update still moves ``w`` down.
+    """
+    rows = []
+    for u in updates:
+        row = {"update u": u}
+        for name, dt in _dtypes(formats).items():
+            wt, ut = torch.tensor(w, dtype=dt), torch.tensor(u, dtype=dt)
+            row[f"{name}: w + u moves"] = bool((wt + ut) != wt)
+            row[f"{name}: w − u moves"] = bool((wt - ut) != wt)
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def _largest_lost_power_of_two(w: torch.Tensor, direction: int) -> float:
+    """Largest u = 2^-k (k = 0..64) for which ``w + direction * u`` rounds back to ``w``."""
+    for k in range(0, 65):
+        u = torch.tensor(math.ldexp(1.0, -k), dtype=w.dtype)
+        if (w + direction * u) == w:
+            return math.ldexp(1.0, -k)
+    raise ValueError(f"no lost update found for w = {float(w)} in {w.dtype}")
+
+
+def stagnation_thresholds(w: float = 1.0, formats: Iterable[str] = ("FP32", "FP16", "BF16")) -> pd.DataFrame:
+    """Where updates start to be lost at ``w`` (a power of two), measured and from the definition.
+
+    Measured: the largest power-of-two update that torch's rounded arithmetic
+    loses, adding and subtracting. Definition: half the spacing on each side,
+    2^(e - M - 1) above ``w = 2^e`` and 2^(e - M - 2) below it (an exact tie
+    rounds to even, which is ``w`` itself, so half the spacing is lost too).
+    """
+    e = math.frexp(w)[1] - 1
+    if math.ldexp(1.0, e) != w:
+        raise ValueError(f"w must be a power of two (the two sides' spacings differ there), got {w!r}")
+    rows = []
+    for name, dt in _dtypes(formats).items():
+        m = get_format(name).mantissa_bits
+        wt = torch.tensor(w, dtype=dt)
+        rows.append({"format": name,
+                     "spacing above w": next_up(w, name) - w,
+                     "spacing below w": w - torch.nextafter(wt, torch.zeros((), dtype=dt)).item(),
+                     "largest lost u, w + u": _largest_lost_power_of_two(wt, +1),
+                     "largest lost u, w − u": _largest_lost_power_of_two(wt, -1),
+                     "definition, w + u": math.ldexp(1.0, e - m - 1),
+                     "definition, w − u": math.ldexp(1.0, e - m - 2)})
+    return pd.DataFrame(rows)
+
+
+def sgd_stagnation(steps: int | None = None, lr: float = 1e-4, n_weights: int = 256,
+                   seed: int = 0, device: str | torch.device = "cpu") -> pd.DataFrame:
+    """Gradient descent on 0.5 * ||w - t||^2 with weights near 1 and targets near 2.
+
+    Variants: weights (and update) in FP32, FP16, BF16; and BF16/FP16 compute with an
+    FP32 master copy (gradient from the low-precision copy, update applied in FP32).
+    Returns the loss (float64, from the weights actually held) at log-spaced steps.
+    """
+    dev = check_device(device)
+    n_steps = steps or active_profile()["stagnation_steps"]
+    g = torch.Generator().manual_seed(seed)
+    w0 = 1 + 0.1 * torch.rand(n_weights, generator=g, dtype=torch.float64)
+    t = 2 + 0.1 * torch.rand(n_weights, generator=g, dtype=torch.float64)
+    record = sorted(set(np.unique(np.geomspace(1, n_steps, 40).astype(int)).tolist()) | {0})
+    rows = []
+    variants = [("FP32 weights", torch.float32, None), ("FP16 weights", torch.float16, None),
+                ("BF16 weights", torch.bfloat16, None),
+                ("FP16 compute + FP32 master", torch.float16, torch.float32),
+                ("BF16 compute + FP32 master", torch.bfloat16, torch.float32)]
+    for label, dt, master_dt in variants:
+        tt = t.to(device=dev, dtype=dt)
+        master = w0.to(device=dev, dtype=master_dt) if master_dt else None
+        w = w0.to(device=dev, dtype=dt)
+        for step in range(n_steps + 1):
+            if step in record:
+                held = master if master is not None else w
+                loss = 0.5 * ((held.double() - t.to(dev)) ** 2).sum().item()
+                rows.append({"variant": label, "step": step, "loss": loss})
+            grad = w - tt  # computed in the low-precision dtype
+            if master is not None:
+                master = master - lr * grad.to(master_dt)
+                w = master.to(dt)
+            else:
+                w = w - lr * grad  # update rounded to dt
+    return pd.DataFrame(rows)
+
+
+def plot_sgd_stagnation(df: pd.DataFrame):
+    """Loss against step for each precision variant."""
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 4))
+    styles = {"FP16 weights": dict(lw=3.5, alpha=0.6), "BF16 weights": dict(ls=":", lw=2)}
+    for label, d in df.groupby("variant", sort=False):
+        ax.plot(d["step"], d["loss"], label=label,
+                **styles.get(label, dict(ls="--" if "master" in label else "-")))
+    ax.set(xlabel="step", ylabel="loss 0.5·‖w − t‖²", title="Small updates: stored weights vs FP32 master copy")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+# ---- TF32 ------------------------------------------------------------------------------------
+def tf32_matmul_error(n: int | None = None, device: str | torch.device = "cuda",
+                      seed: int = 0) -> pd.DataFrame:
+    """Relative error of an FP32 matmul with TF32 off ("highest") and on ("high") vs float64.
+
+    Needs a CUDA GPU (TF32 is a tensor-core mode); raises RuntimeError otherwise.
+    The previous ``torch.get_float32_matmul_precision()`` is restored.
+    """
+    if not torch.cuda.is_available():
+        raise RuntimeError("tf32_matmul_error needs a CUDA GPU: TF32 is an NVIDIA tensor-core "
+                           "mode and this machine has no CUDA device")
+    dev = check_device(device)
+    if dev.type != "cuda":
+        raise ValueError(f"tf32_matmul_error runs on CUDA only, got device {device!r}; valid: ['cuda']")
+    size = n or active_profile()["matmul_size"]
+    g = torch.Generator().manual_seed(seed)
+    a = torch.randn(size, size, generator=g, dtype=torch.float64)
+    b = torch.randn(size, size, generator=g, dtype=torch.float64)
+    ref = a @ b
+    before = torch.get_float32_matmul_precision()
+    rows = []
+    try:
+        for setting in ("highest", "high"):
+            torch.set_float32_matmul_precision(setting)
+            c = (a.float().to(dev) @ b.float().to(dev)).double().cpu()
+            rows.append({"float32_matmul_precision": setting,
+                         "mode": "strict FP32" if setting == "highest" else "TF32 allowed",
+                         "max relative error": ((c - ref).abs().max() / ref.abs().max()).item(),
+                         "mean abs error": (c - ref).abs().mean().item()})
+    finally:
+        torch.set_float32_matmul_precision(before)
+    return pd.DataFrame(rows)
+
+
+# ---- casting out of range ---------------------------------------------------------------------
+def overflow_casts(values: Sequence[float] = (1e6, math.inf, math.nan),
+                   formats: Sequence[str] = ("FP16", "BF16", "FP8 E4M3FN", "FP8 E5M2")) -> pd.DataFrame:
+    """What a cast does to out-of-range values: torch's cast vs ml_dtypes' cast of the same format."""
+    import ml_dtypes
+
+    mld = {"FP16": np.float16, "BF16": ml_dtypes.bfloat16, "FP8 E4M3FN": ml_dtypes.float8_e4m3fn,
+           "FP8 E5M2": ml_dtypes.float8_e5m2}
+    rows = []
+    for name in formats:
+        f = get_format(name)
+        if name not in mld:
+            raise ValueError(f"overflow_casts supports {list(mld)}, got {name!r}")
+        for v in values:
+            tv = torch.tensor([v], dtype=torch.float32).to(f.storage).float().item()
+            with np.errstate(over="ignore", invalid="ignore"):
+                nv = float(np.array([v], dtype=np.float32).astype(mld[name]).astype(np.float64)[0])
+            rows.append({"format": name, "input": v, "torch cast": tv, "ml_dtypes cast": nv})
+    return pd.DataFrame(rows)

@@ -1,0 +1,99 @@
+"""Find claims whose check cannot fail, before a chapter runs.
+
+A claim's check must fail exactly when its sentence is false. Some mistakes
+make that impossible, and they can be seen in the code without running it:
+
+``self-comparison``
+    ``claim(s, x, x)``: the expected value is the measured expression itself.
+``constant verdict``
+    ``claim(s, m, holds=True)``: the verdict is a constant.
+``definition as measurement``
+    the measured value is a field of the format registry's definition
+    (``get_format("TF32").mantissa_bits``): it equals what the registry was
+    written with, so nothing is measured. State such facts as cited prose.
+
+``lint_source(code)`` checks one code cell; ``lint_chapter(path)`` every code
+cell of a chapter. The executor refuses to run a chapter with findings, so
+every chapter gets the check. What the lint cannot see (a check weaker than
+its sentence, such as a stated value checked only for ``> 0``) stays a
+review convention (ARCHITECTURE.md, chapter conventions).
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from pathlib import Path
+
+# Fields of amp_docs_lib.numbers.formats.NumberFormat that are the format's definition, not a measurement.
+DEFINITION_FIELDS = frozenset({"mantissa_bits", "exponent_bits", "total_bits", "bias"})
+CLAIM_FUNCTIONS = frozenset({"claim", "Statement"})
+
+
+@dataclass(frozen=True)
+class LintFinding:
+    """One claim that cannot fail: where it is, which rule, and the offending code."""
+
+    rule: str
+    line: int
+    code: str
+
+    def __str__(self) -> str:
+        return f"line {self.line}: {self.rule}: {self.code}"
+
+
+def _name(call: ast.Call) -> str | None:
+    f = call.func
+    return f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else None
+
+
+def _arg(call: ast.Call, position: int, keyword: str) -> ast.expr | None:
+    for kw in call.keywords:
+        if kw.arg == keyword:
+            return kw.value
+    return call.args[position] if len(call.args) > position else None
+
+
+def _reads_definition(node: ast.expr) -> bool:
+    return isinstance(node, ast.Attribute) and node.attr in DEFINITION_FIELDS
+
+
+def lint_source(code: str) -> list[LintFinding]:
+    """Findings for the ``claim(...)`` and ``Statement(...)`` calls in ``code`` (one cell's source).
+
+    Code that does not parse (IPython magics, say) is skipped: the executor
+    reports real syntax errors when it runs the cell.
+    """
+    if not isinstance(code, str):
+        raise TypeError(f"code must be a str, got {type(code).__name__}")
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return []
+    found = []
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Call) and _name(node) in CLAIM_FUNCTIONS):
+            continue
+        is_claim = _name(node) == "claim"
+        # claim(statement, measured, expected) / Statement(statement, source, claimed, measured)
+        measured = _arg(node, 1 if is_claim else 3, "measured")
+        expected = _arg(node, 2 if is_claim else 2, "expected" if is_claim else "claimed")
+        holds = _arg(node, 99, "holds")
+        snippet = ast.get_source_segment(code, node) or ""
+        snippet = " ".join(snippet.split())[:160]
+        if measured is not None and expected is not None and ast.dump(measured) == ast.dump(expected):
+            found.append(LintFinding("self-comparison", node.lineno, snippet))
+        if isinstance(holds, ast.Constant) and holds.value is True:
+            found.append(LintFinding("constant verdict", node.lineno, snippet))
+        if measured is not None and _reads_definition(measured):
+            found.append(LintFinding("definition as measurement", node.lineno, snippet))
+    return found
+
+
+def lint_chapter(path: str | Path) -> list[tuple[int, LintFinding]]:
+    """(cell index, finding) for every code cell of the chapter at ``path``."""
+    from amp_docs_lib.core.chapters import read_chapter
+
+    nb = read_chapter(path)
+    return [(i, f) for i, cell in enumerate(nb.cells) if cell.cell_type == "code"
+            for f in lint_source(cell.source)]
