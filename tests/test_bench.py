@@ -25,6 +25,7 @@ def test_quartiles_match_numpy():
     assert (q1, med, q3) == pytest.approx(tuple(np.percentile(vals, [25, 50, 75])))
 
 
+@pytest.mark.slow
 def test_measure_times_a_known_duration_and_warms_up():
     calls = []
 
@@ -55,6 +56,7 @@ def test_measure_rejects_bad_arguments(kw, err):
         timing.measure(42)
 
 
+@pytest.mark.slow
 def test_matmul_flops_match_torch_flop_counter():
     with FlopCounterMode(display=False) as fc:
         torch.randn(8, 5) @ torch.randn(5, 3)
@@ -136,6 +138,7 @@ def test_parameter_count_matches_the_model(shape):
     assert model_sweep.count_parameters(cfg) == sum(p.numel() for p in GPT(cfg).parameters())
 
 
+@pytest.mark.slow
 def test_sweep_and_speedup_grows():
     cfgs = model_sweep.ladder_configs({"a": (1, 16, 2), "b": (1, 32, 2)}, vocab=32, seq=8)
     df = model_sweep.sweep(cfgs, 2, ("fp32", "amp_bf16"), "cpu", min_run_time=0.01, warmup=1)
@@ -179,6 +182,7 @@ def test_suite_parsing():
         _parse_suites(["nope"])
 
 
+@pytest.mark.slow
 def test_bench_cli_writes_stamped_results(tmp_path):
     env = {"AMP_DOCS_PROFILE": "cpu-small", "PYTHONPATH": str(REPO_ROOT), "PATH": "/usr/bin:/bin"}
     r = subprocess.run([sys.executable, "-m", "amp_docs_lib", "bench", "--suite", "alignment",

@@ -14,7 +14,7 @@ from amp_docs_lib.docsite import cache as cache_mod
 from amp_docs_lib.docsite.cache import ExecutionCache, KeyInputs, cache_key, library_source_hash
 from amp_docs_lib.core.paths import BUILD_LOG
 
-from conftest import make_chapter, mkdocs_build
+from conftest import REPO_ROOT, make_chapter, mkdocs_build
 
 TEXT = "# A chapter\n```python\nprint(1)\n```\n"
 
@@ -172,3 +172,30 @@ def test_a_cache_hit_reads_the_notebook_as_nbformat_does(tmp_path):
     assert got == nbformat.read(path, as_version=4)
     assert got.cells[0].source == "a = 1\nb = 2\n"
     assert got.cells[0].outputs[0]["data"]["text/html"] == "<p>one</p>\n<p>two</p>\n"
+
+
+def test_a_chapter_that_reads_others_is_keyed_on_their_text(tmp_path):
+    from amp_docs_lib.docsite.cache import key_text, reads_chapters
+
+    reader = tmp_path / "lit.md"
+    reader.write_text("---\njupyter:\n  amp_docs:\n    reads_chapters: true\n---\n# Lit\n")
+    plain = tmp_path / "a.md"
+    plain.write_text("---\njupyter: {}\n---\n# A\n\n## A heading\n")
+    other = tmp_path / "b.md"
+    other.write_text("# B\n")
+    assert reads_chapters(reader.read_text()) and not reads_chapters(plain.read_text())
+    before_reader, before_plain = key_text(reader), key_text(plain)
+    plain.write_text(plain.read_text().replace("A heading", "A renamed heading"))
+    assert key_text(reader) != before_reader  # the reading map would show the new heading
+    other.write_text("# B, edited\n")
+    assert key_text(plain) == plain.read_text() != before_plain  # a plain chapter: its own text only
+    # The flag counts only in the front matter.
+    body_only = tmp_path / "c.md"
+    body_only.write_text("---\njupyter: {}\n---\n\nreads_chapters: true\n")
+    assert not reads_chapters(body_only.read_text())
+
+
+def test_the_literature_chapter_reads_chapters():
+    from amp_docs_lib.docsite.cache import reads_chapters
+
+    assert reads_chapters((REPO_ROOT / "docs/chapters/literature.md").read_text())

@@ -5,19 +5,17 @@ here; on a machine that meets the requirement the build runs them.
 """
 
 import ast
+import json
 
 import pytest
 
-pytestmark = pytest.mark.site
-
-from amp_docs_lib.docsite.cache import ExecutionCache, KeyInputs, cache_key
+from amp_docs_lib.docsite.cache import ExecutionCache, KeyInputs, cache_key, key_text
 from amp_docs_lib.docsite.execute import EXPECTED_ERROR_TAG, execute_notebook
-from amp_docs_lib.core.chapters import read_chapter
-from amp_docs_lib.core.chapters import chapter_id_for
+from amp_docs_lib.core.chapters import chapter_id_for, read_chapter
 from amp_docs_lib.core.paths import EXECUTED_DIR
 from amp_docs_lib.core.gating import describe, requirements_from_tags
 
-from conftest import CHAPTERS, REPO_ROOT
+from conftest import CHAPTERS, REPO_ROOT, make_chapter
 
 KNOWN_TAGS = {EXPECTED_ERROR_TAG, "hide-input"}
 
@@ -44,29 +42,68 @@ def test_chapter_is_well_formed_and_compiles(path):
         compile(src, f"{path.name}[cell {i}]", "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
 
 
-@pytest.mark.parametrize("path", CHAPTERS, ids=[c.stem for c in CHAPTERS])
-def test_chapter_executes(path):
-    """Through the build's cache: free after a build, a full execution otherwise."""
-    cid = chapter_id_for(path)
-    cache = ExecutionCache(REPO_ROOT / EXECUTED_DIR)
-    key = cache_key(path.read_text(encoding="utf-8"), KeyInputs.current())
-    hit = cache.get(cid, key)
-    nb = hit[1] if hit else execute_notebook(read_chapter(path), cid)[0]
-    if not hit:
-        cache.put(cid, key, nb)
-    for i, cell in enumerate(nb.cells):
-        if cell.cell_type != "code" or cell.metadata.get("amp_docs", {}).get("skipped"):
+def executed_problems(nb, source) -> list[str]:
+    """What is wrong with ``nb`` as the executed form of chapter ``source`` (both notebooks):
+    other code than the chapter's (a stale or mis-keyed cache entry), a code cell that did not
+    run, an error output in a cell not tagged raises-exception, or a tagged cell that did not raise."""
+    def code(n):
+        return [(c.source, list(c.metadata.get("tags", []))) for c in n.cells if c.cell_type == "code"]
+
+    problems = []
+    if code(nb) != code(source):
+        problems.append("the executed notebook's code cells differ from the chapter's")
+    for i, cell in enumerate(c for c in nb.cells if c.cell_type == "code"):
+        if cell.metadata.get("amp_docs", {}).get("skipped"):
             continue  # a gated cell skipped on this machine shows a note, not its outputs
+        if cell.get("execution_count") is None and cell.source.strip():
+            problems.append(f"code cell {i} did not run")
         errors = [o for o in cell.get("outputs", []) if o.get("output_type") == "error"]
         expected = EXPECTED_ERROR_TAG in cell.metadata.get("tags", [])
-        assert bool(errors) == expected, f"{path.name} cell {i}: error outputs {errors} (expected: {expected})"
+        if bool(errors) != expected:
+            problems.append(f"code cell {i}: error outputs {errors} (expected an error: {expected})")
+    return problems
+
+
+@pytest.mark.site
+@pytest.mark.parametrize("path", CHAPTERS, ids=[c.stem for c in CHAPTERS])
+def test_chapter_executes(path):
+    """The executed notebook the site shows for this chapter (cached, or executed now) is this
+    chapter's code, run cell by cell, with errors exactly where the chapter expects them."""
+    assert executed_problems(_executed(path), read_chapter(path)) == []
+
+
+def test_executed_problems_catches_a_stale_or_incomplete_notebook(tmp_path):
+    import nbformat
+
+    chapter = tmp_path / "c.md"
+    chapter.write_text(make_chapter("C", ("", "x = 1"), ('["raises-exception"]', "1 / 0")))
+    source = read_chapter(chapter)
+    ran = nbformat.from_dict(json.loads(json.dumps(source)))
+    for n, cell in enumerate(c for c in ran.cells if c.cell_type == "code"):
+        cell["execution_count"] = n + 1
+    ran.cells[-1]["outputs"] = [nbformat.v4.new_output("error", ename="ZeroDivisionError", evalue="", traceback=[])]
+    assert executed_problems(ran, source) == []
+    stale = nbformat.from_dict(json.loads(json.dumps(ran)))
+    stale.cells[1]["source"] = "x = 2"
+    assert "differ" in executed_problems(stale, source)[0]
+    unrun = nbformat.from_dict(json.loads(json.dumps(ran)))
+    unrun.cells[1]["execution_count"] = None
+    assert "did not run" in executed_problems(unrun, source)[0]
+    silent = nbformat.from_dict(json.loads(json.dumps(ran)))
+    silent.cells[-1]["outputs"] = []
+    assert "expected an error: True" in executed_problems(silent, source)[0]
 
 
 def _executed(path):
     cid = chapter_id_for(path)
     cache = ExecutionCache(REPO_ROOT / EXECUTED_DIR)
-    hit = cache.get(cid, cache_key(path.read_text(encoding="utf-8"), KeyInputs.current()))
-    return hit[1] if hit else execute_notebook(read_chapter(path), cid)[0]
+    key = cache_key(key_text(path), KeyInputs.current())
+    hit = cache.get(cid, key)
+    if hit:
+        return hit[1]
+    nb = execute_notebook(read_chapter(path), cid)[0]
+    cache.put(cid, key, nb)  # a later test (or build) reuses it
+    return nb
 
 
 def _results(nb):
@@ -82,6 +119,7 @@ def _results(nb):
     return out
 
 
+@pytest.mark.site
 def test_documentation_tables_carry_source_stamps_and_measurements_measurement_stamps():
     path = next(c for c in CHAPTERS if c.stem == "autocast")
     results = _results(_executed(path))

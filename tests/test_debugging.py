@@ -44,6 +44,7 @@ def test_stats_and_first_divergence(overflow):
     assert stats.tensor_stats(torch.tensor([1e-5], dtype=torch.float16))["subnormals"] == 1.0
 
 
+@pytest.mark.slow
 def test_bisection_finds_planted_layer():
     for hot in (0, 3, 5):
         m = models.UnstableMLP(16, 6, hot_layer=hot)

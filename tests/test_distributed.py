@@ -3,6 +3,8 @@
 import math
 
 import pytest
+
+pytestmark = pytest.mark.slow
 import torch
 
 from amp_docs_lib.distributed import ddp_compare, fsdp_probe, launch, memory

@@ -33,6 +33,7 @@ def test_stamp_names_everything():
         assert needle in s
 
 
+@pytest.mark.slow
 def test_amp_docs_env_command():
     out = subprocess.run([sys.executable, "-m", "amp_docs_lib", "env", "--json"],
                          capture_output=True, text=True, check=True).stdout

@@ -18,7 +18,7 @@ def test_memo_returns_the_environment_report_and_reuses_it(tmp_path):
     stored = json.loads((tmp_path / MEMO_FILE).read_text())
     assert stored["key"] == light_key()
     # A second call reads the memo: a value planted in it comes back (date and revision refreshed).
-    stored["report"]["device"] = "planted"
+    stored["value"]["device"] = "planted"
     (tmp_path / MEMO_FILE).write_text(json.dumps(stored))
     again = environment_report_memo(tmp_path)
     assert again["device"] == "planted" and again["build_date"] == first["build_date"]
@@ -30,7 +30,7 @@ def test_memo_is_recomputed_when_its_inputs_change(tmp_path, monkeypatch):
     monkeypatch.setenv("ATEN_CPU_CAPABILITY", "default")
     assert light_key() != key  # a dispatch override changes what torch reports
     stored = json.loads((tmp_path / MEMO_FILE).read_text())
-    stored["report"]["device"] = "planted"
+    stored["value"]["device"] = "planted"
     (tmp_path / MEMO_FILE).write_text(json.dumps(stored))
     assert environment_report_memo(tmp_path)["device"] != "planted"
     (tmp_path / MEMO_FILE).write_text("{not json")  # a corrupt memo is recomputed, not an error

@@ -1,5 +1,7 @@
 import pytest
 
+pytestmark = pytest.mark.site
+
 from amp_docs_lib.docsite.execute import ChapterExecutionError, execute_notebook
 
 from amp_docs_lib.core.chapters import read_chapter

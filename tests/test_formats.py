@@ -39,6 +39,7 @@ def test_decode_classes():
     assert F.decode(1e-5, "FP16").cls == "subnormal"  # not zero: 1e-5 is an FP16 subnormal
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", F.float_format_names())
 def test_fields_formula_matches_library_for_every_pattern(name):
     """The definition's value for each bit pattern equals what torch/ml_dtypes read from it."""
@@ -127,7 +128,7 @@ def test_bad_inputs_name_valid_choices():
 
 def test_bit_layout_figure():
     import matplotlib.pyplot as plt
-    fig = F.bit_layout_figure(["FP16", "BF16"], value=1.0)
+    fig = F.plot_bit_layout(["FP16", "BF16"], value=1.0)
     assert len(fig.axes[0].texts) >= 32  # one digit per bit plus labels
     plt.close(fig)
 

@@ -76,6 +76,7 @@ def _mx_inputs():
     return x
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fmt", F.MX_ELEMENT_FORMATS)
 @pytest.mark.parametrize("mode", scaling.MX_MODES)
 def test_mx_matches_torchao_bit_for_bit(fmt, mode):
@@ -217,6 +218,7 @@ def test_capture_returns_each_kind_for_each_linear():
         capture.select(t, "bias")
 
 
+@pytest.mark.slow
 def test_float8_training_converts_linears_and_runs():
     from amp_docs_lib.gpt import GPTConfig
 

@@ -133,6 +133,7 @@ def test_no_literal_verdicts_in_the_module():
                 assert node.args and not isinstance(node.args[0], ast.Constant), f"{fn.name}: judged(constant)"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("claim", L.CLAIMS, ids=lambda c: c.key)
 def test_every_verdict_function_calls_something(claim):
     """A verdict function is not a constant: its code calls a library or torch function."""
@@ -177,6 +178,7 @@ def test_machine_facts_cover_hardware_dependent_claims():
     assert all(f.text.startswith("On this machine (") for f in facts)
 
 
+@pytest.mark.slow
 def test_reading_map_rows_and_summary():
     df = L.reading_map()
     assert len(df) == len(L.CLAIMS)
@@ -225,6 +227,7 @@ def test_seed_gpu_figures_are_judged_against_the_datasheet_table(monkeypatch):
     assert L.get_claim("seed-h100-fp8").verdict().status == L.HOLDS
 
 
+@pytest.mark.slow
 def test_block_format_verdicts_follow_the_measurement(monkeypatch):
     from amp_docs_lib.fp8 import fine_grained, nvfp4
 

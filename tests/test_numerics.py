@@ -133,6 +133,7 @@ def test_tf32_needs_cuda():
         N.tf32_matmul_error()
 
 
+@pytest.mark.slow
 def test_plots_return_figures():
     import matplotlib.figure
     import matplotlib.pyplot as plt

@@ -125,6 +125,7 @@ def test_int8_matmul_probe_is_exact_or_the_predicted_saturation():
         ptq.int8_matmul_probe(7)
 
 
+@pytest.mark.slow
 def test_int8_ptq_accuracy_and_size(small_task):
     t, d = small_task, small_task.data
     fp32_bytes = results.state_dict_bytes(t.model)
@@ -156,6 +157,7 @@ def test_qat_prepare_convert(small_task):
     assert abs(task.accuracy(m, d.x_test, d.y_test) - fq_acc) * len(d.x_test) <= 1
 
 
+@pytest.mark.slow
 def test_onnx_runtime_int8_accuracy_and_size(small_task, tmp_path):
     pytest.importorskip("onnxruntime")
     from amp_docs_lib.quantization import onnx_runtime as ortq

@@ -80,6 +80,7 @@ def test_comparison_puts_this_build_beside_each_reference(tmp_path):
     assert 'id="chapter-execution-time"' in html and "gpu-x (s)" in html
 
 
+@pytest.mark.slow
 def test_package_writes_a_reference_machine_and_its_archive(tmp_path):
     df = pd.DataFrame({"x": [1]})
     site = _site(tmp_path, _notebook("perf", publish("perf_x", df, "X")))

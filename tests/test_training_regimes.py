@@ -229,6 +229,7 @@ def test_train_config_validation():
 
 # ---- the example ----------------------------------------------------------------------------------------
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", CPU_REGIMES)
 def test_example_each_cpu_regime(name):
     from amp_docs_lib.page.snippets import run_snippet

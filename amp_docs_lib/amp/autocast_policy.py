@@ -567,24 +567,6 @@ def matmul_family_by_device(probe: pd.DataFrame, dtype: str = "bfloat16") -> pd.
     return policy_by_device(MATMUL_FAMILY, probe, dtype)
 
 
-def documented_registration(device: str) -> pd.DataFrame:
-    """Each documented op on ``device`` and whether this build registers an autocast kernel for it.
-
-    Reads the dispatcher (no GPU needed). ``registered`` is ``None`` for
-    documentation names that are no ATen op (Python-level names such as
-    ``softmin``, or ops that decompose).
-    """
-    if device not in DEVICE_TYPES:
-        raise ValueError(f"unknown device {device!r}; valid devices: {list(DEVICE_TYPES)}")
-    rows = []
-    for category, members in documented_op_lists()["devices"][device]["lists"].items():
-        for n in dict.fromkeys(members):
-            aten = DOC_TO_ATEN.get(n, n)
-            reg = None if aten is None else autocast_kernel_registered(aten, device)
-            rows.append({"op": n, "documented": category, "aten op": aten or "-", "registered": reg})
-    return pd.DataFrame(rows)
-
-
 @functools.lru_cache(maxsize=None)
 def registered_autocast_ops(device: str) -> frozenset[str]:
     """Base names of all ATen ops with an autocast kernel for ``device`` in this build."""

@@ -21,7 +21,6 @@ to BF16), TF32 matmuls, and a learning-rate multiplier.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
 
 import torch
 
@@ -89,11 +88,6 @@ def precision_setup(precision: str, device: str | torch.device = "cpu") -> Preci
                          f"use one of {['fp32', 'amp_fp16']}")
     scaler = torch.amp.GradScaler(dt, enabled=precision == "amp_fp16")
     return PrecisionSetup(precision, dt, autocast_dtype, param_dtype, scaler)
-
-
-def autocast_factory(precision: str, device: str | torch.device = "cpu") -> Callable[[], torch.amp.autocast]:
-    """Just the autocast factory of :func:`precision_setup`."""
-    return precision_setup(precision, device).autocast
 
 
 # ---- training regimes ------------------------------------------------------------------------

@@ -1,15 +1,44 @@
-"""Benchmarking precision speedups correctly, laid out by workflow.
+"""Performance measured correctly: the one timing harness, matmul throughput, peaks, model sweeps, memory.
 
-* ``timing``: the harness (``torch.utils.benchmark.Timer`` with a deliberate
-  thread count, CUDA events with synchronisation, warm-up in the measured
-  precision, median and IQR);
-* ``mistakes``: the classic measurement mistakes, measured;
-* ``matmul``: matmul throughput per dtype against size and alignment;
-* ``peaks``: datasheet dense peaks of common GPUs and a CPU peak estimate;
-* ``roofline``: the roofline model and plot;
-* ``model_sweep``: GPT forward+backward step time per size and precision;
-* ``memory``: the training-memory calculator against measurements;
-* ``compile``: ``torch.compile`` with and without AMP; the profiler's top operators with dtypes;
-* ``fidelity``: the harness against a direct ``Timer.blocked_autorange``;
-* ``cli``: ``amp-docs bench``.
+Exports, grouped by role (imported from their modules on first use, so importing one
+module never imports the others):
+
+* the timing harness (``timing``): ``Timing``, ``quartiles``, ``default_threads``, ``cuda_event_times``, ``measure``, ``timings_frame``;
+* matmul throughput (``matmul``): ``matmul_flops``, ``dtype_supported``, ``matmul_fn``, ``time_matmul``, ``throughput_sweep``, ``best_per_dtype``, ``alignment_sweep``;
+* datasheet peaks (``peaks``): ``datasheet_table``, ``match_gpu``, ``CpuPeak``, ``cpu_lanes_fp32``, ``cpu_clock_ghz``, ``cpu_peak``, ``device_peaks``;
+* roofline (``roofline``): ``matmul_intensity``, ``attainable_tflops``, ``copy_bandwidth``, ``plot_roofline``;
+* model sweeps (``model_sweep``): ``seed_reference``, ``count_parameters``, ``ladder_configs``, ``step_fn``, ``sweep``, ``speedup_grows``, ``speedup_summary``, ``plot_step_times``;
+* training memory (``memory``): ``activation_elements``, ``estimate``, ``calculator_table``, ``measure_step``, ``largest_batch``, ``comparison_table``;
+* timing mistakes (``mistakes``): ``naive_seconds``, ``thread_count``, ``first_call``, ``fp32_warmup``, ``tiny_op_autocast``, ``no_sync``;
+* torch.compile (``compiled``): ``DtypeRecorder``, ``top_ops``, ``compile_comparison``;
+* harness fidelity (``fidelity``): ``fidelity``;
+* amp-docs bench (``suites``): ``parse_suites``, ``records``, ``run_suite``;
+* amp-docs report (``report``): ``datasheet_peak``, ``Report``, ``matmul_throughput``, ``feature_table``, ``torchao_config_rows``, ``autocast_differences``, ``collect``, ``markdown_table``, ``markdown_summary``, ``to_html``, ``write_report``.
 """
+
+from amp_docs_lib.core.exports import lazy_exports
+
+__all__, __getattr__, __dir__ = lazy_exports(__name__, {
+    # the timing harness
+    "timing": ("Timing", "quartiles", "default_threads", "cuda_event_times", "measure", "timings_frame",),
+    # matmul throughput
+    "matmul": ("matmul_flops", "dtype_supported", "matmul_fn", "time_matmul", "throughput_sweep", "best_per_dtype", "alignment_sweep",),
+    # datasheet peaks
+    "peaks": ("datasheet_table", "match_gpu", "CpuPeak", "cpu_lanes_fp32", "cpu_clock_ghz", "cpu_peak", "device_peaks",),
+    # roofline
+    "roofline": ("matmul_intensity", "attainable_tflops", "copy_bandwidth", "plot_roofline",),
+    # model sweeps
+    "model_sweep": ("seed_reference", "count_parameters", "ladder_configs", "step_fn", "sweep", "speedup_grows", "speedup_summary", "plot_step_times",),
+    # training memory
+    "memory": ("activation_elements", "estimate", "calculator_table", "measure_step", "largest_batch", "comparison_table",),
+    # timing mistakes
+    "mistakes": ("naive_seconds", "thread_count", "first_call", "fp32_warmup", "tiny_op_autocast", "no_sync",),
+    # torch.compile
+    "compiled": ("DtypeRecorder", "top_ops", "compile_comparison",),
+    # harness fidelity
+    "fidelity": ("fidelity",),
+    # amp-docs bench
+    "suites": ("parse_suites", "records", "run_suite",),
+    # amp-docs report
+    "report": ("datasheet_peak", "Report", "matmul_throughput", "feature_table", "torchao_config_rows", "autocast_differences", "collect", "markdown_table", "markdown_summary", "to_html", "write_report",),
+})

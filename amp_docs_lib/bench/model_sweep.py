@@ -133,7 +133,7 @@ def speedup_summary(df: pd.DataFrame) -> pd.DataFrame:
     return out.where(out.notna(), None)
 
 
-def plot(df: pd.DataFrame, reference: pd.DataFrame | None = None):
+def plot_step_times(df: pd.DataFrame, reference: pd.DataFrame | None = None):
     """Speedup over FP32 against parameter count, per precision; the seed reference as a dashed line."""
     import matplotlib.pyplot as plt
 

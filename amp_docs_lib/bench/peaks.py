@@ -10,12 +10,13 @@ the best FP32 rate measured in this build; :func:`cpu_peak` says which.
 
 from __future__ import annotations
 
-import os
 import re
 from dataclasses import dataclass
 
 import pandas as pd
 import torch
+
+from amp_docs_lib.core.tables import table_from_rows
 
 # Dense peaks in TFLOP/s and memory bandwidth in TB/s. None: the GPU has no such Tensor Core mode.
 DATASHEET_SOURCE = ("NVIDIA H100 Tensor Core GPU datasheet (2023; dense = the 'with sparsity' figure / 2) and "
@@ -36,7 +37,7 @@ def datasheet_table() -> pd.DataFrame:
     """The datasheet peaks as a table (show it with ``show_table(..., source=DATASHEET_SOURCE)``)."""
     rows = [{"GPU": gpu, **{f"{k.upper()} dense (TFLOP/s)": v[k] for k in DTYPE_KEYS},
              "memory bandwidth (TB/s)": v["bandwidth_tbs"]} for gpu, v in GPU_PEAKS.items()]
-    return pd.DataFrame(rows).astype(object).where(lambda d: d.notna(), None)
+    return table_from_rows(rows)
 
 
 def match_gpu(name: str) -> str | None:
@@ -116,11 +117,3 @@ def device_peaks(device: str = "cpu", best_measured_fp32_tflops: float | None = 
                 f"{name}: no datasheet row, peak = best measured FP32 rate")
     p = cpu_peak(best_measured_fp32_tflops)
     return {"fp32": p.tflops}, f"CPU FP32 peak, {p.kind}: {p.detail}"
-
-
-def physical_cores() -> int:
-    """Cores available to this process (``os.sched_getaffinity`` where supported)."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:
-        return os.cpu_count() or 1

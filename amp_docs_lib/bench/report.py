@@ -29,6 +29,11 @@ from typing import Any, Callable
 
 import pandas as pd
 
+from amp_docs_lib.bench.matmul import matmul_flops
+from amp_docs_lib.bench.peaks import DATASHEET_SOURCE as PEAK_SOURCE
+from amp_docs_lib.bench.peaks import GPU_PEAKS, match_gpu
+from amp_docs_lib.bench.timing import measure
+
 MATMUL_DTYPES = ("float32", "bfloat16", "float16")
 DEFAULT_CPU_SIZE = 256
 DEFAULT_CUDA_SIZE = 4096
@@ -37,25 +42,17 @@ TORCHAO_CONFIGS = ("Int8WeightOnlyConfig", "Int8DynamicActivationInt8WeightConfi
                    "Float8DynamicActivationFloat8WeightConfig")
 
 
-# Dense tensor-core peaks in TFLOP/s: the datasheets list "with sparsity" figures, halved here.
-PEAK_SOURCE = ("NVIDIA H100 Tensor Core GPU datasheet (2023), NVIDIA H200 datasheet (2024), "
-               "NVIDIA A100 Tensor Core GPU datasheet (2021); dense = sparse / 2")
-PEAK_TFLOPS = (  # (substring of torch.cuda.get_device_name(), {dtype: dense TFLOP/s})
-    ("H100 PCIe", {"tf32": 378.0, "bfloat16": 756.5, "float16": 756.5, "float8": 1513.0}),
-    ("H100", {"tf32": 494.5, "bfloat16": 989.5, "float16": 989.5, "float8": 1979.0}),
-    ("H200", {"tf32": 494.5, "bfloat16": 989.5, "float16": 989.5, "float8": 1979.0}),
-    ("A100", {"tf32": 156.0, "bfloat16": 312.0, "float16": 312.0}),
-)
+# Datasheet peaks come from the one table, bench/peaks.py (its dtype keys: fp32, tf32, bf16, fp16, fp8).
+_PEAK_KEYS = {"float32": "fp32", "tf32": "tf32", "bfloat16": "bf16", "float16": "fp16", "float8": "fp8"}
 
 
 def datasheet_peak(device_name: str, dtype: str) -> float | None:
-    """Dense tensor-core peak (TFLOP/s) of a GPU for ``dtype`` from ``PEAK_SOURCE``, or None if unlisted."""
+    """Dense peak (TFLOP/s) of a GPU for ``dtype`` (a torch dtype name or ``tf32``) from
+    ``bench.peaks.GPU_PEAKS``, or None for an unlisted GPU or dtype."""
     if not isinstance(device_name, str) or not isinstance(dtype, str):
         raise TypeError("device_name and dtype must be str")
-    for key, peaks in PEAK_TFLOPS:
-        if key in device_name:
-            return peaks.get(dtype)
-    return None
+    row = match_gpu(device_name)
+    return None if row is None else GPU_PEAKS[row].get(_PEAK_KEYS.get(dtype, dtype))
 
 
 @dataclass
@@ -75,14 +72,13 @@ def _first_line(e: BaseException) -> str:
 
 def matmul_throughput(size: int | None = None, dtypes=MATMUL_DTYPES, devices=None,
                       min_run_time: float = 0.2) -> pd.DataFrame:
-    """GFLOP/s of an ``n x n`` matmul per device and dtype (``torch.utils.benchmark``).
+    """GFLOP/s of an ``n x n`` matmul per device and dtype (the timing harness, ``bench.timing``).
 
     ``size`` defaults to 256 on CPU and 4096 on CUDA. On CUDA, FP32 is timed with TF32 off and
     on, and listed GPUs get their datasheet peak (``datasheet_peak``; n/a on CPUs, which have no
     such figure here). Raises ValueError for a size below 16 or an unknown dtype name.
     """
     import torch
-    import torch.utils.benchmark as benchmark
 
     from amp_docs_lib.core.devices import available_devices
 
@@ -105,8 +101,10 @@ def matmul_throughput(size: int | None = None, dtypes=MATMUL_DTYPES, devices=Non
             saved = torch.backends.cuda.matmul.allow_tf32
             torch.backends.cuda.matmul.allow_tf32 = mode == "tf32"
             try:
-                m = benchmark.Timer("a @ b", globals={"a": a, "b": b}).blocked_autorange(min_run_time=min_run_time)
-                gflops = 2 * n ** 3 / m.median / 1e9
+                # The one harness: a deliberate thread count (Timer's own default is 1 thread),
+                # warm-up, median and IQR.
+                t = measure(lambda: a @ b, device=dev, label=f"{dname} matmul", min_run_time=min_run_time)
+                gflops = matmul_flops(n, n, n) / t.median_s / 1e9
                 err = None
             except RuntimeError as e:  # no kernel for this dtype on this device
                 gflops, err = None, _first_line(e)
@@ -320,7 +318,7 @@ def to_html(rep: Report) -> str:
     return "\n".join(parts)
 
 
-def main(output: str = "amp-docs-report.html", size: int | None = None, skip: tuple[str, ...] = ()) -> int:
+def write_report(output: str = "amp-docs-report.html", size: int | None = None, skip: tuple[str, ...] = ()) -> int:
     """Collect the report, write ``output`` and print the Markdown summary."""
     out = Path(output)
     if out.suffix.lower() not in (".html", ".htm"):

@@ -37,7 +37,7 @@ def copy_bandwidth(device: str | torch.device = "cpu", mib: int = 64, *, min_run
     return 2 * n * 4 / t.median_s / 1e12
 
 
-def plot(points: pd.DataFrame, peak_tflops: float, bandwidth_tbs: float, *, peak_label: str = "peak",
+def plot_roofline(points: pd.DataFrame, peak_tflops: float, bandwidth_tbs: float, *, peak_label: str = "peak",
          extra_roofs: dict[str, float] | None = None):
     """Roofline with measured points (columns dtype, intensity, tflops), one marker series per dtype."""
     import matplotlib.pyplot as plt

@@ -10,7 +10,7 @@ from typing import Any
 
 import click
 
-from amp_docs_lib.bench.suites import DEFAULT_SUITES, HELP, SUITES, parse_suites
+from amp_docs_lib.bench.suites import DEFAULT_SUITES, HELP, parse_suites
 
 
 @click.command("bench", help=HELP)

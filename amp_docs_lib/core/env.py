@@ -14,7 +14,6 @@ import os
 import platform
 import subprocess
 import warnings
-from pathlib import Path
 from typing import Any
 
 import amp_docs_lib

@@ -32,12 +32,18 @@ PACKAGE_PREFIX = "pkg:"
 
 
 def valid_requirements() -> list[str]:
-    return sorted(REQUIREMENTS) + [f"{PACKAGE_PREFIX}<name>"]
+    from amp_docs_lib.core.packages import KNOWN_MODULES
+
+    return sorted(REQUIREMENTS) + [f"{PACKAGE_PREFIX}{name}" for name in KNOWN_MODULES]
 
 
 def describe(requirement: str) -> str:
+    if not isinstance(requirement, str):
+        raise TypeError(f"requirement must be a str, got {type(requirement).__name__}")
     if requirement.startswith(PACKAGE_PREFIX):
-        return f"the Python package `{requirement[len(PACKAGE_PREFIX):]}`"
+        from amp_docs_lib.core.packages import check_known  # only listed packages are in the cache key
+
+        return f"the Python package {check_known(requirement[len(PACKAGE_PREFIX):])}"
     try:
         return REQUIREMENTS[requirement]
     except KeyError:
@@ -46,8 +52,6 @@ def describe(requirement: str) -> str:
 
 def requirement_met(requirement: str) -> bool:
     """Whether this machine satisfies ``requirement`` (a name from ``valid_requirements()``)."""
-    if not isinstance(requirement, str):
-        raise TypeError(f"requirement must be a str, got {type(requirement).__name__}")
     describe(requirement)  # validates the name
     if requirement.startswith(PACKAGE_PREFIX):
         from amp_docs_lib.core.packages import is_hidden  # $AMP_DOCS_HIDE_PACKAGES

@@ -1,10 +1,23 @@
-"""Tools for finding where numerics break, laid out by workflow.
+"""Debugging numerical problems: planted faults, the first inf/NaN, per-layer statistics, precision bisection.
 
-- :mod:`~amp_docs_lib.debugging.models`: a deliberately unstable model with planted faults.
-- :mod:`~amp_docs_lib.debugging.locate`: forward and backward hooks naming the first module
-  that produces inf or NaN, and the same run under ``torch.autograd.detect_anomaly``.
-- :mod:`~amp_docs_lib.debugging.stats`: per-layer statistics (mean, std, max abs, fractions of
-  zeros, subnormals, infs, NaNs) and their FP32-against-AMP comparison.
-- :mod:`~amp_docs_lib.debugging.bisect`: lower precision module by module to find the
-  sensitive layer.
+Exports, grouped by role (imported from their modules on first use, so importing one
+module never imports the others):
+
+* planted-fault models (``models``): ``Magnitude``, ``UnstableMLP``, ``make_inputs``;
+* locating non-finite values (``locate``): ``check_floating``, ``resolve_modules``, ``NonfiniteReport``, ``locate_nonfinite``, ``anomaly_report``;
+* per-layer statistics (``stats``): ``tensor_stats``, ``layer_stats``, ``compare_precisions``, ``first_divergence``;
+* precision bisection (``bisect``): ``lowered``, ``output_error``, ``bisect_precision``.
 """
+
+from amp_docs_lib.core.exports import lazy_exports
+
+__all__, __getattr__, __dir__ = lazy_exports(__name__, {
+    # planted-fault models
+    "models": ("Magnitude", "UnstableMLP", "make_inputs",),
+    # locating non-finite values
+    "locate": ("check_floating", "resolve_modules", "NonfiniteReport", "locate_nonfinite", "anomaly_report",),
+    # per-layer statistics
+    "stats": ("tensor_stats", "layer_stats", "compare_precisions", "first_divergence",),
+    # precision bisection
+    "bisect": ("lowered", "output_error", "bisect_precision",),
+})

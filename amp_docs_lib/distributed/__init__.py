@@ -1,14 +1,26 @@
-"""Distributed mixed precision, executed with real ``torch.distributed`` processes.
+"""Distributed mixed precision: real multi-process runs, FSDP2 and DDP probes, memory and communication.
 
-Laid out by workflow:
+Exports, grouped by role (imported from their modules on first use, so importing one
+module never imports the others):
 
-- :mod:`~amp_docs_lib.distributed.launch`: start K processes with ``torch.multiprocessing``
-  (gloo on CPU, NCCL on CUDA), a free port, timeouts, results gathered to the parent.
-- :mod:`~amp_docs_lib.distributed.comm_log`: record the dtype and size of every collective
-  FSDP2 and DDP comm hooks issue.
-- :mod:`~amp_docs_lib.distributed.fsdp_probe`: FSDP2 ``fully_shard`` with a
-  ``MixedPrecisionPolicy``: dtypes and shapes of every tensor, per rank.
-- :mod:`~amp_docs_lib.distributed.ddp_compare`: DDP with and without the BF16 compression hook.
-- :mod:`~amp_docs_lib.distributed.memory`: per-rank bytes and communication volume under
-  DDP, ZeRO-1/2/3 and FSDP for FP32, AMP and pure BF16.
+* launching processes (``launch``): ``free_port``, ``default_backend``, ``default_world_size``, ``run_workers``;
+* collective dtypes (``comm_log``): ``log_collectives``;
+* FSDP2 probe (``fsdp_probe``): ``make_mlp``, ``fsdp_worker``, ``run_fsdp_probe``, ``summary``;
+* DDP (``ddp_compare``): ``ddp_worker``, ``run_ddp_compare``, ``run_distributed_probes``;
+* memory and communication model (``memory``): ``per_rank_bytes``, ``memory_table``, ``comm_per_step``, ``comm_table``.
 """
+
+from amp_docs_lib.core.exports import lazy_exports
+
+__all__, __getattr__, __dir__ = lazy_exports(__name__, {
+    # launching processes
+    "launch": ("free_port", "default_backend", "default_world_size", "run_workers",),
+    # collective dtypes
+    "comm_log": ("log_collectives",),
+    # FSDP2 probe
+    "fsdp_probe": ("make_mlp", "fsdp_worker", "run_fsdp_probe", "summary",),
+    # DDP
+    "ddp_compare": ("ddp_worker", "run_ddp_compare", "run_distributed_probes",),
+    # memory and communication model
+    "memory": ("per_rank_bytes", "memory_table", "comm_per_step", "comm_table",),
+})

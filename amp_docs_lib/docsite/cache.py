@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import os
-import tempfile
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -33,6 +33,7 @@ from nbformat.v4 import nbjson
 from amp_docs_lib.core.paths import EXAMPLES_DIR as EXAMPLES_ROOT, LIBRARY_ROOT
 from amp_docs_lib.core.packages import hidden_packages
 from amp_docs_lib.docsite.hashing import EXAMPLE_SUFFIXES, tree_hash
+from amp_docs_lib.docsite.store import TEMP_PREFIX, TEMP_SUFFIX, write_atomic
 from amp_docs_lib.core.env import environment_report
 
 CACHE_FORMAT = 1
@@ -71,6 +72,27 @@ class KeyInputs:
                    hardware=report["hardware_fingerprint"],
                    profile=report["profile"],
                    hidden_packages=hidden_packages())
+
+
+_FRONT_MATTER = re.compile(r"\A---\n(.*?)\n---\n", re.S)
+_READS_CHAPTERS = re.compile(r"^\s*reads_chapters:\s*true\b", re.M)
+
+
+def reads_chapters(chapter_text: str) -> bool:
+    """Whether a chapter's front matter says ``amp_docs: {reads_chapters: true}`` (read without YAML)."""
+    m = _FRONT_MATTER.match(chapter_text)
+    return bool(m and _READS_CHAPTERS.search(m.group(1)))
+
+
+def key_text(path: str | os.PathLike) -> str:
+    """What a chapter's key hashes besides ``KeyInputs``: its own text, and, for a chapter that
+    reads other chapters (the literature chapter's reading map shows their headings), theirs too."""
+    path = Path(path)
+    text = path.read_text(encoding="utf-8")
+    if not reads_chapters(text):
+        return text
+    others = sorted(p for p in path.parent.glob("*.md") if p.resolve() != path.resolve())
+    return text + "".join(f"\n\0{p.name}\0{p.read_text(encoding='utf-8')}" for p in others)
 
 
 def cache_key(chapter_text: str, inputs: KeyInputs) -> str:
@@ -118,18 +140,7 @@ class ExecutionCache:
         """Store ``nb`` under ``key`` atomically and return its path."""
         self.directory.mkdir(parents=True, exist_ok=True)
         nb.metadata.setdefault("amp_docs", {}).update({"cache_key": key, "complete": True})
-        path = self._path(chapter_id, key)
-        fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=".tmp-", suffix=".part")
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                nbformat.write(nb, f)
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
-        return path
+        return write_atomic(self._path(chapter_id, key), nbformat.writes(nb))
 
     def evict_except(self, keep: set[Path], min_age_s: float = 0.0) -> list[Path]:
         """Delete entries (and leftover temp files) not in ``keep`` and untouched for
@@ -143,7 +154,7 @@ class ExecutionCache:
             return removed
         kept = {k.resolve() for k in keep}
         cutoff = time.time() - min_age_s
-        for p in list(self.directory.glob("*.ipynb")) + list(self.directory.glob(".tmp-*.part")):
+        for p in list(self.directory.glob("*.ipynb")) + list(self.directory.glob(f"{TEMP_PREFIX}*{TEMP_SUFFIX}")):
             try:
                 recent = p.stat().st_mtime > cutoff
             except OSError:

@@ -23,8 +23,10 @@ from typing import Any
 
 from amp_docs_lib.core.machine import cpu_flags, environment_inputs, machine_light
 from amp_docs_lib.core.packages import installed_versions
+from amp_docs_lib.core.paths import ENVIRONMENT_MEMO
+from amp_docs_lib.docsite.store import read_keyed, write_keyed
 
-MEMO_FILE = "environment.json"
+MEMO_FILE = ENVIRONMENT_MEMO.name
 
 
 def light_key() -> str:
@@ -50,18 +52,12 @@ def environment_report_memo(cache_dir: str | os.PathLike) -> dict[str, Any]:
 
     path = Path(cache_dir) / MEMO_FILE
     key = light_key()
-    try:
-        memo = json.loads(path.read_text(encoding="utf-8"))
-        if memo.get("key") == key and isinstance(memo.get("report"), dict):
-            return dict(memo["report"], git_revision=git_revision(),
-                        build_date=_dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d"))
-    except (OSError, ValueError):
-        pass
+    memo = read_keyed(path, key)
+    if isinstance(memo, dict):
+        return dict(memo, git_revision=git_revision(),
+                    build_date=_dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d"))
     from amp_docs_lib.core.env import environment_report
 
     report = environment_report()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(f".{os.getpid()}.tmp")
-    tmp.write_text(json.dumps({"key": key, "report": report}, indent=1, default=str), encoding="utf-8")
-    os.replace(tmp, path)
+    write_keyed(path, key, report, indent=1)
     return report

@@ -27,7 +27,6 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-import jupytext
 import nbformat
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
@@ -283,13 +282,13 @@ def execute_chapters(chapters: list[tuple[str, Any]], jobs: int,
 def execute_one(chapter: Path, *, use_cache: bool = True) -> int:
     """``amp-docs execute``: execute one chapter through the cache and print per-cell timings."""
     from amp_docs_lib.core.chapters import chapter_id_for
-    from amp_docs_lib.docsite.cache import ExecutionCache, KeyInputs, cache_key
+    from amp_docs_lib.docsite.cache import ExecutionCache, KeyInputs, cache_key, key_text
 
     chapter = Path(chapter)
     nb_source = read_chapter(chapter)  # ValueError for anything but a chapter
     cid = chapter_id_for(chapter)
     cache = ExecutionCache(Path.cwd() / EXECUTED_DIR)
-    key = cache_key(chapter.read_text(encoding="utf-8"), KeyInputs.current())
+    key = cache_key(key_text(chapter), KeyInputs.current())
     if use_cache and cache.get(cid, key):
         print(f"{cid}: cache hit ({cache._path(cid, key)})")
         return 0

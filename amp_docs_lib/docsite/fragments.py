@@ -18,6 +18,8 @@ import os
 from pathlib import Path
 from typing import Any, Callable
 
+from amp_docs_lib.docsite.store import read_keyed, write_keyed
+
 
 class FragmentMemo:
     """HTML fragments in ``directory``, one JSON file each, keyed by inputs and library version."""
@@ -33,15 +35,9 @@ class FragmentMemo:
         key = hashlib.sha256(json.dumps({"inputs": inputs, "library": self.library_hash},
                                         sort_keys=True, default=str).encode()).hexdigest()
         path = self.directory / f"{name}.json"
-        try:
-            memo = json.loads(path.read_text(encoding="utf-8"))
-            if memo.get("key") == key and isinstance(memo.get("html"), str):
-                return memo["html"]
-        except (OSError, ValueError):
-            pass
+        memo = read_keyed(path, key)
+        if isinstance(memo, str):
+            return memo
         out = render()
-        self.directory.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(json.dumps({"key": key, "html": out}), encoding="utf-8")
-        os.replace(tmp, path)
+        write_keyed(path, key, out)
         return out

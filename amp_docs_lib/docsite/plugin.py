@@ -25,7 +25,7 @@ from mkdocs.plugins import BasePlugin, event_priority
 
 from amp_docs_lib.core.chapters import chapter_id_for, read_chapter
 from amp_docs_lib.core.paths import BUILD_LOG, CACHE_DIR, EXECUTED_DIR, FRAGMENTS_DIR
-from amp_docs_lib.docsite.cache import ExecutionCache, KeyInputs, cache_key
+from amp_docs_lib.docsite.cache import ExecutionCache, KeyInputs, cache_key, key_text
 from amp_docs_lib.docsite.env_memo import environment_report_memo
 from amp_docs_lib.docsite.fragments import FragmentMemo
 
@@ -59,6 +59,8 @@ class AmpDocsConfig(base.Config):
     chapters = c.Type(str, default="chapters/*.md")
     # Chapters executed at once (one kernel each); 0 = number of cores. $AMP_DOCS_JOBS overrides.
     jobs = c.Type(int, default=0)
+    # Generate the API reference (docsite/api_pages.py): one page per package, added to the nav.
+    api_reference = c.Type(bool, default=False)
 
 
 class AmpDocsPlugin(BasePlugin[AmpDocsConfig]):
@@ -68,6 +70,13 @@ class AmpDocsPlugin(BasePlugin[AmpDocsConfig]):
         self.memo_dir = root / CACHE_DIR
         self.root = root
         self.build_log_path = root / BUILD_LOG
+        if self.config.api_reference:
+            from amp_docs_lib.docsite import api_pages
+
+            nav = config.nav or []
+            if not any(isinstance(e, dict) and api_pages.NAV_TITLE in e for e in nav):
+                nav.append(api_pages.nav_entry())
+            config.nav = nav
         return config
 
     @event_priority(-50)  # after mkdocs-jupyter's on_files, which leaves .md chapters alone
@@ -87,7 +96,7 @@ class AmpDocsPlugin(BasePlugin[AmpDocsConfig]):
             if not f.src_uri.endswith(".md") or not fnmatch.fnmatch(f.src_uri, self.config.chapters):
                 continue
             cid = chapter_id_for(Path(f.abs_src_path))
-            key = cache_key(Path(f.abs_src_path).read_text(encoding="utf-8"), inputs)
+            key = cache_key(key_text(f.abs_src_path), inputs)
             chapters.append((f, cid, key, self.cache.get(cid, key)))
         misses = [(f, cid, key) for f, cid, key, hit in chapters if not hit]
         from amp_docs_lib.docsite.execute import execute_chapters, resolve_jobs
@@ -132,6 +141,13 @@ class AmpDocsPlugin(BasePlugin[AmpDocsConfig]):
             nb_file.abs_src_path = str(path)
             files.remove(f)
             files.append(nb_file)
+        if self.config.api_reference:
+            from mkdocs.structure.files import File
+
+            from amp_docs_lib.docsite import api_pages
+
+            for uri, text in api_pages.pages().items():
+                files.append(File.generated(config, uri, content=text))
         record["finished"] = time.time()
         self.build_log_path.parent.mkdir(parents=True, exist_ok=True)
         self.build_log_path.write_text(json.dumps(record, indent=1))

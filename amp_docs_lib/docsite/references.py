@@ -17,18 +17,13 @@ Nothing here lists chapters or measurements by name: whatever the chapters publi
 from __future__ import annotations
 
 import json
-import math
 import re
-import tarfile
 from pathlib import Path
-from typing import Any
 
 import pandas as pd
 
 from amp_docs_lib.core.paths import CHAPTER_DOWNLOADS_DIR, REFERENCE_RESULTS_DIR
-from amp_docs_lib.page.publish import METADATA_KEY, measurements_from_notebook
-from amp_docs_lib.page.stamp import stamp_text
-from amp_docs_lib.page.tables import show_table
+from amp_docs_lib.page.publish import measurements_from_notebook
 
 REFERENCE_ROOT = REFERENCE_RESULTS_DIR
 MACHINE_FILE = "machine.json"

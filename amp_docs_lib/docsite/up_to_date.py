@@ -14,16 +14,15 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 from amp_docs_lib.core.machine import environment_inputs, machine_light
 from amp_docs_lib.core.packages import ALL_DISTRIBUTIONS, installed_versions
 from amp_docs_lib.core.paths import SITE_MANIFEST
 from amp_docs_lib.docsite.hashing import EXAMPLE_SUFFIXES, tree_hash
+from amp_docs_lib.docsite.store import write_atomic
 
 MANIFEST = SITE_MANIFEST
 
@@ -70,8 +69,5 @@ def build(mkdocs_args: list[str], *, force: bool = False, root: Path | None = No
     rc = subprocess.run([sys.executable, "-m", "mkdocs", "build", *mkdocs_args], cwd=root).returncode
     if rc == 0:
         last[str(site)] = manifest
-        manifest_path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = manifest_path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(last, indent=1))
-        os.replace(tmp, manifest_path)  # a killed build never records a manifest
+        write_atomic(manifest_path, json.dumps(last, indent=1))  # a killed build never records a manifest
     return rc

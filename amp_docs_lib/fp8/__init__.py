@@ -1,27 +1,38 @@
-"""FP8 and microscaling (MX) formats, laid out by workflow.
+"""FP8 and microscaling: element formats, scaling recipes, NVFP4, FP8 GEMMs and training, memory.
 
-* :mod:`~amp_docs_lib.fp8.formats`: every code of the FP8 and MX element formats, the library's
-  saturating cast, rounding error against magnitude.
-* :mod:`~amp_docs_lib.fp8.capture`: real activation and gradient tensors from the library's GPT.
-* :mod:`~amp_docs_lib.fp8.scaling`: per-tensor (current and delayed), per-row and MX block scaling,
-  and their error metrics.
-* :mod:`~amp_docs_lib.fp8.nvfp4`: NVFP4's two-level block scaling against MXFP4.
-* :mod:`~amp_docs_lib.fp8.fine_grained`: DeepSeek-V3's tile/block scaling and promoted accumulation, emulated.
-* :mod:`~amp_docs_lib.fp8.gemm`: ``torch._scaled_mm`` / ``torch.nn.functional.scaled_mm`` and the
-  scale-convention checker.
-* :mod:`~amp_docs_lib.fp8.float8_training`: torchao float8 training of the GPT against BF16.
-* :mod:`~amp_docs_lib.fp8.memory`: bytes per element, block-scale overhead included.
-* :mod:`~amp_docs_lib.fp8.transformer_engine`: Transformer Engine's recipes, read from its source.
+Exports, grouped by role (imported from their modules on first use, so importing one
+module never imports the others):
 
-Format facts (bit layouts, limits, storage types) come from :mod:`amp_docs_lib.numbers.formats`; this
-package does not repeat them.
+* element formats (``formats``): ``element_format``, ``max_finite``, ``all_codes``, ``code_summary``, ``plot_codes``, ``cast``, ``encode_tensor``, ``cast_comparison``, ``casts_agree_in_range``, ``relative_error_curve``, ``plot_relative_error``, ``dynamic_range_table``, ``plot_range``, ``ml_dtypes_type``;
+* tensors of the GPT (``capture``): ``capture_tensors``, ``select``;
+* scaling recipes (``scaling``): ``Quantized``, ``overflow_threshold``, ``scale_from_amax``, ``quantize_unscaled``, ``quantize_tensorwise``, ``quantize_rowwise``, ``emax_elem``, ``MXQuantized``, ``mx_quantize``, ``torchao_to_mx``, ``compare_with_torchao``, ``error_metrics``, ``quantize``, ``strategy_table``, ``strategy_summary``, ``sqnr_by_strategy``, ``inject_outlier``, ``outlier_sensitivity``, ``DelayedScaler``, ``spike_stream``, ``delayed_scaling_run``, ``overflow_windows``, ``plot_delayed_scaling``, ``plot_sqnr``, ``sqnr_prediction_db``;
+* NVFP4 (``nvfp4``): ``nvfp4_tensor_scale``, ``NVFP4Quantized``, ``nvfp4_quantize``, ``torchao_nvfp4``, ``block_amax_error``, ``fp4_block_comparison``, ``gaussian_blocks``;
+* fine-grained scaling and accumulation (``fine_grained``): ``quantize_tiles``, ``tile_vs_tensor``, ``outlier_tensor``, ``round_significand``, ``limited_precision_matmul``, ``accumulation_study``, ``promotion_gain``;
+* scaled matmul (``gemm``): ``fp8_device``, ``public_scaled_mm_available``, ``quantize_operand``, ``scaled_mm``, ``operands``, ``rel_error``, ``gemm_error_table``, ``check_scale_convention``, ``throughput_table``;
+* float8 training (``float8_training``): ``pattern_batches``, ``float8_config``, ``build_model``, ``train_curves``, ``curve_summary``, ``plot_curves``, ``float8_modules``, ``recipe_config_table``;
+* memory (``memory``): ``memory_table``;
+* Transformer Engine (``transformer_engine``): ``recipe_table``, ``autocast_table``, ``installed_recipe_defaults``, ``te_linear_check``.
 """
 
-import logging as _logging
+from amp_docs_lib.core.exports import lazy_exports
 
-# torchao 0.18 registers Enum pytree constants, which torch 2.14 logs a deprecation warning for at
-# import (torch.utils._pytree), and torch.utils.benchmark's import logs "No CUDA runtime is found"
-# on a CPU-only machine (torch.utils.cpp_extension). Neither is actionable by a reader; both would
-# otherwise print into the chapter's outputs. Only these two loggers are quietened, to errors.
-for _name in ("torch.utils._pytree", "torch.utils.cpp_extension"):
-    _logging.getLogger(_name).setLevel(_logging.ERROR)
+__all__, __getattr__, __dir__ = lazy_exports(__name__, {
+    # element formats
+    "formats": ("element_format", "max_finite", "all_codes", "code_summary", "plot_codes", "cast", "encode_tensor", "cast_comparison", "casts_agree_in_range", "relative_error_curve", "plot_relative_error", "dynamic_range_table", "plot_range", "ml_dtypes_type",),
+    # tensors of the GPT
+    "capture": ("capture_tensors", "select",),
+    # scaling recipes
+    "scaling": ("Quantized", "overflow_threshold", "scale_from_amax", "quantize_unscaled", "quantize_tensorwise", "quantize_rowwise", "emax_elem", "MXQuantized", "mx_quantize", "torchao_to_mx", "compare_with_torchao", "error_metrics", "quantize", "strategy_table", "strategy_summary", "sqnr_by_strategy", "inject_outlier", "outlier_sensitivity", "DelayedScaler", "spike_stream", "delayed_scaling_run", "overflow_windows", "plot_delayed_scaling", "plot_sqnr", "sqnr_prediction_db",),
+    # NVFP4
+    "nvfp4": ("nvfp4_tensor_scale", "NVFP4Quantized", "nvfp4_quantize", "torchao_nvfp4", "block_amax_error", "fp4_block_comparison", "gaussian_blocks",),
+    # fine-grained scaling and accumulation
+    "fine_grained": ("quantize_tiles", "tile_vs_tensor", "outlier_tensor", "round_significand", "limited_precision_matmul", "accumulation_study", "promotion_gain",),
+    # scaled matmul
+    "gemm": ("fp8_device", "public_scaled_mm_available", "quantize_operand", "scaled_mm", "operands", "rel_error", "gemm_error_table", "check_scale_convention", "throughput_table",),
+    # float8 training
+    "float8_training": ("pattern_batches", "float8_config", "build_model", "train_curves", "curve_summary", "plot_curves", "float8_modules", "recipe_config_table",),
+    # memory
+    "memory": ("memory_table",),
+    # Transformer Engine
+    "transformer_engine": ("recipe_table", "autocast_table", "installed_recipe_defaults", "te_linear_check",),
+})

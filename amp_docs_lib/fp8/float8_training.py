@@ -128,7 +128,7 @@ def curve_summary(curves: pd.DataFrame, last: int = 10, baseline: str = "bf16") 
     return pd.DataFrame(rows)
 
 
-def curves_figure(curves: pd.DataFrame, baseline: str = "bf16"):
+def plot_curves(curves: pd.DataFrame, baseline: str = "bf16"):
     """Two panels: loss against step per recipe, and each recipe's loss minus ``baseline``'s."""
     import matplotlib.pyplot as plt
 

@@ -81,7 +81,7 @@ def code_summary(names=("FP8 E4M3FN", "FP8 E5M2", "FP6 E2M3", "FP6 E3M2", "FP4 E
     return pd.DataFrame(rows)
 
 
-def codes_figure(names=("FP8 E4M3FN", "FP8 E5M2", "FP6 E2M3", "FP6 E3M2", "FP4 E2M1")):
+def plot_codes(names=("FP8 E4M3FN", "FP8 E5M2", "FP6 E2M3", "FP6 E3M2", "FP4 E2M1")):
     """Every positive finite value of each format as a tick on a log axis (a matplotlib Figure)."""
     import matplotlib.pyplot as plt
 
@@ -199,7 +199,7 @@ def relative_error_curve(names=("FP8 E4M3FN", "FP8 E5M2", "BF16", "FP16"), point
     return pd.concat(frames, ignore_index=True)
 
 
-def relative_error_figure(curve: pd.DataFrame | None = None):
+def plot_relative_error(curve: pd.DataFrame | None = None):
     """Plot :func:`relative_error_curve`: error against magnitude on log-log axes."""
     import matplotlib.pyplot as plt
 
@@ -237,7 +237,7 @@ def dynamic_range_table(tensors: dict[str, torch.Tensor]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def range_figure(tensors: dict[str, torch.Tensor]):
+def plot_range(tensors: dict[str, torch.Tensor]):
     """Histogram of log2|x| per tensor kind (activation, weight, gradient) against the span of
     E4M3FN and E5M2 (smallest subnormal to largest finite), unscaled."""
     import matplotlib.pyplot as plt

@@ -77,14 +77,6 @@ def scaled_mm(a_fp8: torch.Tensor, b_fp8: torch.Tensor, scale_a: torch.Tensor, s
     return F.scaled_mm(a_fp8, b_fp8.t(), scale_a, rec, sb, rec, output_dtype=out_dtype)
 
 
-def fp8_linear(a: torch.Tensor, b: torch.Tensor, granularity: str = "tensorwise", *,
-               api: str = "torch._scaled_mm", out_dtype: torch.dtype = torch.bfloat16) -> torch.Tensor:
-    """``a @ b.T`` with both operands quantized to E4M3FN at ``granularity`` (correct convention)."""
-    a8, da, _ = quantize_operand(a, granularity)
-    b8, db, _ = quantize_operand(b, granularity)
-    return scaled_mm(a8, b8, da, db, api=api, out_dtype=out_dtype)
-
-
 def operands(m: int, k: int, n: int, *, seed: int = 0, row_spread: float = 4.0,
              device: str | torch.device = "cpu") -> tuple[torch.Tensor, torch.Tensor]:
     """Seeded GEMM operands: ``a (m, k)`` whose rows differ in magnitude by up to 2^±row_spread

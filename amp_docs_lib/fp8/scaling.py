@@ -395,7 +395,7 @@ def overflow_windows(run: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def delayed_scaling_figure(run: pd.DataFrame, spike_at: int | None = None, ramp_at: int | None = None):
+def plot_delayed_scaling(run: pd.DataFrame, spike_at: int | None = None, ramp_at: int | None = None):
     """Two panels over steps: fraction saturated and SQNR, one line per method."""
     import matplotlib.pyplot as plt
 
@@ -416,7 +416,7 @@ def delayed_scaling_figure(run: pd.DataFrame, spike_at: int | None = None, ramp_
     return fig
 
 
-def sqnr_figure(table: pd.DataFrame):
+def plot_sqnr(table: pd.DataFrame):
     """Median SQNR per format and strategy, one panel per tensor kind (bar chart)."""
     import matplotlib.pyplot as plt
 

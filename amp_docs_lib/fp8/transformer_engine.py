@@ -11,7 +11,6 @@ and a GPU of compute capability 8.9 or newer.
 
 from __future__ import annotations
 
-import importlib.util
 
 import pandas as pd
 
@@ -59,11 +58,6 @@ AUTOCAST = [
             "fp8_group=None)", "status": "deprecated",
      "note": "emits DeprecationWarning and calls autocast(recipe=fp8_recipe, amax_reduction_group=fp8_group)"},
 ]
-
-
-def te_installed() -> bool:
-    """Whether ``transformer_engine`` can be imported here (without importing it)."""
-    return importlib.util.find_spec("transformer_engine") is not None
 
 
 def recipe_table() -> pd.DataFrame:

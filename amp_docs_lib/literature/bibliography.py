@@ -37,7 +37,6 @@ def load_bibliography(path: str | Path = BIB_PATH):
 
 
 def _plain(text: str) -> str:
-    from pybtex.richtext import Text  # noqa: F401  (pybtex installed)
     from latexcodec import codec  # noqa: F401  registers the 'latex' codec
 
     text = text.encode("utf-8").decode("latex") if "\\" in text else text

@@ -16,16 +16,12 @@ the hardware-dependent verdicts through :func:`amp_docs_lib.page.claims.on_this_
 
 from __future__ import annotations
 
-import math
 import re
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Callable
 
 import pandas as pd
-import torch
 
-from amp_docs_lib.core import gating
 
 from amp_docs_lib.core.chapters import heading_for_anchor
 from amp_docs_lib.literature import verdicts as V

@@ -8,12 +8,8 @@ or scale this machine lacks gets "not testable here", with the reason computed.
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Callable
 
-import pandas as pd
 import torch
 
 from amp_docs_lib.core import gating

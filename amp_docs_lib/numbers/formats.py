@@ -488,7 +488,7 @@ def limits_disagreeing_with_definition() -> list[tuple[str, str]]:
             if not ((lib.loc[n, c] is None and defs.loc[n, c] is None) or lib.loc[n, c] == defs.loc[n, c])]
 
 
-def bit_layout_figure(names: Iterable[str] = DECODE_DEFAULT, value: float | None = None):
+def plot_bit_layout(names: Iterable[str] = DECODE_DEFAULT, value: float | None = None):
     """A matplotlib Figure: one row of boxes per format (sign / exponent / mantissa).
 
     With ``value`` given, each box shows that value's stored bit.

@@ -77,7 +77,7 @@ def lint_source(code: str) -> list[LintFinding]:
         is_claim = _name(node) == "claim"
         # claim(statement, measured, expected) / Statement(statement, source, claimed, measured)
         measured = _arg(node, 1 if is_claim else 3, "measured")
-        expected = _arg(node, 2 if is_claim else 2, "expected" if is_claim else "claimed")
+        expected = _arg(node, 2, "expected" if is_claim else "claimed")  # claim(s, measured, expected) / Statement(s, key, claimed)
         holds = _arg(node, 99, "holds")
         snippet = ast.get_source_segment(code, node) or ""
         snippet = " ".join(snippet.split())[:160]

@@ -1,44 +1,35 @@
-"""Quantization for inference, laid out by workflow (as torchao is).
+"""Quantization for inference: affine quantization, calibration, torchao PTQ and QAT, ONNX Runtime, results.
 
-- ``affine``: scale/zero-point arithmetic, symmetric and asymmetric, per-tensor /
-  per-channel / per-group, written out and tested against torchao and torch.
-- ``calibration``: min-max, percentile and MSE-optimal ranges for activations.
-- ``task``: the digits task and its FP32 MLP (``trained_task()``).
-- ``ptq``: torchao ``quantize_`` configs, gated per device; per-layer SQNR; FP32 first/last layers.
-- ``qat``: torchao ``QATConfig(base, step="prepare" / "convert")``.
-- ``onnx_runtime``: export, ``quantize_dynamic``, ``quantize_static`` (QDQ), saturation check.
-- ``results``: the results table and the decision table.
-- ``apis``: what the installed torch and torchao say about their quantization APIs.
+Exports, grouped by role (imported from their modules on first use, so importing one
+module never imports the others):
 
-Entry point: ``run_all()`` computes every table of the chapter; submodules
-that import onnxruntime are loaded only when used.
+* affine quantization (``affine``): ``check_bits``, ``check_granularity``, ``check_scheme``, ``quant_range``, ``block_size``, ``QParams``, ``choose_qparams``, ``quantize``, ``dequantize``, ``fake_quantize``, ``sqnr_db``, ``scale_overhead_bits``, ``roundtrip_table``, ``inject_outlier_channel``, ``granularity_table``, ``plot_grid``, ``compare_with_torchao``;
+* calibration (``calibration``): ``check_method``, ``range_qparams``, ``fake_quantize_range``, ``calibrate``, ``mse_curve``, ``capture_linears``, ``linear_inputs``, ``with_quantized_inputs``, ``corrupt_calibration``, ``calibration_table``, ``calibration_size_table``, ``plot_calibration``;
+* the digits task (``task``): ``DigitsData``, ``load_digits_split``, ``make_mlp``, ``single_thread``, ``train``, ``accuracy``, ``DigitsTask``, ``trained_task``, ``state_dict_bytes``;
+* post-training quantization (``ptq``): ``Variant``, ``check_variant``, ``quantize_copy``, ``quantize_variant``, ``try_variant``, ``variant_status``, ``weight_storage``, ``layer_outputs``, ``linear_names``, ``layer_sqnr_table``, ``keep_fp32_table``, ``int8_matmul_probe``;
+* quantization-aware training (``qat``): ``qat_model``, ``qat_table``;
+* ONNX Runtime (``onnx_runtime``): ``export_onnx``, ``DigitsCalibrationReader``, ``preprocess``, ``quantize_onnx_dynamic``, ``quantize_onnx_static``, ``session``, ``predict``, ``op_counts``, ``cpu_flags``, ``cpu_int8_features``, ``saturation_table``, ``file_size``;
+* results (``results``): ``time_call``, ``results_table``, ``summary``, ``decision_table``;
+* what the APIs say (``apis``): ``torch_ao_warnings``, ``announced_removal``, ``torchao_api_table``.
 """
 
-from __future__ import annotations
+from amp_docs_lib.core.exports import lazy_exports
 
-import importlib
-import logging
-from typing import Any
-
-# torch logs two notices when torchao is imported on a CPU-only machine (an Enum registered
-# with pytree, no CUDA runtime for C++ extensions); they say nothing about quantization.
-for _name in ("torch.utils._pytree", "torch.utils.cpp_extension"):
-    logging.getLogger(_name).setLevel(logging.ERROR)
-
-__all__ = ["affine", "calibration", "task", "ptq", "qat", "onnx_runtime", "results", "apis", "run_all"]
-
-
-def __getattr__(name: str) -> Any:
-    if name in __all__ and name != "run_all":
-        return importlib.import_module(f"{__name__}.{name}")
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}; submodules: {__all__}")
-
-
-def run_all() -> dict[str, Any]:
-    """Train the task and compute the chapter's main tables (for scripts; the chapter calls the parts)."""
-    from amp_docs_lib.core.profiles import active_profile
-    from amp_docs_lib.quantization import results, task
-
-    t = task.trained_task()
-    df = results.results_table(t, min_run_time=active_profile()["quant_bench_seconds"])
-    return {"task": t, "results": df, "decision": results.decision_table(df)}
+__all__, __getattr__, __dir__ = lazy_exports(__name__, {
+    # affine quantization
+    "affine": ("check_bits", "check_granularity", "check_scheme", "quant_range", "block_size", "QParams", "choose_qparams", "quantize", "dequantize", "fake_quantize", "sqnr_db", "scale_overhead_bits", "roundtrip_table", "inject_outlier_channel", "granularity_table", "plot_grid", "compare_with_torchao",),
+    # calibration
+    "calibration": ("check_method", "range_qparams", "fake_quantize_range", "calibrate", "mse_curve", "capture_linears", "linear_inputs", "with_quantized_inputs", "corrupt_calibration", "calibration_table", "calibration_size_table", "plot_calibration",),
+    # the digits task
+    "task": ("DigitsData", "load_digits_split", "make_mlp", "single_thread", "train", "accuracy", "DigitsTask", "trained_task", "state_dict_bytes",),
+    # post-training quantization
+    "ptq": ("Variant", "check_variant", "quantize_copy", "quantize_variant", "try_variant", "variant_status", "weight_storage", "layer_outputs", "linear_names", "layer_sqnr_table", "keep_fp32_table", "int8_matmul_probe",),
+    # quantization-aware training
+    "qat": ("qat_model", "qat_table",),
+    # ONNX Runtime
+    "onnx_runtime": ("export_onnx", "DigitsCalibrationReader", "preprocess", "quantize_onnx_dynamic", "quantize_onnx_static", "session", "predict", "op_counts", "cpu_flags", "cpu_int8_features", "saturation_table", "file_size",),
+    # results
+    "results": ("time_call", "results_table", "summary", "decision_table",),
+    # what the APIs say
+    "apis": ("torch_ao_warnings", "announced_removal", "torchao_api_table",),
+})

@@ -10,7 +10,6 @@ for PyTorch models, the ``.onnx`` file for ONNX Runtime.
 from __future__ import annotations
 
 import copy
-import io
 import tempfile
 import warnings
 from pathlib import Path

@@ -1,1 +1,23 @@
-"""amp_docs_lib.regimes."""
+"""Training regimes measured: one seeded GPT run per regime, the optimizers that differ, the figures.
+
+Exports, grouped by role (imported from their modules on first use, so importing one
+module never imports the others):
+
+* data (``corpus``): ``MarkovSource``, ``Corpus``, ``make_corpus``;
+* optimizers (``optimizers``): ``MasterWeights``, ``RoundedStateAdamW``, ``kahan_adamw``, ``optimizer_state_bytes``, ``make_optimizer``;
+* training runs (``loop``): ``TrainConfig``, ``model_config``, ``corpus_from_profile``, ``RunResult``, ``global_grad_norm``, ``evaluate``, ``train_regime``, ``run_regimes``, ``summary_table``, ``with_steps``, ``replay_scale``, ``naive_fp16_first_step``;
+* figures (``plots``): ``plot_losses``, ``plot_grad_norm``, ``plot_loss_scale``, ``plot_speed``, ``plot_memory``, ``plot_unchanged``.
+"""
+
+from amp_docs_lib.core.exports import lazy_exports
+
+__all__, __getattr__, __dir__ = lazy_exports(__name__, {
+    # data
+    "corpus": ("MarkovSource", "Corpus", "make_corpus",),
+    # optimizers
+    "optimizers": ("MasterWeights", "RoundedStateAdamW", "kahan_adamw", "optimizer_state_bytes", "make_optimizer",),
+    # training runs
+    "loop": ("TrainConfig", "model_config", "corpus_from_profile", "RunResult", "global_grad_norm", "evaluate", "train_regime", "run_regimes", "summary_table", "with_steps", "replay_scale", "naive_fp16_first_step",),
+    # figures
+    "plots": ("plot_losses", "plot_grad_norm", "plot_loss_scale", "plot_speed", "plot_memory", "plot_unchanged",),
+})
