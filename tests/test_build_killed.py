@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from amp_docs_lib.core.paths import BUILD_LOG
+from amp_docs_lib.core.paths import BUILD_LOG, EXECUTED_DIR
 from amp_docs_lib.core.paths import SITE_MANIFEST as MANIFEST
 
 pytestmark = pytest.mark.site
@@ -42,7 +42,7 @@ def test_build_killed_mid_chapter_then_rebuilt(mini_site, tmp_path):
     env = dict(os.environ, NO_MKDOCS_2_WARNING="1", AMP_DOCS_PROGRESS="cells")
     env.pop("AMP_DOCS_HIDE_PACKAGES", None)
     cmd = [sys.executable, "-m", "amp_docs_lib", "build", "--strict"]
-    cache_dir = mini_site / ".amp-docs-cache" / "executed"
+    cache_dir = mini_site / EXECUTED_DIR
     proc = subprocess.Popen(cmd, cwd=mini_site, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                             text=True, start_new_session=True)  # own process group: mkdocs and kernels too
     try:

@@ -12,7 +12,7 @@ import pytest
 
 from amp_docs_lib.docsite import cache as cache_mod
 from amp_docs_lib.docsite.cache import ExecutionCache, KeyInputs, cache_key, library_source_hash
-from amp_docs_lib.core.paths import BUILD_LOG
+from amp_docs_lib.core.paths import BUILD_LOG, EXECUTED_DIR
 
 from conftest import REPO_ROOT, make_chapter, mkdocs_build
 
@@ -116,7 +116,7 @@ def test_killed_build_leaves_nothing_trusted(mini_site):
     proc = subprocess.Popen([sys.executable, "-m", "mkdocs", "build"], cwd=mini_site, env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
                             start_new_session=True)
-    cache_dir = mini_site / ".amp-docs-cache" / "executed"
+    cache_dir = mini_site / EXECUTED_DIR
     deadline = time.time() + 90
     # Wait until chapter a is cached and b is executing, then kill the whole build.
     while time.time() < deadline and not list(cache_dir.glob("a-*.ipynb")):

@@ -28,9 +28,13 @@ def test_profile_sizes_lookup():
     assert set(p.sizes) == set(profiles.get_profile("gpu-full").sizes), "profiles must define the same sizes"
 
 
-def test_requirements():
+def test_requirements(monkeypatch):
     assert gating.requirement_met("pkg:numpy")
-    assert not gating.requirement_met("pkg:surely_not_a_module_xyz")
+    real = gating.importlib.util.find_spec
+    monkeypatch.setattr(gating.importlib.util, "find_spec", lambda n, *a: None if n == "jax" else real(n, *a))
+    assert not gating.requirement_met("pkg:jax")  # a listed package that is not installed
+    with pytest.raises(ValueError, match=r"unknown package 'surely_not_a_module_xyz'"):
+        gating.requirement_met("pkg:surely_not_a_module_xyz")  # not in core/packages.py: refused
     assert gating.requirement_met("cuda") == torch.cuda.is_available()
     with pytest.raises(ValueError, match=r"unknown requirement 'tpu'.*cuda"):
         gating.requirement_met("tpu")
@@ -38,9 +42,11 @@ def test_requirements():
         gating.requirement_met(None)
 
 
-def test_unmet_requirements_from_tags():
-    tags = ["hide-input", "requires:pkg:numpy", "requires:pkg:surely_not_a_module_xyz"]
-    assert gating.requirements_from_tags(tags) == ["pkg:numpy", "pkg:surely_not_a_module_xyz"]
-    assert gating.unmet_requirements(tags) == ["pkg:surely_not_a_module_xyz"]
+def test_unmet_requirements_from_tags(monkeypatch):
+    real = gating.importlib.util.find_spec
+    monkeypatch.setattr(gating.importlib.util, "find_spec", lambda n, *a: None if n == "mslk" else real(n, *a))
+    tags = ["hide-input", "requires:pkg:numpy", "requires:pkg:mslk"]
+    assert gating.requirements_from_tags(tags) == ["pkg:numpy", "pkg:mslk"]
+    assert gating.unmet_requirements(tags) == ["pkg:mslk"]
     note = gating.skip_note_html(["cuda"])
     assert "Skipped on this machine" in note and "CUDA GPU" in note

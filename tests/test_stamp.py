@@ -83,3 +83,12 @@ def test_figures_come_in_a_light_and_a_dark_rendering():
 def test_chapters_show_results_only_through_the_stamped_helpers(chapter):
     text = chapter.read_text()
     assert "plt.show(" not in text and ".to_html(" not in text and "hardware_dependent" not in text
+
+
+def test_na_to_none_turns_every_missing_value_into_none():
+    from amp_docs_lib.core.tables import na_to_none
+
+    df = na_to_none(pd.DataFrame({"a": [1.0, float("nan")], "b": ["x", None]}))
+    assert df["a"].tolist() == [1.0, None] and df["b"].tolist() == ["x", None]
+    with pytest.raises(TypeError, match="expects a pandas DataFrame"):
+        na_to_none([1, 2])

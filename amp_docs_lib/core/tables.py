@@ -39,3 +39,13 @@ def format_cell(v: Any, float_format: str = ".4g") -> str:
             return "NaN"
         return format(v, float_format)
     return str(v)
+
+
+def na_to_none(df: pd.DataFrame) -> pd.DataFrame:
+    """``df`` with every missing value (NaN, None, pd.NA) as ``None``: shown as "n/a", never NaN.
+
+    For a frame pandas built (a merge, a pivot); build one from rows with ``table_from_rows``.
+    """
+    if not isinstance(df, pd.DataFrame):
+        raise TypeError(f"na_to_none expects a pandas DataFrame, got {type(df).__name__}")
+    return df.astype(object).where(df.notna(), None)

@@ -13,6 +13,8 @@ from typing import Any, Iterable
 
 import pandas as pd
 import torch
+
+from amp_docs_lib.core.tables import na_to_none
 from torch import nn
 
 from amp_docs_lib.debugging.locate import check_floating, resolve_modules
@@ -74,7 +76,7 @@ def compare_precisions(model: nn.Module, x: torch.Tensor, autocast_dtype: torch.
     out = a[["module", "type"] + keep].rename(columns={k: f"{k} (fp32)" for k in keep})
     for k in keep:
         out[f"{k} ({tag})"] = b[k].values
-    return out.astype(object).where(out.notna(), None)
+    return na_to_none(out)
 
 
 def first_divergence(comparison: pd.DataFrame) -> str | None:

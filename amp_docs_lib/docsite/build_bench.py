@@ -29,7 +29,7 @@ import time
 from pathlib import Path
 
 
-from amp_docs_lib.core.paths import BUILD_LOG
+from amp_docs_lib.core.paths import BUILD_LOG, CACHE_DIR, EXECUTED_DIR
 
 
 def _build(root: Path, site: Path, *extra: str, env: dict | None = None) -> tuple[float, dict | None]:
@@ -64,7 +64,7 @@ def _mkdocs_seconds(root: Path, site: Path, library_from: Path | None = None) ->
 def jupyter_only_copy(repo: Path, dest: Path) -> Path:
     """``dest``: the site of ``repo`` as mkdocs-jupyter alone builds it, from ``repo``'s executed
     notebooks (the newest cache entry of each chapter) and without the amp-docs plugin."""
-    cache = repo / ".amp-docs-cache" / "executed"
+    cache = repo / EXECUTED_DIR
     shutil.copytree(repo / "docs", dest / "docs")
     for md in sorted((dest / "docs" / "chapters").glob("*.md")):
         entries = sorted(cache.glob(f"{md.stem}-*.ipynb"), key=lambda p: p.stat().st_mtime)
@@ -106,7 +106,7 @@ def print_noop_comparison(r: dict[str, float]) -> None:
 def noop_only(rounds: int = 5) -> int:
     """The no-op comparison alone, on a copy of this checkout with its execution cache."""
     root = Path.cwd()
-    if not (root / ".amp-docs-cache" / "executed").is_dir():
+    if not (root / EXECUTED_DIR).is_dir():
         print("no execution cache here: run `amp-docs build` first", file=sys.stderr)
         return 2
     work = Path(tempfile.mkdtemp(prefix="amp-docs-noop-"))
@@ -127,12 +127,12 @@ def main(touch: str = "docs/chapters/formats.md", serial: bool = False, rounds: 
         return 2
     work = Path(tempfile.mkdtemp(prefix="amp-docs-bench-"))
     shutil.copytree(root, work / "repo", ignore=shutil.ignore_patterns(
-        ".git", "site", ".amp-docs-cache", "__pycache__"))
+        ".git", "site", CACHE_DIR.name, "__pycache__"))
     repo, site = work / "repo", work / "site"
     results = {}
     if serial:
         results["cold, serial (AMP_DOCS_JOBS=1)"] = _build(repo, site, env={"AMP_DOCS_JOBS": "1"})
-        shutil.rmtree(repo / ".amp-docs-cache", ignore_errors=True)
+        shutil.rmtree(repo / CACHE_DIR, ignore_errors=True)
         shutil.rmtree(site, ignore_errors=True)
     results.update({
         "cold": _build(repo, site),

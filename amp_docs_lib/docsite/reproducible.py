@@ -21,7 +21,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from amp_docs_lib.core.paths import REPO_ROOT
+from amp_docs_lib.core.paths import CACHE_DIR, REPO_ROOT
 
 # What legitimately changes between two builds of the same inputs.
 NORMALISE = [
@@ -63,7 +63,7 @@ def compare_builds(a: str | Path, b: str | Path, context: int = 2) -> dict[str, 
 
 
 def _copy_project(project: Path, dest: Path, chapters: list[str]) -> Path:
-    ignore = shutil.ignore_patterns("site", ".amp-docs-cache", ".git", "__pycache__", "*.egg-info")
+    ignore = shutil.ignore_patterns("site", CACHE_DIR.name, ".git", "__pycache__", "*.egg-info")
     shutil.copytree(project, dest, ignore=ignore)
     for md in (dest / "docs" / "chapters").glob("*.md"):
         if md.stem not in chapters:

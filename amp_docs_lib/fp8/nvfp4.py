@@ -30,6 +30,8 @@ import math
 import pandas as pd
 import torch
 
+from amp_docs_lib.core.tables import na_to_none
+
 from amp_docs_lib.fp8.formats import cast, encode_tensor, max_finite
 from amp_docs_lib.fp8.scaling import Quantized, _check_2d, error_metrics, mx_quantize, overflow_threshold
 
@@ -148,7 +150,7 @@ def fp4_block_comparison(tensors: dict[str, torch.Tensor]) -> pd.DataFrame:
                          "blocks below E4M3's range": None if in_range is None else int((~in_range).sum()),
                          "max block-amax relative error": float(err.max()) if err.numel() else None})
     df = pd.DataFrame(rows)
-    df = df.astype(object).where(df.notna(), None)  # n/a cells are None, never NaN
+    df = na_to_none(df)  # n/a cells are None, never NaN
     col = "blocks below E4M3's range"
     df[col] = pd.Series([r[col] for r in rows], dtype=object)  # ints stay ints beside None
     return df
