@@ -11,7 +11,7 @@ import argparse
 
 import torch
 
-from amp_docs_lib.bench.timing import measure
+from amp_docs_lib.core.timing import measure
 from amp_docs_lib.core.devices import default_device
 from amp_docs_lib.amp.precision import PRECISIONS, precision_setup
 

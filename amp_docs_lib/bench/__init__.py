@@ -3,7 +3,6 @@
 Exports, grouped by role (imported from their modules on first use, so importing one
 module never imports the others):
 
-* the timing harness (``timing``): ``Timing``, ``quartiles``, ``default_threads``, ``cuda_event_times``, ``measure``, ``timings_frame``;
 * matmul throughput (``matmul``): ``matmul_flops``, ``dtype_supported``, ``matmul_fn``, ``time_matmul``, ``throughput_sweep``, ``best_per_dtype``, ``alignment_sweep``;
 * datasheet peaks (``peaks``): ``datasheet_table``, ``match_gpu``, ``CpuPeak``, ``cpu_lanes_fp32``, ``cpu_clock_ghz``, ``cpu_peak``, ``device_peaks``;
 * roofline (``roofline``): ``matmul_intensity``, ``attainable_tflops``, ``copy_bandwidth``, ``plot_roofline``;
@@ -19,8 +18,6 @@ module never imports the others):
 from amp_docs_lib.core.exports import lazy_exports
 
 __all__, __getattr__, __dir__ = lazy_exports(__name__, {
-    # the timing harness
-    "timing": ("Timing", "quartiles", "default_threads", "cuda_event_times", "measure", "timings_frame",),
     # matmul throughput
     "matmul": ("matmul_flops", "dtype_supported", "matmul_fn", "time_matmul", "throughput_sweep", "best_per_dtype", "alignment_sweep",),
     # datasheet peaks

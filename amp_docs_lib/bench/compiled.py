@@ -21,7 +21,7 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from amp_docs_lib.bench.model_sweep import step_fn
-from amp_docs_lib.bench.timing import measure
+from amp_docs_lib.core.timing import measure
 from amp_docs_lib.core.devices import check_device
 from amp_docs_lib.gpt import GPT, GPTConfig, random_batch
 

@@ -19,7 +19,7 @@ import sys
 import torch
 import torch.utils.benchmark as benchmark
 
-from amp_docs_lib.bench.timing import measure
+from amp_docs_lib.core.timing import measure
 
 TOLERANCE = 0.05
 

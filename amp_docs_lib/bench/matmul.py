@@ -15,7 +15,7 @@ from typing import Iterable
 import pandas as pd
 import torch
 
-from amp_docs_lib.bench.timing import Timing, measure
+from amp_docs_lib.core.timing import Timing, measure
 from amp_docs_lib.core.devices import check_device
 
 MATMUL_DTYPES = ("fp32", "tf32", "fp16", "bf16", "fp8")

@@ -1,7 +1,7 @@
 """The classic mistakes of timing precision speedups, each one measured.
 
 Every function returns the wrong measurement beside the right one (the
-harness, :func:`amp_docs_lib.bench.timing.measure`), so a chapter can show
+harness, :func:`amp_docs_lib.core.timing.measure`), so a chapter can show
 how far apart they are on the machine that builds it:
 
 * :func:`thread_count`: ``torch.utils.benchmark.Timer`` defaults to one thread;
@@ -19,7 +19,7 @@ from typing import Any, Callable
 import torch
 import torch.utils.benchmark as benchmark
 
-from amp_docs_lib.bench.timing import Timing, default_threads, measure, quartiles
+from amp_docs_lib.core.timing import Timing, default_threads, measure, quartiles
 from amp_docs_lib.core.devices import check_device
 
 

@@ -18,7 +18,7 @@ from typing import Any, Iterable
 import pandas as pd
 import torch
 
-from amp_docs_lib.bench.timing import measure
+from amp_docs_lib.core.timing import measure
 from amp_docs_lib.core.devices import check_device
 from amp_docs_lib.gpt import GPT, GPTConfig, random_batch
 from amp_docs_lib.amp.precision import precision_setup

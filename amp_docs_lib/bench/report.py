@@ -32,7 +32,7 @@ import pandas as pd
 from amp_docs_lib.bench.matmul import matmul_flops
 from amp_docs_lib.bench.peaks import DATASHEET_SOURCE as PEAK_SOURCE
 from amp_docs_lib.bench.peaks import GPU_PEAKS, match_gpu
-from amp_docs_lib.bench.timing import measure
+from amp_docs_lib.core.timing import measure
 
 MATMUL_DTYPES = ("float32", "bfloat16", "float16")
 DEFAULT_CPU_SIZE = 256
@@ -72,7 +72,7 @@ def _first_line(e: BaseException) -> str:
 
 def matmul_throughput(size: int | None = None, dtypes=MATMUL_DTYPES, devices=None,
                       min_run_time: float = 0.2) -> pd.DataFrame:
-    """GFLOP/s of an ``n x n`` matmul per device and dtype (the timing harness, ``bench.timing``).
+    """GFLOP/s of an ``n x n`` matmul per device and dtype (the timing harness, ``core.timing``).
 
     ``size`` defaults to 256 on CPU and 4096 on CUDA. On CUDA, FP32 is timed with TF32 off and
     on, and listed GPUs get their datasheet peak (``datasheet_peak``; n/a on CPUs, which have no

@@ -12,7 +12,7 @@ from __future__ import annotations
 import pandas as pd
 import torch
 
-from amp_docs_lib.bench.timing import measure
+from amp_docs_lib.core.timing import measure
 from amp_docs_lib.core.devices import check_device
 
 

@@ -11,7 +11,8 @@ module never imports the others):
 * gated cells (``gating``): ``valid_requirements``, ``describe``, ``requirement_met``, ``requirements_from_tags``, ``unmet_requirements``, ``skip_note_html``;
 * chapter sources (``chapters``): ``read_chapter``, ``chapter_id_for``, ``chapter_path``, ``heading_anchor``, ``headings``, ``chapter_anchors``, ``heading_for_anchor``;
 * table data (``tables``): ``table_from_rows``, ``format_cell``, ``na_to_none``;
-* package exports (``exports``): ``lazy_exports``.
+* package exports (``exports``): ``lazy_exports``;
+* the timing harness (``timing``): ``Timing``, ``quartiles``, ``default_threads``, ``cuda_event_times``, ``measure``, ``timings_frame``.
 """
 
 from amp_docs_lib.core.exports import lazy_exports
@@ -35,4 +36,6 @@ __all__, __getattr__, __dir__ = lazy_exports(__name__, {
     "tables": ("table_from_rows", "format_cell", "na_to_none",),
     # package exports
     "exports": ("lazy_exports",),
+    # the timing harness
+    "timing": ("Timing", "quartiles", "default_threads", "cuda_event_times", "measure", "timings_frame",),
 })

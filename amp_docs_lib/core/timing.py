@@ -17,17 +17,13 @@ per-call times, with how they were obtained.
 
 from __future__ import annotations
 
-import logging
 import statistics
 from dataclasses import asdict, dataclass
 from typing import Any, Callable
 
 import torch
 
-# torch.utils.benchmark imports cpp_extension, which warns on every import where no CUDA runtime
-# is installed (CPU machines); the warning says nothing about timing.
-logging.getLogger("torch.utils.cpp_extension").setLevel(logging.ERROR)
-import torch.utils.benchmark as benchmark  # noqa: E402
+import torch.utils.benchmark as benchmark  # its cpp_extension notice is quietened in amp_docs_lib/__init__
 
 from amp_docs_lib.core.devices import check_device
 
