@@ -62,7 +62,13 @@ def test_library_limits_equal_definition(name):
     f = F.get_format(name)
     fi = f.finfo()
     assert fi["max"] == f.max_finite_from_definition()
-    assert fi["eps"] == f.eps_from_definition()
+    if name == "FP8 E5M2FNUZ" and fi["eps"] == 0.125:
+        # torch 2.13's finfo(float8_e5m2fnuz).eps is 0.125 (torch 2.15: 0.25); the definition, 2^-2,
+        # is what ml_dtypes reports, and the Formats page lists the disagreement as measured
+        assert float(ml_dtypes.finfo(ml_dtypes.float8_e5m2fnuz).eps) == f.eps_from_definition() == 0.25
+        assert ("FP8 E5M2FNUZ", "machine epsilon") in F.limits_disagreeing_with_definition()
+    else:
+        assert fi["eps"] == f.eps_from_definition()
     if f.is_float:
         assert fi["min_normal"] == f.min_normal_from_definition()
         s, d = fi["min_subnormal"], f.min_subnormal_from_definition()
