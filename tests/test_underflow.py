@@ -83,7 +83,6 @@ def test_histogram_limit_lines_stand_out_on_the_dark_fills():
     crosses; the old opaque cream band with a grey line fails the same test."""
     import matplotlib
     matplotlib.use("Agg")
-    from matplotlib.lines import Line2D
     from matplotlib.patches import Polygon, Rectangle
 
     from amp_docs_lib.amp import underflow as U
