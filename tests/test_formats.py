@@ -184,6 +184,8 @@ def test_cast_rules_table_names_the_library():
     t = F.cast_rules_table().set_index("format")
     assert t.loc["FP6 E2M3", "cast by"] == "ml_dtypes" and t.loc["FP16", "cast by"] == "torch"
     assert set(t["beyond the largest finite value"]) <= set(F.CAST_OUTCOMES)
+    assert t.loc["FP8 E4M3FN", "same for a 64-element tensor"] is True  # scalar and vectorised paths agree here
+    assert t.loc["FP4 E2M1", "same for a 64-element tensor"] is None   # ml_dtypes: not a torch cast
 
 
 def test_explorer_follows_the_library_in_node():

@@ -583,5 +583,20 @@ def cast_rules_table(names: Iterable[str] | None = None) -> pd.DataFrame:
         lib = ("none (emulated rounding)" if f.storage is None else
                "torch" if isinstance(f.storage, torch.dtype) else "ml_dtypes")
         rows.append({"format": name, "cast by": lib, "beyond the largest finite value": r["overflow"],
-                     "infinity": r["infinity"]})
+                     "infinity": r["infinity"], "same for a 64-element tensor": _long_cast_agrees(f)})
     return table_from_rows(rows)
+
+
+def _long_cast_agrees(f: NumberFormat) -> bool | None:
+    """Whether a 64-element torch cast (the vectorised CPU path) gives the same bits as ``encode``'s
+    one-element cast for twice the largest value and for inf; None where torch does not cast."""
+    if not isinstance(f.storage, torch.dtype):
+        return None
+    beyond = (math.ldexp(1.0, f.max_exponent_field() - f.bias + 2) if f.special == "e8m0"
+              else 2 * f.max_finite_from_definition())
+    for v in (beyond, math.inf):
+        bits = torch.full((64,), v, dtype=torch.float64).to(torch.float32).to(f.storage)
+        raw = bits.view(_TORCH_INT[f.total_bits]).to(torch.int64) & ((1 << f.total_bits) - 1)
+        if set(raw.tolist()) != {encode(v, f)}:
+            return False
+    return True
