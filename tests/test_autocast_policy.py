@@ -132,3 +132,42 @@ def test_cuda_policy_matches_documented_core_ops():
                                   ops=["mm", "softmax", "addcmul", "relu"])
     got = dict(zip(df["op"], df["category"]))
     assert got == {"mm": "lower", "softmax": "fp32", "addcmul": "promote", "relu": "unchanged"}
+
+
+# ---- issue 20: FP32 candidates, composites, cast cache, threads, compile ------------------------
+def test_installed_header_lists_agree_with_the_dispatcher():
+    hdr = ap.installed_header_lists()
+    if not hdr["ops"]:
+        pytest.skip("this torch ships no ATen/autocast_mode.h macros")
+    t = ap.fp32_candidates_table()
+    col = "CUDA category (installed ATen/autocast_mode.h)"
+    assert ((t[col] == "fp32") == (t["CUDA autocast kernel"] == True)).all()  # noqa: E712
+    split = ap.fp32_split(t)
+    assert "rms_norm" in split["cuda"]["fp32"] and "softmax" in split["cuda"]["fp32"]
+    assert {"batch_norm", "mean", "var", "max"} <= set(split["cuda"]["not fp32"])
+    assert split["cpu"]["fp32"] == ["prod", "quantile"]  # the review's counter-example to "none of those"
+
+
+def test_composite_is_lowered_inside_and_downstream_follows_input():
+    trace = ap.composite_inside_trace()
+    assert trace.loc[trace["aten op"] == "bmm", "input dtypes"].tolist() == ["bfloat16, bfloat16"]
+    d = ap.downstream_vs_inside()
+    assert d["relu of the matmul output (downstream)"] == "bfloat16" and d["relu of an FP32 tensor"] == "float32"
+
+
+def test_cast_cache_and_eligibility_and_threads():
+    c = ap.cast_cache_counts(calls=3).set_index("cache_enabled")["casts"]
+    assert (c[True], c[False]) == (5, 9)
+    assert ap.cast_cache_counts(calls=4).set_index("cache_enabled")["casts"].tolist() == [6, 12]
+    st = ap.eligibility_and_state().set_index("observation")["value"]
+    assert st["float64 matmul"] == "float64" and st["float32 matmul"] == "bfloat16"
+    assert st["thread: autocast enabled"] == "False" and st["main thread: autocast enabled"] == "True"
+
+
+def test_compile_backward_autocast_setting_is_read_from_torch():
+    cb = ap.compile_backward_autocast()
+    from torch._functorch import config
+    assert cb["value"] == getattr(config, "backward_pass_autocast", None)
+    if cb["value"] is not None:
+        line = open(config.__file__).read().splitlines()[cb["line"] - 1]
+        assert line.startswith("backward_pass_autocast")

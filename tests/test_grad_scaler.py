@@ -141,3 +141,27 @@ def test_disabled_is_passthrough():
     x = torch.tensor(3.0)
     assert s.scale(x) is x
     assert s.get_scale() == 1.0 and s.state_dict() == {}
+
+
+# ---- issue 20: schedulers with skipped steps, fused optimizers -----------------------------------
+def test_scheduler_advances_on_skipped_steps_and_warns_when_the_first_is_skipped():
+    from amp_docs_lib.amp.grad_scaler import skipped_steps_and_scheduler
+
+    df, warns = skipped_steps_and_scheduler(steps=4, inject_at=(0, 2))
+    assert df["lr of this step"].tolist() == [0.1, 0.05, 0.025, 0.0125]
+    assert df["weights moved"].tolist() == [False, True, False, True]
+    assert warns and "lr_scheduler.step()" in warns[0]
+    _, no_warns = skipped_steps_and_scheduler(steps=3, inject_at=(1,))
+    assert no_warns == []
+
+
+def test_fused_adamw_unscales_in_the_kernel():
+    from amp_docs_lib.amp.grad_scaler import fused_optimizer_unscaling
+
+    df = fused_optimizer_unscaling(scale=1024.0).set_index("fused")
+    if df["_step_supports_amp_scaling"].isna().any():
+        pytest.skip("no fused AdamW for the CPU in this torch")
+    assert df.loc[False, "inv_scale given to the inf check / unscale op"] == 1 / 1024
+    assert df.loc[True, "inv_scale given to the inf check / unscale op"] == 1.0
+    assert df.loc[True, "optimizer kernel"] == "_fused_adamw_"
+    assert float(df["max |weight difference| vs non-fused"].iloc[0]) == 0.0

@@ -144,3 +144,36 @@ def test_plots_return_figures():
     assert all(isinstance(f, matplotlib.figure.Figure) for f in figs)
     for f in figs:
         plt.close(f)
+
+
+# ---- issue 20: sum rounding, split-K reductions, FP32 precision switches -------------------------
+def test_torch_sum_rounds_once_and_fp16_pairwise_does_not():
+    df = N.sum_rounding("FP16")
+    assert N.rounds_once(df, "torch.sum")
+    # the false variant of the page's claim: FP16 tree summation does not round once on these inputs
+    assert not N.rounds_once(df, "FP16 pairwise")
+
+
+def test_split_k_error_grows_with_16_bit_partial_sums():
+    df = N.split_k_reduction_error(m=16, n=16, k=1024, splits=(1, 4, 32))
+    for _, g in df.groupby("dtype"):
+        errs = g.sort_values("partial sums rounded to the dtype")["relative error"].tolist()
+        assert errs == sorted(errs) and errs[-1] > 2 * errs[0]
+    one = df[df["partial sums rounded to the dtype"] == 1].set_index("dtype")["relative error"]
+    assert one["FP16"] < 2.0 ** -11 and one["BF16"] < 2.0 ** -8
+    with pytest.raises(ValueError, match="splits"):
+        N.split_k_reduction_error(splits=(0,))
+
+
+def test_fp32_precision_settings_show_both_apis():
+    t = N.fp32_precision_settings().set_index("setting")
+    assert t.loc["torch.backends.cudnn.allow_tf32", "value"] == str(torch.backends.cudnn.allow_tf32)
+    assert t.loc["torch.get_float32_matmul_precision()", "value"] == torch.get_float32_matmul_precision()
+    assert set(t["API"]) == {"new", "old"}
+    if hasattr(torch.backends.cudnn, "conv"):
+        assert t.loc["torch.backends.cudnn.conv.fp32_precision", "value"] == torch.backends.cudnn.conv.fp32_precision
+
+
+def test_gpu_subnormal_matmul_on_cpu_keeps_subnormals():
+    df = N.gpu_subnormal_matmul("cpu")  # the function runs anywhere; the page runs it on CUDA
+    assert len(df) == 4 and df["subnormal kept"].all()

@@ -82,3 +82,16 @@ def test_snippets_diff_and_bad_path():
     assert "ReferenceGradScaler" in show_source(__import__("amp_docs_lib.amp.grad_scaler").amp.grad_scaler.ReferenceGradScaler).text
     with pytest.raises(ValueError, match="valid examples"):
         show_source("amp_patterns/nope.py")
+
+
+def test_train_tracks_lost_updates_and_the_rounding_rule_predicts_them():
+    from amp_docs_lib.amp.toy_task import train
+
+    bf16 = train("bf16", steps=6, device="cpu", track_lost_updates=True)
+    frac = bf16["lost updates"] / bf16["updates"]
+    pred = bf16["predicted lost"] / bf16["updates"]
+    assert frac.iloc[0] > 0.5 and (frac - pred).abs().max() < 0.01
+    fp32 = train("fp32", steps=3, device="cpu", track_lost_updates=True)
+    assert (fp32["lost updates"] / fp32["updates"]).max() < 0.01
+    # a false variant: the page's old sentence ("few of them round away") fails on the same run
+    assert not frac.mean() < 0.05

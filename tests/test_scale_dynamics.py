@@ -59,3 +59,21 @@ def test_plot_returns_figure():
     fig = plot_scale({"death spiral": simulate(scenario("death spiral", steps=300))})
     assert len(fig.axes) == 1
     plt.close(fig)
+
+
+def test_megatron_rule_hysteresis_and_floor():
+    from amp_docs_lib.amp.scale_dynamics import scenario, simulate, update_scale_megatron
+
+    # hysteresis 2: the first overflow only uses up hysteresis, the second backs off
+    s, g, h = update_scale_megatron(8.0, 5, 2, True, 2.0, 0.5, 10, 1.0, 2)
+    assert (s, g, h) == (8.0, 0, 1)
+    s, g, h = update_scale_megatron(s, g, h, True, 2.0, 0.5, 10, 1.0, 2)
+    assert s == 4.0
+    # the floor
+    assert update_scale_megatron(1.0, 0, 0, True, 2.0, 0.5, 10, 1.0, 2)[0] == 1.0
+    # growth refills the hysteresis
+    assert update_scale_megatron(4.0, 9, 0, False, 2.0, 0.5, 10, 1.0, 2) == (8.0, 0, 2)
+    # torch's rule is the case hysteresis 1, floor 0
+    assert update_scale_megatron(4.0, 3, 1, True, 2.0, 0.5, 10, 0.0, 1)[0] == 2.0
+    death = simulate(scenario("death spiral", min_scale=1.0, hysteresis=2))
+    assert death["scale"].iloc[-1] == 1.0 and death["skipped"].mean() > 0.9

@@ -56,3 +56,48 @@ def test_bce_gradient_overflows_fp16_near_zero():
     last = df.iloc[-1]
     assert abs(last["gradient (FP32)"]) > torch.finfo(torch.float16).max
     assert last["gradient in FP16"] == float("-inf")
+
+
+def _contrast(c1, c2) -> float:
+    from matplotlib.colors import to_rgb
+
+    def lum(c):
+        def ch(v):
+            return v / 12.92 if v <= 0.03928 else ((v + 0.055) / 1.055) ** 2.4
+        r, g, b = (ch(v) for v in to_rgb(c))
+        return 0.2126 * r + 0.7152 * g + 0.0722 * b
+    a, b = sorted((lum(c1), lum(c2)), reverse=True)
+    return (a + 0.05) / (b + 0.05)
+
+
+def _on_dark(color, alpha):
+    from matplotlib.colors import to_rgb
+
+    from amp_docs_lib.page.figures import DARK_BACKGROUND
+    fg, bg = to_rgb(color), to_rgb(DARK_BACKGROUND)
+    return tuple(alpha * f + (1 - alpha) * b for f, b in zip(fg, bg))
+
+
+def test_histogram_limit_lines_stand_out_on_the_dark_fills():
+    """Finding 7: in the dark rendering every FP16 limit line keeps a 3:1 contrast against the band it
+    crosses; the old opaque cream band with a grey line fails the same test."""
+    import matplotlib
+    matplotlib.use("Agg")
+    from matplotlib.patches import Polygon, Rectangle
+
+    from amp_docs_lib.amp import underflow as U
+    from amp_docs_lib.page.figures import _recolor_for_dark
+
+    fig = U.underflow_histogram()
+    _recolor_for_dark(fig)
+    ax = fig.axes[0]
+    bands = [p for p in ax.patches if isinstance(p, (Polygon, Rectangle)) and p.get_alpha() == U.BAND_ALPHA]
+    assert len(bands) == 2
+    lines = [ln for ln in ax.get_lines() if str(ln.get_label()).startswith("FP16 ")]
+    assert len(lines) == 3
+    for line in lines:
+        for band in bands:
+            fill = _on_dark(band.get_facecolor()[:3], U.BAND_ALPHA)
+            assert _contrast(line.get_color(), fill) >= 3.0, (line.get_label(), band.get_label())
+    # the false variant: the old light-grey line on an opaque cream fill
+    assert _contrast((0.84, 0.85, 0.89), "#fff2cc") < 3.0

@@ -131,6 +131,7 @@ OPS: dict[str, OpSpec] = {s.name: s for s in [
     _op("softmin", lambda x: F.softmin(x, -1), _S),
     _op("layer_norm", lambda x, w, b: F.layer_norm(x, (8,), w, b), _S, _V, _V),
     _op("group_norm", lambda x: F.group_norm(x, 2), _IMG),
+    _op("rms_norm", lambda x: F.rms_norm(x, (8,)), _S),
     _op("batch_norm", lambda x, m, v: F.batch_norm(x, m, v, training=True), _IMG,
         extra=lambda d: (torch.zeros(2, device=d), torch.ones(2, device=d)), aten=("batch_norm",)),
     _op("exp", torch.exp, _S),
@@ -164,6 +165,8 @@ OPS: dict[str, OpSpec] = {s.name: s for s in [
     _op("cumsum", lambda x: torch.cumsum(x, -1), _S),
     _op("cumprod", lambda x: torch.cumprod(x, -1), _S, domain="pos"),
     _op("var", torch.var, _S),
+    _op("max", torch.max, _S),
+    _op("quantile", lambda x: torch.quantile(x, 0.5), _S),
     _op("norm", torch.norm, _S),
     _op("normalize", F.normalize, _S),
     _op("renorm", lambda x: torch.renorm(x, 2, 0, 1.0), _S),
@@ -588,3 +591,186 @@ def undocumented_registrations(device: str) -> list[str]:
 def default_autocast_dtypes() -> dict[str, str]:
     """``torch.get_autocast_dtype`` for each device type (no GPU needed)."""
     return {d: short_dtype(torch.get_autocast_dtype(d)) for d in DEVICE_TYPES}
+
+
+# ---- what the summary says about FP32 ops, and the mechanisms around the lists ---------------
+# Ops a reader expects autocast to protect: softmax, exp/log, normalisation, reductions.
+FP32_CANDIDATES = ("softmax", "log_softmax", "exp", "log", "layer_norm", "group_norm", "rms_norm",
+                   "batch_norm", "sum", "prod", "cumsum", "mean", "var", "max", "norm", "quantile")
+
+
+_HEADER_MACROS = {"AT_FORALL_LOWER_PRECISION_FP": "lower", "AT_FORALL_FP32": "fp32",
+                  "AT_FORALL_FP32_SET_OPT_DTYPE": "fp32", "AT_FORALL_DIFFERENT_REDISPATCH_SIGNATURE": "fp32",
+                  "AT_FORALL_PROMOTE": "promote"}
+
+
+@functools.lru_cache(maxsize=1)
+def installed_header_lists() -> dict[str, Any]:
+    """The op lists of the installed torch's ``ATen/autocast_mode.h`` (the CUDA autocast policy).
+
+    ``AutocastCUDA`` registers its kernels from these macros; reading them tells what *this* torch
+    does on CUDA without a GPU. Returns ``{"path": ..., "ops": {op: (category, line)}}``; ``ops`` is
+    empty when the header (or the macros) are missing from this torch.
+    """
+    import os
+    import re
+
+    path = os.path.join(os.path.dirname(torch.__file__), "include", "ATen", "autocast_mode.h")
+    ops: dict[str, tuple[str, int]] = {}
+    if not os.path.exists(path):
+        return {"path": path, "ops": ops}
+    macro = None
+    with open(path, encoding="utf-8") as fh:
+        for lineno, line in enumerate(fh, 1):
+            m = re.match(r"#define (AT_FORALL_\w+)\(_\)", line)
+            if m:
+                macro = m.group(1) if m.group(1) in _HEADER_MACROS else None
+                continue
+            if macro is None or not line.strip():
+                if not line.rstrip().endswith("\\"):
+                    macro = None if not line.strip() else macro
+                continue
+            m = re.match(r"\s*_\((?:ADD_NS\()?(\w+)", line)
+            if m and m.group(1) not in ops:
+                ops[m.group(1)] = (_HEADER_MACROS[macro], lineno)
+            if not line.rstrip().endswith("\\"):
+                macro = None
+    return {"path": path, "ops": ops}
+
+
+def header_category(op: str) -> str:
+    """Category of ``op`` (ATen name of its registry entry) in the installed header, or "unlisted"."""
+    aten = OPS[op].aten[0] if op in OPS and OPS[op].aten else op
+    hit = installed_header_lists()["ops"].get(aten)
+    return hit[0] if hit else "unlisted"
+
+
+def fp32_candidates_table(probe: pd.DataFrame | None = None) -> pd.DataFrame:
+    """``policy_by_device`` for ``FP32_CANDIDATES`` plus the CUDA category in the installed header."""
+    table = policy_by_device(FP32_CANDIDATES, probe)
+    table.insert(table.columns.get_loc("CUDA autocast kernel"), "CUDA category (installed ATen/autocast_mode.h)",
+                 [header_category(op) for op in table["op"]])
+    return table
+
+
+def fp32_split(table: pd.DataFrame) -> dict[str, dict[str, Any]]:
+    """From ``fp32_candidates_table``: per device, which ops are forced to FP32 and which are not.
+
+    CPU: the measured column. CUDA: measured where a GPU probed it, else the installed header
+    (this torch's own list; the documented list can lag behind it, as it does for rms_norm).
+    """
+    out = {}
+    for dev in DEVICE_TYPES:
+        cols = [c for c in table.columns if c.startswith(f"{dev.upper()} category")]
+        col = next((c for c in cols if "measured" in c), None)
+        if col is None:
+            col = next((c for c in cols if "autocast_mode.h" in c), cols[0])
+        fp32 = table.loc[table[col] == "fp32", "op"].tolist()
+        out[dev] = {"fp32": fp32, "not fp32": [o for o in table["op"] if o not in fp32],
+                    "source": col[col.index("(") + 1:-1]}
+    return out
+
+
+def dispatch_trace(fn: Callable[[], Any], keep_args: bool = False) -> list[tuple]:
+    """The ATen ops ``fn`` dispatches below autocast, each with its tensor inputs' dtypes.
+
+    A ``TorchDispatchMode`` sits after the Autocast keys in dispatch order, so it sees what
+    autocast handed on: an op that a composite calls internally shows up with the dtypes autocast
+    gave *that* call. With ``keep_args`` each entry also carries the call's positional arguments.
+    """
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    calls: list[tuple[str, tuple[str, ...]]] = []
+
+    class _Record(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            entry = (func.overloadpacket.__name__,
+                     tuple(short_dtype(a.dtype) for a in args if isinstance(a, torch.Tensor)))
+            calls.append(entry + (args,) if keep_args else entry)
+            return func(*args, **(kwargs or {}))
+
+    with _Record():
+        fn()
+    return calls
+
+
+def composite_inside_trace(device: str = "cpu", dtype: torch.dtype = torch.bfloat16) -> pd.DataFrame:
+    """einsum under autocast, traced: the bmm it calls inside gets low-precision inputs."""
+    dev = check_device(device)
+    g = torch.Generator().manual_seed(0)
+    a = torch.randn(3, 4, 5, generator=g).to(dev)
+    b = torch.randn(3, 5, 6, generator=g).to(dev)
+    with torch.autocast(dev.type, dtype=dtype):
+        calls = dispatch_trace(lambda: torch.einsum("bij,bjk->bik", a, b))
+    return pd.DataFrame([{"aten op": op, "input dtypes": ", ".join(d)} for op, d in calls
+                         if op not in ("view", "permute", "unsqueeze", "squeeze", "reshape")])
+
+
+def downstream_vs_inside(device: str = "cpu", dtype: torch.dtype = torch.bfloat16) -> dict[str, str]:
+    """Output dtypes: an unlisted op (relu) on a lowered output ("downstream") and on an FP32 input."""
+    dev = check_device(device)
+    a = torch.randn(4, 8, device=dev)
+    with torch.autocast(dev.type, dtype=dtype):
+        lowered = a @ a.T
+        return {"matmul output": short_dtype(lowered.dtype),
+                "relu of the matmul output (downstream)": short_dtype(torch.relu(lowered).dtype),
+                "relu of an FP32 tensor": short_dtype(torch.relu(a).dtype)}
+
+
+def eligibility_and_state(device: str = "cpu", dtype: torch.dtype = torch.bfloat16) -> pd.DataFrame:
+    """Measured: float64 inputs are not cast; autocast state does not cross into a new thread."""
+    import threading
+
+    dev = check_device(device)
+    a = torch.randn(4, 8, device=dev)
+    seen: dict[str, Any] = {}
+    with torch.autocast(dev.type, dtype=dtype):
+        seen["float32 matmul"] = short_dtype((a @ a.T).dtype)
+        seen["float64 matmul"] = short_dtype((a.double() @ a.double().T).dtype)
+
+        def in_thread():
+            seen["thread: autocast enabled"] = torch.is_autocast_enabled(dev.type)
+            seen["thread: float32 matmul"] = short_dtype((a @ a.T).dtype)
+
+        t = threading.Thread(target=in_thread)
+        t.start()
+        t.join()
+        seen["main thread: autocast enabled"] = torch.is_autocast_enabled(dev.type)
+    return pd.DataFrame([{"observation": k, "value": str(v)} for k, v in seen.items()])
+
+
+def cast_cache_counts(calls: int = 3, device: str = "cpu", dtype: torch.dtype = torch.bfloat16) -> pd.DataFrame:
+    """How many casts (``aten._to_copy``) ``calls`` calls of one Linear make, with and without the cast cache.
+
+    Autocast caches the low-precision copy of a leaf tensor that requires grad (a parameter) for
+    the life of the region; ``cache_enabled=False`` casts it again on every call. The input is not
+    a leaf that requires grad, so it is cast every time either way.
+    """
+    dev = check_device(device)
+    lin = torch.nn.Linear(8, 4).to(dev)
+    x = torch.randn(2, 8, device=dev)
+    rows = []
+    for cache in (True, False):
+        with torch.autocast(dev.type, dtype=dtype, cache_enabled=cache):
+            ops = dispatch_trace(lambda: [lin(x) for _ in range(calls)])
+        rows.append({"cache_enabled": cache, "Linear calls": calls, "parameters": 2,
+                     "casts": sum(op == "_to_copy" for op, _ in ops)})
+    return pd.DataFrame(rows)
+
+
+def compile_backward_autocast() -> dict[str, Any]:
+    """``torch._functorch.config.backward_pass_autocast`` in this torch (None where it does not exist).
+
+    It decides under which autocast state ``torch.compile`` traces a compiled region's backward:
+    "same_as_forward" (the default where it exists), "off", or a list of autocast kwargs.
+    """
+    import inspect
+
+    from torch._functorch import config
+
+    value = getattr(config, "backward_pass_autocast", None)
+    line = None
+    if value is not None:
+        with open(inspect.getsourcefile(config), encoding="utf-8") as fh:
+            line = next((i for i, t in enumerate(fh, 1) if t.startswith("backward_pass_autocast")), None)
+    return {"value": value, "file": "torch/_functorch/config.py", "line": line}

@@ -16,7 +16,10 @@ import math
 from typing import Any
 
 import numpy as np
+import pandas as pd
 import torch
+
+from amp_docs_lib.core.tables import table_from_rows
 
 
 def _fp32(x: float) -> float:
@@ -218,3 +221,81 @@ def compare_with_torch(steps: int = 12, inject: dict[int, float] | None = None,
                          "injected": [str(inject.get(i, "")) for i in range(steps)],
                          "reference scale": s_r, "torch scale": s_t,
                          "reference skipped": k_r, "torch skipped": k_t}).assign(max_param_diff=diff)
+
+
+# ---- what the scaler does around the optimizer ---------------------------------------------------
+def _tiny_step_setup(seed: int = 0):
+    torch.manual_seed(seed)
+    model = torch.nn.Linear(4, 2)
+    x = torch.randn(3, 4, generator=torch.Generator().manual_seed(seed + 1))
+    return model, x
+
+
+def skipped_steps_and_scheduler(steps: int = 4, inject_at: tuple[int, ...] = (0, 2),
+                                lr: float = 0.1, gamma: float = 0.5) -> tuple[pd.DataFrame, list[str]]:
+    """An SGD + ``StepLR`` loop under ``torch.amp.GradScaler("cpu")`` with inf injected into the loss.
+
+    Per step: the learning rate the step would use, whether the weights moved, the scale. Returns
+    the table and the warnings torch gave (``lr_scheduler.step()`` before ``optimizer.step()``
+    when the very first optimizer step is skipped).
+    """
+    import warnings
+
+    model, x = _tiny_step_setup()
+    opt = torch.optim.SGD(model.parameters(), lr=lr)
+    sched = torch.optim.lr_scheduler.StepLR(opt, step_size=1, gamma=gamma)
+    scaler = torch.amp.GradScaler("cpu")
+    rows = []
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for step in range(steps):
+            opt.zero_grad(set_to_none=True)
+            loss = model(x).square().mean()
+            if step in inject_at:
+                loss = loss * math.inf
+            scaler.scale(loss).backward()
+            lr_used, before = opt.param_groups[0]["lr"], model.weight.detach().clone()
+            scaler.step(opt)
+            scaler.update()
+            sched.step()
+            rows.append({"step": step, "inf injected": step in inject_at, "lr of this step": lr_used,
+                         "weights moved": bool((model.weight != before).any()),
+                         "scale after update": scaler.get_scale()})
+    return pd.DataFrame(rows), [str(w.message).split("\n")[0] for w in caught
+                                if "lr_scheduler" in str(w.message)]
+
+
+def fused_optimizer_unscaling(scale: float = 1024.0) -> pd.DataFrame:
+    """AdamW with and without ``fused=True`` under ``torch.amp.GradScaler("cpu")``: which path runs.
+
+    ``GradScaler.step`` hands an optimizer that sets ``_step_supports_amp_scaling`` the scale
+    and inf flag (``grad_scale``/``found_inf``) and lets its fused kernel unscale; the others get
+    their gradients unscaled first by ``_amp_foreach_non_finite_check_and_unscale_``. The dispatch
+    trace of ``scaler.step`` shows which ops ran; the weights after the step are compared.
+    """
+    from amp_docs_lib.amp.autocast_policy import dispatch_trace
+
+    rows, weights = [], {}
+    for fused in (False, True):
+        model, x = _tiny_step_setup()
+        try:
+            opt = torch.optim.AdamW(model.parameters(), lr=1e-3, fused=fused)
+        except (RuntimeError, ValueError) as e:  # no fused kernel for this device in this torch
+            rows.append({"fused": fused, "_step_supports_amp_scaling": None, "error": str(e).split("\n")[0]})
+            continue
+        scaler = torch.amp.GradScaler("cpu", init_scale=scale)
+        scaler.scale(model(x).sum()).backward()
+        calls = dispatch_trace(lambda: scaler.step(opt), keep_args=True)
+        scaler.update()
+        weights[fused] = model.weight.detach().clone()
+        # the inf check runs on both paths; only the non-fused one passes the true 1/scale to it
+        inv = [float(args[2]) for op, _, args in calls if op == "_amp_foreach_non_finite_check_and_unscale_"]
+        rows.append({"fused": fused,
+                     "_step_supports_amp_scaling": bool(getattr(opt, "_step_supports_amp_scaling", False)),
+                     "inv_scale given to the inf check / unscale op": inv[0] if inv else None,
+                     "optimizer kernel": next((op for op, _, _ in calls if op.startswith("_fused_adam")),
+                                              "per-op (foreach/for-loop)")})
+    df = table_from_rows(rows)
+    if len(weights) == 2:
+        df["max |weight difference| vs non-fused"] = float((weights[True] - weights[False]).abs().max())
+    return df

@@ -44,6 +44,8 @@ class ScaleScenario:
     precision: str = "fp16"
     steps: int | None = None     # None: the profile's scale_sim_steps
     seed: int = 0
+    min_scale: float = 0.0       # > 0 or hysteresis > 1: the Megatron-LM rule (update_scale_megatron)
+    hysteresis: int = 1
 
 
 SCENARIOS = {
@@ -58,7 +60,32 @@ REMEDIES = {
     "lower learning rate": {"lr": 0.5},
     "gradient clipping": {"clip": 1.0},
     "BF16 (no scaler)": {"precision": "bf16"},
+    "scale floor 1, hysteresis 2 (Megatron-LM)": {"min_scale": 1.0, "hysteresis": 2},
 }
+
+MEGATRON_SOURCE = ("NVIDIA Megatron-LM, megatron/core/optimizer/grad_scaler.py, DynamicGradScaler.update "
+                   "(commit eedfe533a44ee918b1ad422269063af5155e1eaa)")
+
+
+def update_scale_megatron(scale: float, growth_tracker: int, hysteresis_left: int, found_inf: bool,
+                          growth_factor: float, backoff_factor: float, growth_interval: int,
+                          min_scale: float, hysteresis: int) -> tuple[float, int, int]:
+    """Megatron-LM's dynamic scale rule: ``(new_scale, new_growth_tracker, new_hysteresis_left)``.
+
+    An overflow resets the growth count and uses up one unit of hysteresis; only when none is left
+    does the scale back off, and never below ``min_scale``. ``growth_interval`` clean steps grow
+    the scale and refill the hysteresis. torch's rule (:func:`update_scale`) is the case
+    ``hysteresis=1, min_scale=0``.
+    """
+    if found_inf:
+        hysteresis_left -= 1
+        if hysteresis_left <= 0:
+            scale = max(scale * backoff_factor, min_scale)
+        return scale, 0, hysteresis_left
+    growth_tracker += 1
+    if growth_tracker == growth_interval:
+        return scale * growth_factor, 0, hysteresis
+    return scale, growth_tracker, hysteresis_left
 
 
 def _choice(table: dict, name: str, what: str):
@@ -94,6 +121,7 @@ def simulate(sc: ScaleScenario) -> pd.DataFrame:
     rng = np.random.default_rng(sc.seed)
     use_scaler = sc.precision == "fp16"
     scale, tracker, w = (float(np.float32(sc.init_scale)) if use_scaler else 1.0), 0, sc.w0
+    megatron, hysteresis_left = sc.min_scale > 0 or sc.hysteresis > 1, sc.hysteresis
     rows = []
     for t in range(steps):
         grad = sc.curvature * w + sc.noise * rng.standard_normal()
@@ -111,7 +139,10 @@ def simulate(sc: ScaleScenario) -> pd.DataFrame:
                      "w": w, "loss": 0.5 * sc.curvature * w * w})
         if not skipped:
             w = w - sc.lr * g
-        if use_scaler:
+        if use_scaler and megatron:
+            scale, tracker, hysteresis_left = update_scale_megatron(
+                scale, tracker, hysteresis_left, skipped, 2.0, 0.5, sc.growth_interval, sc.min_scale, sc.hysteresis)
+        elif use_scaler:
             scale, tracker = update_scale(scale, tracker, skipped, 2.0, 0.5, sc.growth_interval)
     return pd.DataFrame(rows)
 

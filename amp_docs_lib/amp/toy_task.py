@@ -51,9 +51,28 @@ def train_step(model: nn.Module, optimizer: torch.optim.Optimizer, x: torch.Tens
     return loss.item()
 
 
+def _lost_updates(before: list[torch.Tensor], after: list[torch.Tensor], updates: list[torch.Tensor]) -> dict:
+    """Count the non-zero element updates, those that left the stored weight unchanged, and those
+    that the rounding rule predicts lost: weight + update (exact, float64) rounded once to the
+    weight's dtype equals the weight."""
+    counts = {"updates": 0, "lost updates": 0, "predicted lost": 0}
+    for w0, w1, u in zip(before, after, updates):
+        nz = u != 0
+        counts["updates"] += int(nz.sum())
+        counts["lost updates"] += int(((w1 == w0) & nz).sum())
+        counts["predicted lost"] += int((((w0.double() + u).to(w0.dtype) == w0) & nz).sum())
+    return counts
+
+
 def train(precision: str = "fp32", steps: int = 50, *, device: str | None = None, lr: float = 0.05,
-          n: int = 256, hidden: int = 64, max_norm: float | None = None, seed: int = 0) -> pd.DataFrame:
-    """Train the tiny MLP with ``precision`` and return per-step loss and loss scale."""
+          n: int = 256, hidden: int = 64, max_norm: float | None = None, seed: int = 0,
+          track_lost_updates: bool = False) -> pd.DataFrame:
+    """Train the tiny MLP with ``precision`` and return per-step loss and loss scale.
+
+    With ``track_lost_updates`` each row also has the median |gradient| and the count of non-zero
+    element updates (``lr`` times SGD's momentum buffer), of those that left the stored weight
+    unchanged ("lost updates"), and of those the rounding rule predicts lost (see ``_lost_updates``).
+    """
     device = device or default_device()
     setup = precision_setup(precision, device)
     x, y = make_data(n, seed=seed, device=device)
@@ -61,8 +80,16 @@ def train(precision: str = "fp32", steps: int = 50, *, device: str | None = None
     x = x.to(setup.param_dtype)
     optimizer = torch.optim.SGD(model.parameters(), lr=lr, momentum=0.9)
     rows = []
+    params = list(model.parameters())
     for step in range(steps):
+        before = [p.detach().clone() for p in params] if track_lost_updates else None
         loss = train_step(model, optimizer, x, y, setup, max_norm=max_norm)
-        rows.append({"precision": precision, "step": step, "loss": loss,
-                     "scale": setup.scaler.get_scale()})
+        row = {"precision": precision, "step": step, "loss": loss, "scale": setup.scaler.get_scale()}
+        if track_lost_updates:
+            grads = torch.cat([p.grad.detach().abs().flatten().float() for p in params])
+            updates = [-lr * optimizer.state[p]["momentum_buffer"].double() if p in optimizer.state
+                       else torch.zeros_like(p, dtype=torch.float64) for p in params]
+            row |= {"median |grad|": grads.median().item(),
+                    **_lost_updates(before, [p.detach() for p in params], updates)}
+        rows.append(row)
     return pd.DataFrame(rows)

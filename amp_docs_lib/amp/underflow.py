@@ -93,6 +93,11 @@ def format_limits(dtype: str) -> dict[str, float]:
             "min normal": float(fi.smallest_normal), "max": float(fi.max)}
 
 
+BAND_ALPHA = 0.22
+BAND_COLORS = ("#d62728", "#bcbd22")  # rounds to zero, subnormal: hues the histogram lines (C0, C1) do not use
+LIMIT_LINE_STYLES = {"min subnormal": (0, (1.5, 1.5)), "min normal": "--", "max": "-"}
+
+
 def underflow_histogram(grads: torch.Tensor | None = None, scale: float = 2.0**16) -> Figure:
     """Histogram of log10|g| (unscaled and scaled) with FP16's subnormal and normal limits marked."""
     grads = synthetic_gradients() if grads is None else grads
@@ -102,15 +107,18 @@ def underflow_histogram(grads: torch.Tensor | None = None, scale: float = 2.0**1
     fig, ax = plt.subplots(figsize=(8.5, 3.6))
     top = max(float(np.log10(mags.max() * scale)), float(np.log10(lim["max"]))) + 0.4
     bins = np.linspace(float(np.log10(mags.min())), top, 90)
-    ax.axvspan(bins[0], np.log10(lim["min subnormal"] / 2), color="#f4cccc", zorder=0,
-               label="FP16 rounds to zero")
-    ax.axvspan(np.log10(lim["min subnormal"] / 2), np.log10(lim["min normal"]), color="#fff2cc",
-               zorder=0, label="FP16 subnormal (fewer bits)")
-    ax.hist(np.log10(mags.numpy()), bins=bins, histtype="step", lw=1.8, label="gradients")
-    ax.hist(np.log10((mags * scale).numpy()), bins=bins, histtype="step", lw=1.8,
+    # Translucent, saturated fills read on the light and the dark page alike (an opaque pastel
+    # slab glares on the dark one); the limit lines are drawn above them, thick enough to see on a
+    # fill (the min-normal line marks the subnormal band's right edge).
+    ax.axvspan(bins[0], np.log10(lim["min subnormal"] / 2), color=BAND_COLORS[0], alpha=BAND_ALPHA, lw=0,
+               zorder=0, label="FP16 rounds to zero")
+    ax.axvspan(np.log10(lim["min subnormal"] / 2), np.log10(lim["min normal"]), color=BAND_COLORS[1],
+               alpha=BAND_ALPHA, lw=0, zorder=0, label="FP16 subnormal (fewer bits)")
+    ax.hist(np.log10(mags.numpy()), bins=bins, histtype="step", lw=1.8, label="gradients", zorder=2)
+    ax.hist(np.log10((mags * scale).numpy()), bins=bins, histtype="step", lw=1.8, zorder=2,
             label=f"gradients × 2^{np.log2(scale):g} (loss scale)")
-    for key, style in (("min subnormal", ":"), ("min normal", "--"), ("max", "-")):
-        ax.axvline(np.log10(lim[key]), color="k", ls=style, lw=1, label=f"FP16 {key}")
+    for key, style in LIMIT_LINE_STYLES.items():
+        ax.axvline(np.log10(lim[key]), color="k", ls=style, lw=1.6, zorder=3, label=f"FP16 {key}")
     ax.set_xlabel("log10 |gradient|")
     ax.set_ylabel("count")
     ax.set_xlim(bins[0], bins[-1])

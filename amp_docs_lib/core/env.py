@@ -77,16 +77,27 @@ def short_device_name() -> str:
 
 
 def tf32_settings() -> dict[str, Any]:
-    """The TF32 switches as this process sees them (they change FP32 matmul results on GPUs)."""
+    """The TF32 switches as this process sees them (they change FP32 matmul and conv results on GPUs).
+
+    Both APIs: the older ``float32_matmul_precision`` / ``allow_tf32`` flags and, where this torch
+    has them, the ``fp32_precision`` attributes PyTorch's numerical-accuracy note now recommends
+    (``numbers.numerics.fp32_precision_settings`` lists them all, with any warning they give).
+    """
     import torch
     with warnings.catch_warnings():
-        # Newer torch deprecates the allow_tf32 flags in favour of fp32_precision.
+        # The note says the allow_tf32 flags are going to be deprecated; a warning on reading them
+        # would repeat on every stamp, and the Formats chapter shows any warning they give.
         warnings.simplefilter("ignore")
-        return {
+        settings = {
             "float32_matmul_precision": torch.get_float32_matmul_precision(),
             "cuda.matmul.allow_tf32": bool(torch.backends.cuda.matmul.allow_tf32),
             "cudnn.allow_tf32": bool(torch.backends.cudnn.allow_tf32),
         }
+        for key, owner in (("cuda.matmul.fp32_precision", torch.backends.cuda.matmul),
+                           ("cudnn.conv.fp32_precision", getattr(torch.backends.cudnn, "conv", None))):
+            if owner is not None and hasattr(owner, "fp32_precision"):
+                settings[key] = str(owner.fp32_precision)
+        return settings
 
 
 def tf32_summary(settings: dict[str, Any] | None = None) -> str:

@@ -18,6 +18,8 @@ Encoding families (``fmt.special``):
 ``ieee``    the all-ones exponent holds inf (mantissa 0) and NaN (mantissa != 0): FP32, TF32, FP16, BF16, E5M2.
 ``fn``      "finite": no inf; only the all-ones exponent *and* mantissa pattern is NaN: E4M3FN.
 ``finite``  no inf and no NaN, every pattern is a number: the MX element types FP6 and FP4.
+``fnuz``    "finite, unsigned zero": no inf, no -0; the pattern of -0 (0x80) is the only NaN; bias one
+            larger than IEEE's: E4M3FNUZ and E5M2FNUZ (AMD MI300, Graphcore).
 ``e8m0``    unsigned, exponent only, no zero, no subnormals, 0xFF is NaN: the OCP MX scale type.
 ``int``     two's complement integers: INT8, INT4.
 """
@@ -37,11 +39,13 @@ import torch
 
 from amp_docs_lib.core.tables import table_from_rows
 
-FLOAT_FAMILIES = ("ieee", "fn", "finite", "e8m0")
+FLOAT_FAMILIES = ("ieee", "fn", "fnuz", "finite", "e8m0")
 
 TF32_SOURCE = "NVIDIA A100 Tensor Core GPU Architecture whitepaper (2020): 8-bit exponent, 10-bit mantissa"
 OCP_MX_SOURCE = "OCP Microscaling Formats (MX) Specification v1.0 (2023)"
 OCP_FP8_SOURCE = "OCP 8-bit Floating Point Specification (OFP8) rev. 1.0 (2023)"
+FNUZ_SOURCE = ("Noune et al., 8-bit Numerical Formats for Deep Neural Networks (2022); "
+               "AMD CDNA 3 (MI300) ISA reference guide")
 
 
 @dataclass(frozen=True)
@@ -87,12 +91,17 @@ class NumberFormat:
     @property
     def has_nan(self) -> bool:
         """Whether some bit pattern encodes NaN."""
-        return self.special in ("ieee", "fn", "e8m0")
+        return self.special in ("ieee", "fn", "fnuz", "e8m0")
+
+    @property
+    def has_negative_zero(self) -> bool:
+        """Whether -0 has its own pattern (FNUZ formats spend it on NaN; E8M0 and ints have no -0)."""
+        return self.special in ("ieee", "fn", "finite")
 
     @property
     def has_subnormals(self) -> bool:
         """Whether exponent field 0 holds subnormals (E8M0 and ints have none)."""
-        return self.special in ("ieee", "fn", "finite")
+        return self.special in ("ieee", "fn", "fnuz", "finite")
 
     @property
     def nan_encoding(self) -> str:
@@ -100,6 +109,7 @@ class NumberFormat:
         return {
             "ieee": "exponent all ones, mantissa non-zero (many NaNs)",
             "fn": "exponent and mantissa all ones (S.1111.111), one NaN per sign",
+            "fnuz": "0x80, the pattern of -0 (the only NaN; there is no -0)",
             "finite": "none: every bit pattern is a finite number",
             "e8m0": "0xFF (the only NaN; there is no zero either)",
             "int": "none",
@@ -129,7 +139,7 @@ class NumberFormat:
         """Largest exponent field that encodes finite numbers."""
         self._require_float("max_exponent_field")
         all_ones = 2 ** self.exponent_bits - 1
-        return all_ones - 1 if self.special in ("ieee", "e8m0") else all_ones
+        return all_ones - 1 if self.special in ("ieee", "e8m0") else all_ones  # fn, fnuz, finite: all ones
 
     def max_finite_from_definition(self) -> float:
         """Largest finite value from the layout: 2^(emax) * (1 + max_mantissa / 2^M)."""
@@ -205,6 +215,10 @@ FORMATS: dict[str, NumberFormat] = {f.name: f for f in (
        OCP_FP8_SOURCE),
     _f("FP8 E5M2", "ieee", 8, 5, 2, 15, torch.float8_e5m2, "FP8 for gradients; IEEE-style",
        OCP_FP8_SOURCE),
+    _f("FP8 E4M3FNUZ", "fnuz", 8, 4, 3, 8, torch.float8_e4m3fnuz,
+       "FP8 of AMD MI300 (and Graphcore): bias 8, no inf, no -0, one NaN", FNUZ_SOURCE),
+    _f("FP8 E5M2FNUZ", "fnuz", 8, 5, 2, 16, torch.float8_e5m2fnuz,
+       "FP8 of AMD MI300 (and Graphcore): bias 16, no inf, no -0, one NaN", FNUZ_SOURCE),
     _f("E8M0", "e8m0", 8, 8, 0, 127, torch.float8_e8m0fnu,
        "MX block scale: a power of two, unsigned, no zero", OCP_MX_SOURCE),
     _f("FP6 E2M3", "finite", 6, 2, 3, 1, ml_dtypes.float6_e2m3fn, "MX element type", OCP_MX_SOURCE),
@@ -215,6 +229,8 @@ FORMATS: dict[str, NumberFormat] = {f.name: f for f in (
 )}
 
 DECODE_DEFAULT = ("FP32", "FP16", "BF16", "FP8 E4M3FN", "FP8 E5M2")
+LAYOUT_DEFAULT = ("FP32", "TF32", "FP16", "BF16", "FP8 E4M3FN", "FP8 E5M2", "E8M0", "FP6 E2M3", "FP6 E3M2",
+                  "FP4 E2M1")  # the bit-layout figure: FNUZ shares E4M3/E5M2's layout
 
 
 def format_names() -> list[str]:
@@ -278,7 +294,8 @@ def _fp32_bits(x: float) -> int:
 
 def _tf32_encode(x: float) -> int:
     """Round an FP32 value to TF32 (round to nearest even on the 13 dropped bits); 19-bit pattern."""
-    b = _fp32_bits(float(np.float32(x)))
+    with np.errstate(over="ignore"):  # beyond FP32's range: inf, as the FP32 cast gives
+        b = _fp32_bits(float(np.float32(x)))
     if (b >> 23) & 0xFF == 0xFF:  # inf / NaN keep their class
         return (b >> 13) | (1 if (b & 0x7FFFFF) else 0)
     b += 0xFFF + ((b >> 13) & 1)
@@ -288,9 +305,9 @@ def _tf32_encode(x: float) -> int:
 def encode(value: float, fmt: str | NumberFormat) -> int:
     """Round ``value`` into ``fmt`` with the storage library's cast; return the bit pattern as an int.
 
-    torch dtypes use torch's cast (round to nearest even; note torch *saturates*
-    out-of-range values to E4M3FN's max instead of producing NaN), ml_dtypes
-    types use ml_dtypes' cast, TF32 is emulated by rounding the FP32 bits.
+    torch dtypes use torch's cast (round to nearest even; what it does beyond the range
+    depends on the format and, for E4M3FN, on the torch version: see :func:`cast_rules`),
+    ml_dtypes types use ml_dtypes' cast, TF32 is emulated by rounding the FP32 bits.
     """
     f = _float_format(fmt)
     if not isinstance(value, (int, float, np.floating, np.integer)) or isinstance(value, bool):
@@ -328,7 +345,7 @@ def value_from_fields(sign: int, exponent_field: int, mantissa_field: int,
     plus each family's inf/NaN rules.
     """
     f = _float_format(fmt)
-    cls = classify_fields(exponent_field, mantissa_field, f)
+    cls = classify_fields(exponent_field, mantissa_field, f, sign=sign)
     s = -1.0 if sign else 1.0
     if cls == "nan":
         return math.nan
@@ -342,10 +359,12 @@ def value_from_fields(sign: int, exponent_field: int, mantissa_field: int,
     return s * math.ldexp(1 + mantissa_field / 2 ** M, exponent_field - f.bias)
 
 
-def classify_fields(exponent_field: int, mantissa_field: int, fmt: str | NumberFormat) -> str:
-    """Class of an encoding: 'normal', 'subnormal', 'zero', 'inf' or 'nan'."""
+def classify_fields(exponent_field: int, mantissa_field: int, fmt: str | NumberFormat, sign: int = 0) -> str:
+    """Class of an encoding: 'normal', 'subnormal', 'zero', 'inf' or 'nan' (FNUZ: sign 1 with zero fields is NaN)."""
     f = _float_format(fmt)
     all_e, all_m = 2 ** f.exponent_bits - 1, 2 ** f.mantissa_bits - 1
+    if f.special == "fnuz" and sign and exponent_field == 0 and mantissa_field == 0:
+        return "nan"
     if f.special == "e8m0":
         return "nan" if exponent_field == all_e else "normal"
     if f.special == "ieee" and exponent_field == all_e:
@@ -393,7 +412,7 @@ def decode(value: float, fmt: str | NumberFormat) -> Decoded:
     sign = (b >> (E + M)) & 1 if f.signed else 0
     e_field = (b >> M) & (2 ** E - 1)
     m_field = b & (2 ** M - 1)
-    cls = classify_fields(e_field, m_field, f)
+    cls = classify_fields(e_field, m_field, f, sign=sign)
     v = value_from_fields(sign, e_field, m_field, f)
     width = f.total_bits
     raw = format(b, f"0{width}b")
@@ -521,3 +540,63 @@ def plot_bit_layout(names: Iterable[str] = DECODE_DEFAULT, value: float | None =
     ax.set_title(title + (f": stored bits of {value:g}" if value is not None else ""), fontsize=10)
     fig.subplots_adjust(left=0.22)
     return fig
+
+
+# ---- what a cast does beyond the range (torch-version dependent for E4M3FN) ---------------------
+CAST_OUTCOMES = ("inf", "saturate", "nan")
+
+
+def _cast_outcome(value: float, f: NumberFormat) -> str:
+    cls = decode(value, f).cls
+    if cls in ("inf", "nan"):
+        return cls
+    stored = abs(decode(value, f).stored)
+    if stored == f.max_finite_from_definition():
+        return "saturate"
+    raise AssertionError(f"{f.name}: casting {value!r} gave {stored!r}, neither inf, NaN nor the largest value")
+
+
+def cast_rules(names: Iterable[str] | None = None) -> dict[str, dict[str, str]]:
+    """What this build's cast does, per float format, to a finite value beyond the range and to infinity.
+
+    Measured by casting (``encode``) twice the largest finite value and +inf with the storage
+    library; each outcome is "inf", "saturate" (the largest finite value) or "nan". torch's
+    E4M3FN cast saturates in recent torch and gave NaN before (pytorch/pytorch#178817), so the
+    Formats page, its explorer and the tests read these outcomes instead of assuming one.
+    """
+    rules = {}
+    for name in (float_format_names() if names is None else names):
+        f = _float_format(name)
+        if f.special == "e8m0":  # unsigned power-of-two scale: torch maps both to NaN (0xFF)
+            beyond = math.ldexp(1.0, f.max_exponent_field() - f.bias + 2)
+        else:
+            beyond = 2 * f.max_finite_from_definition()
+        rules[f.name] = {"overflow": _cast_outcome(beyond, f), "infinity": _cast_outcome(math.inf, f)}
+    return rules
+
+
+def cast_rules_table(names: Iterable[str] | None = None) -> pd.DataFrame:
+    """``cast_rules`` as a table, with the library that does the cast."""
+    rows = []
+    for name, r in cast_rules(names).items():
+        f = get_format(name)
+        lib = ("none (emulated rounding)" if f.storage is None else
+               "torch" if isinstance(f.storage, torch.dtype) else "ml_dtypes")
+        rows.append({"format": name, "cast by": lib, "beyond the largest finite value": r["overflow"],
+                     "infinity": r["infinity"], "same for a 64-element tensor": _long_cast_agrees(f)})
+    return table_from_rows(rows)
+
+
+def _long_cast_agrees(f: NumberFormat) -> bool | None:
+    """Whether a 64-element torch cast (the vectorised CPU path) gives the same bits as ``encode``'s
+    one-element cast for twice the largest value and for inf; None where torch does not cast."""
+    if not isinstance(f.storage, torch.dtype):
+        return None
+    beyond = (math.ldexp(1.0, f.max_exponent_field() - f.bias + 2) if f.special == "e8m0"
+              else 2 * f.max_finite_from_definition())
+    for v in (beyond, math.inf):
+        bits = torch.full((64,), v, dtype=torch.float64).to(torch.float32).to(f.storage)
+        raw = bits.view(_TORCH_INT[f.total_bits]).to(torch.int64) & ((1 << f.total_bits) - 1)
+        if set(raw.tolist()) != {encode(v, f)}:
+            return False
+    return True

@@ -361,6 +361,171 @@ def accumulation_error(n_terms: int | None = None, value: float = 1e-4, jitter: 
     return (df, traces) if return_traces else df
 
 
+def sum_rounding(dtype: str = "FP16", n_terms: int = 1000, seeds: Sequence[int] = tuple(range(8)),
+                 value: float = 1e-4, jitter: float = 0.5) -> pd.DataFrame:
+    """Does ``torch.sum`` round once? One row per seed: the exact (float64) sum of the stored terms,
+    that sum rounded once to ``dtype``, ``torch.sum``, and pairwise summation in ``dtype``.
+
+    A reduction that accumulates in FP32 and rounds at the end returns the exact sum rounded once
+    (up to an FP32 error far below the dtype's spacing); a tree of ``dtype`` additions differs from
+    it on some inputs. The seeds are chosen so that the pairwise column does differ somewhere,
+    which is what lets the comparison tell the two apart (see :func:`rounds_once`).
+    """
+    dt = _dtypes([dtype])[dtype]
+    if n_terms < 2:
+        raise ValueError(f"n_terms must be >= 2, got {n_terms}")
+    rows = []
+    for seed in seeds:
+        g = torch.Generator().manual_seed(seed)
+        x = (value * (1 + jitter * (2 * torch.rand(n_terms, generator=g, dtype=torch.float64) - 1))).to(dt)
+        exact = x.double().sum().item()
+        rows.append({"seed": seed, "exact": exact,
+                     "exact rounded once": torch.tensor(exact, dtype=torch.float64).to(dt).item(),
+                     "torch.sum": torch.sum(x).item(), f"{dtype} pairwise": _pairwise(x).item()})
+    return pd.DataFrame(rows)
+
+
+def rounds_once(df: pd.DataFrame, column: str) -> bool:
+    """True when ``column`` equals the exact sum rounded once on every row of :func:`sum_rounding`."""
+    return bool((df[column] == df["exact rounded once"]).all())
+
+
+def split_k_reduction_error(m: int = 64, n: int = 64, k: int = 4096, splits: Sequence[int] = (1, 2, 8, 32),
+                            dtypes: Iterable[str] = ("FP16", "BF16"), seed: int = 0) -> pd.DataFrame:
+    """A 16-bit GEMM whose K-partial sums are rounded to 16 bits, emulated on the CPU.
+
+    ``A @ B`` with ``A`` (m x k) and ``B`` (k x n) stored in the dtype: the k products are split
+    into ``splits`` interleaved chunks, each chunk's dot products are summed in FP32 and rounded
+    to the dtype, and the chunk results are added in the dtype (rounded after every add). One
+    split is FP32 accumulation with a single rounding at the end. This is what
+    ``torch.backends.cuda.matmul.allow_{fp16,bf16}_reduced_precision_reduction`` permit cuBLAS to
+    do; the error is the relative Frobenius error against the float64 product of the stored values.
+    Only FP32 matmuls run, so an AVX2 CPU pays no 16-bit emulation.
+    """
+    if any((not isinstance(s, int)) or s < 1 or s > k for s in splits):
+        raise ValueError(f"splits must be ints in [1, k={k}], got {list(splits)}")
+    g = torch.Generator().manual_seed(seed)
+    a64, b64 = torch.randn(m, k, generator=g, dtype=torch.float64), torch.randn(k, n, generator=g, dtype=torch.float64)
+    rows = []
+    for name, dt in _dtypes(dtypes).items():
+        a, b = a64.to(dt), b64.to(dt)
+        exact = a.double() @ b.double()
+        for s in splits:
+            acc = None
+            for i in range(s):
+                part = (a[:, i::s].float() @ b[i::s, :].float()).to(dt)
+                acc = part if acc is None else (acc.float() + part.float()).to(dt)
+            rows.append({"dtype": name, "partial sums rounded to the dtype": s,
+                         "relative error": ((acc.double() - exact).norm() / exact.norm()).item(),
+                         "unit roundoff": 2.0 ** -(get_format(name).mantissa_bits + 1)})
+    return pd.DataFrame(rows)
+
+
+def reduced_precision_reduction_gpu(k: int | None = None, device: str | torch.device = "cuda",
+                                    seed: int = 0) -> pd.DataFrame:
+    """Error of FP16 and BF16 GEMMs on CUDA with the reduced-precision-reduction flags on and off.
+
+    Needs a CUDA GPU (the flags are cuBLAS settings); the flags are restored afterwards.
+    """
+    if not torch.cuda.is_available():
+        raise RuntimeError("reduced_precision_reduction_gpu needs a CUDA GPU: the flags configure cuBLAS")
+    dev = check_device(device)
+    size = active_profile()["matmul_size"]
+    kk = k or 16 * size
+    g = torch.Generator().manual_seed(seed)
+    a64 = torch.randn(64, kk, generator=g, dtype=torch.float64)
+    b64 = torch.randn(kk, 64, generator=g, dtype=torch.float64)
+    m = torch.backends.cuda.matmul
+    before = (m.allow_fp16_reduced_precision_reduction, m.allow_bf16_reduced_precision_reduction)
+    rows = []
+    try:
+        for name, dt, flag in (("FP16", torch.float16, "allow_fp16_reduced_precision_reduction"),
+                               ("BF16", torch.bfloat16, "allow_bf16_reduced_precision_reduction")):
+            a, b = a64.to(dt), b64.to(dt)
+            exact = a.double() @ b.double()
+            for allowed in (True, False):
+                setattr(m, flag, allowed)
+                c = (a.to(dev) @ b.to(dev)).double().cpu()
+                rows.append({"dtype": name, flag.replace("_" + name.lower(), ""): allowed, "k": kk,
+                             "relative error": ((c - exact).norm() / exact.norm()).item()})
+    finally:
+        m.allow_fp16_reduced_precision_reduction, m.allow_bf16_reduced_precision_reduction = before
+    return pd.DataFrame(rows)
+
+
+def gpu_subnormal_matmul(device: str | torch.device = "cuda") -> pd.DataFrame:
+    """Do FP16/BF16 matmuls on this GPU keep subnormal inputs and results, or flush them to zero?
+
+    ``(x * I) @ I`` with x the dtype's smallest subnormal times 3 (a subnormal input), and
+    ``(a * I) @ (b * I)`` whose exact result is that subnormal (normal inputs, subnormal output).
+    Tensor-core paths may flush either (PyTorch's numerical-accuracy note documents it for the
+    FP16/BF16 MFMA instructions of AMD MI200).
+    """
+    dev = check_device(device)
+    rows = []
+    for name, dt in _dtypes(("FP16", "BF16")).items():
+        f = get_format(name)
+        sub = 3 * f.min_subnormal_from_definition()
+        eye = torch.eye(16, dtype=dt, device=dev)
+        a = math.ldexp(1.0, -(1 + f.bias) // 2 - 1)  # normal, and a * b = sub * 2^k stays exact
+        b = sub / a
+        for case, out in (("subnormal input", (sub * eye) @ eye),
+                          ("normal inputs, subnormal result", (a * eye) @ (b * eye))):
+            got = float(out[0, 0].float().item())
+            rows.append({"dtype": name, "case": case, "exact": sub, "result": got,
+                         "subnormal kept": got == sub})
+    return pd.DataFrame(rows)
+
+
+def fp32_precision_settings() -> pd.DataFrame:
+    """The FP32 precision switches this torch has, old API and new, and any warning reading them gives.
+
+    New API (torch 2.9+): ``torch.backends.{fp32_precision, cuda.matmul, cudnn, cudnn.conv,
+    cudnn.rnn, mkldnn, ...}.fp32_precision``; old API: ``torch.get_float32_matmul_precision()``,
+    ``torch.backends.cuda.matmul.allow_tf32``, ``torch.backends.cudnn.allow_tf32``. A setting this
+    torch does not have is "n/a".
+    """
+    import warnings
+
+    settings = [("new", "torch.backends.fp32_precision"),
+                ("new", "torch.backends.cuda.matmul.fp32_precision"),
+                ("new", "torch.backends.cudnn.fp32_precision"),
+                ("new", "torch.backends.cudnn.conv.fp32_precision"),
+                ("new", "torch.backends.cudnn.rnn.fp32_precision"),
+                ("new", "torch.backends.mkldnn.fp32_precision"),
+                ("old", "torch.get_float32_matmul_precision()"),
+                ("old", "torch.backends.cuda.matmul.allow_tf32"),
+                ("old", "torch.backends.cudnn.allow_tf32")]
+    rows = []
+    for api, path in settings:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                if path.endswith("()"):
+                    value = torch.get_float32_matmul_precision()
+                else:
+                    obj = torch
+                    for part in path.split(".")[1:]:
+                        obj = getattr(obj, part)
+                    value = obj
+            except AttributeError:
+                value = None
+        set_warning = None
+        if value is not None and not path.endswith("()"):  # assign the current value: no change of state
+            owner, attr = path.rsplit(".", 1)
+            obj = torch
+            for part in owner.split(".")[1:]:
+                obj = getattr(obj, part)
+            with warnings.catch_warnings(record=True) as caught_set:
+                warnings.simplefilter("always")
+                setattr(obj, attr, value)
+            set_warning = "; ".join(str(w.message).split("\n")[0] for w in caught_set) or None
+        rows.append({"API": api, "setting": path, "value": None if value is None else str(value),
+                     "warning when read": "; ".join(str(w.message).split("\n")[0] for w in caught) or None,
+                     "warning when set": set_warning})
+    return table_from_rows(rows)
+
+
 def plot_accumulation(traces: dict):
     """Running sum of the sequential accumulators against the number of terms added."""
     import matplotlib.pyplot as plt
@@ -558,12 +723,14 @@ def tf32_matmul_error(n: int | None = None, device: str | torch.device = "cuda",
 
 # ---- casting out of range ---------------------------------------------------------------------
 def overflow_casts(values: Sequence[float] = (1e6, math.inf, math.nan),
-                   formats: Sequence[str] = ("FP16", "BF16", "FP8 E4M3FN", "FP8 E5M2")) -> pd.DataFrame:
+                   formats: Sequence[str] = ("FP16", "BF16", "FP8 E4M3FN", "FP8 E5M2", "FP8 E4M3FNUZ",
+                                             "FP8 E5M2FNUZ")) -> pd.DataFrame:
     """What a cast does to out-of-range values: torch's cast vs ml_dtypes' cast of the same format."""
     import ml_dtypes
 
     mld = {"FP16": np.float16, "BF16": ml_dtypes.bfloat16, "FP8 E4M3FN": ml_dtypes.float8_e4m3fn,
-           "FP8 E5M2": ml_dtypes.float8_e5m2}
+           "FP8 E5M2": ml_dtypes.float8_e5m2, "FP8 E4M3FNUZ": ml_dtypes.float8_e4m3fnuz,
+           "FP8 E5M2FNUZ": ml_dtypes.float8_e5m2fnuz}
     rows = []
     for name in formats:
         f = get_format(name)

@@ -5,8 +5,12 @@
 // storage library of each format:
 //   * torch formats (FP16, BF16, FP8 E4M3FN, FP8 E5M2, E8M0) are first rounded to FP32, as
 //     torch's cast from float64 does, then to the format (round to nearest, ties to even);
-//   * FP8 E4M3FN *saturates* out-of-range values (and infinity) to +-448, as torch's cast does
-//     (ml_dtypes gives NaN instead);
+//   * what a cast does beyond the range is what this build's libraries do, measured by the
+//     Formats chapter (formats.cast_rules) and passed in the explorer's data-cast-rules attribute:
+//     torch's E4M3FN cast saturates to +-448 in recent torch and gave NaN before
+//     (pytorch/pytorch#178817); the FNUZ formats give their one NaN, 0x80; the defaults below
+//     (inf for IEEE formats, saturation otherwise) apply only without that attribute;
+//   * FNUZ formats (E4M3FNUZ, E5M2FNUZ) have no -0: a negative value that rounds to zero is +0;
 //   * E8M0 (torch float8_e8m0fnu) ignores the sign, rounds the FP32 exponent to nearest with
 //     ties to even on the hidden bit (so 1.5 -> 2), maps infinity, NaN and overflow to NaN (0xFF);
 //   * FP6 and FP4 (ml_dtypes) saturate to their largest value and turn NaN into -0;
@@ -23,6 +27,8 @@
     ["BF16", 8, 7, 127, "ieee", true, 0x7FC0, true],
     ["FP8 E4M3FN", 4, 3, 7, "fn", true, 0x7F, true],
     ["FP8 E5M2", 5, 2, 15, "ieee", true, 0x7F, true],
+    ["FP8 E4M3FNUZ", 4, 3, 8, "fnuz", true, 0x80, true],
+    ["FP8 E5M2FNUZ", 5, 2, 16, "fnuz", true, 0x80, true],
     ["E8M0", 8, 0, 127, "e8m0", false, 0xFF, true],
     ["FP6 E2M3", 2, 3, 1, "finite", true, 0x20, false],
     ["FP6 E3M2", 3, 2, 3, "finite", true, 0x20, false],
@@ -40,7 +46,19 @@
       emin: 1 - bias,
       max: family === "e8m0" ? P2(P2(E) - 2 - bias) : (1 + topMantissa / P2(M)) * P2(emaxField - bias),
       maxBits: family === "e8m0" ? P2(E) - 2 : emaxField * P2(M) + topMantissa,
+      // beyond the largest finite value / infinity: "inf", "saturate" or "nan" (see setCastRules)
+      overflow: family === "ieee" ? "inf" : family === "fnuz" ? "nan" : "saturate",
+      infinity: family === "ieee" ? "inf" : family === "fnuz" ? "nan" : "saturate",
     };
+  }
+
+  // The build's measured cast rules: {"FP8 E4M3FN": {"overflow": "saturate", "infinity": "saturate"}, ...}
+  function setCastRules(rules) {
+    for (const [name, r] of Object.entries(rules || {})) {
+      if (!FORMATS[name]) continue;
+      for (const k of ["overflow", "infinity"])
+        if (["inf", "saturate", "nan"].includes(r[k])) FORMATS[name][k] = r[k];
+    }
   }
 
   function fmt(name) {
@@ -96,9 +114,12 @@
     const a = Math.abs(x);
     const r = a === Infinity ? Infinity : roundMagnitude(a, f);
     if (r > f.max) {
-      if (f.family === "ieee") return signBit + (P2(f.E) - 1) * P2(f.M); // infinity
-      return signBit + f.maxBits; // saturate (E4M3FN as torch casts, FP6/FP4 as ml_dtypes casts)
+      const rule = a === Infinity ? f.infinity : f.overflow;
+      if (rule === "inf") return signBit + (P2(f.E) - 1) * P2(f.M);
+      if (rule === "nan") return f.family === "fnuz" ? f.nanBits : signBit + f.nanBits;
+      return signBit + f.maxBits; // saturate
     }
+    if (r === 0 && f.family === "fnuz") return 0; // no -0: the pattern is NaN
     return signBit + magnitudeBits(r, f);
   }
 
@@ -113,6 +134,7 @@
     const allE = P2(f.E) - 1, allM = P2(f.M) - 1;
     let cls;
     if (f.family === "e8m0") cls = eField === allE ? "nan" : "normal";
+    else if (f.family === "fnuz" && bits === f.nanBits) cls = "nan";
     else if (f.family === "ieee" && eField === allE) cls = mField === 0 ? "inf" : "nan";
     else if (f.family === "fn" && eField === allE && mField === allM) cls = "nan";
     else if (eField === 0) cls = mField === 0 ? "zero" : "subnormal";
@@ -196,6 +218,7 @@
   }
 
   function mount(root) {
+    if (root.dataset.castRules) setCastRules(JSON.parse(root.dataset.castRules));
     const names = Object.keys(FORMATS);
     root.innerHTML =
       `<label class="amp-fx-label">Number: <input class="amp-fx-input" type="text" inputmode="decimal" ` +
@@ -233,7 +256,7 @@
     update();
   }
 
-  window.AmpFormatExplorer = { formats: FORMATS, encode, decode, neighbours, analyse, mount };
+  window.AmpFormatExplorer = { formats: FORMATS, encode, decode, neighbours, analyse, mount, setCastRules };
   const mountAll = () => document.querySelectorAll(".amp-format-explorer:not([data-mounted])").forEach((el) => {
     el.dataset.mounted = "1";
     mount(el);
