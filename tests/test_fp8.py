@@ -374,3 +374,9 @@ def test_transformer_engine_table_names_the_five_recipes():
     assert te_info.FORMAT_MAXIMA["E5M2"] == F.max_finite("FP8 E5M2")
     assert te_info.FORMAT_MAXIMA["E2M1"] == F.max_finite("FP4 E2M1")
     assert set(te_info.autocast_table()["status"]) == {"current", "deprecated"}
+
+
+def test_fsdp_float8_all_gather_is_tensorwise_only_in_this_torchao():
+    t = float8_training.fsdp_float8_all_gather_support().set_index("recipe")
+    assert t.loc["tensorwise", "FP8 all-gather accepted"] is True
+    assert t.loc["rowwise", "FP8 all-gather accepted"] is False and "tensorwise" in t.loc["rowwise", "torchao says"]

@@ -244,3 +244,19 @@ def recipe_config_table(recipes=FLOAT8_RECIPES) -> pd.DataFrame:
                      "power-of-two scales": bool(c.round_scales_to_power_of_2),
                      "fast accumulation (output GEMM)": bool(c.gemm_config_output.use_fast_accum)})
     return pd.DataFrame(rows)
+
+
+def fsdp_float8_all_gather_support(recipes=FLOAT8_RECIPES) -> pd.DataFrame:
+    """Which recipes accept ``enable_fsdp_float8_all_gather=True`` (FSDP2 all-gathers the weights in FP8),
+    asked of the installed torchao: the config is rebuilt with the flag and its validation runs."""
+    import dataclasses
+
+    rows = []
+    for r in recipes:
+        try:
+            dataclasses.replace(float8_config(r), enable_fsdp_float8_all_gather=True)
+            ok, why = True, None
+        except (AssertionError, ValueError) as e:
+            ok, why = False, str(e).splitlines()[0][:120]
+        rows.append({"recipe": r, "FP8 all-gather accepted": ok, "torchao says": why})
+    return pd.DataFrame(rows, dtype=object)
