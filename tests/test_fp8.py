@@ -380,3 +380,11 @@ def test_fsdp_float8_all_gather_is_tensorwise_only_in_this_torchao():
     t = float8_training.fsdp_float8_all_gather_support().set_index("recipe")
     assert t.loc["tensorwise", "FP8 all-gather accepted"] is True
     assert t.loc["rowwise", "FP8 all-gather accepted"] is False and "tensorwise" in t.loc["rowwise", "torchao says"]
+
+
+def test_relative_error_envelope_is_flat_in_the_normal_range():
+    env = F.relative_error_envelope()
+    e4 = env[(env["format"] == "FP8 E4M3FN") & (env["binade"] >= -6) & (env["binade"] <= 7)]["relative error"]
+    assert e4.max() <= 2.0 ** -4 and e4.min() > 2.0 ** -6          # half an ulp of 3 mantissa bits, not far below
+    sub = env[(env["format"] == "FP8 E4M3FN") & (env["binade"] == -9)]["relative error"]
+    assert float(sub.max()) > 2.0 ** -4                             # subnormals: coarser
