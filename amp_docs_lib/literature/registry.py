@@ -73,8 +73,8 @@ CLAIMS: tuple[LiteratureClaim, ...] = (
         "micikevicius2018mixed", "§3.1 (FP32 master copy of weights)",
         "chapters/formats.md#lost-updates-and-fp32-master-weights", V.fp16_update_lost,
         params={"ratio": 2048}, false_params={"ratio": 1024},
-        note="tested on 4096 weights over 8 binades at ratios just below and at the threshold; the paper says "
-             "such an update 'can' be lost: whether it is depends on where the weight falls in its binade"),
+        note="tested on 4096 weights over 8 binades at ratios below the threshold and 1% above it; the paper "
+             "says such an update 'can' be lost: whether it is depends on where the weight falls in its binade"),
     LiteratureClaim(
         "mpt-underflow",
         "Values below 2^{log2_threshold} become zero in FP16; larger ones round to at least its smallest "
