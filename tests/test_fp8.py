@@ -20,6 +20,22 @@ def test_cast_matches_torch_and_ml_dtypes_bit_for_bit(name):
     assert r["library vs ml_dtypes mismatches"] == 0
     assert r["library vs torch mismatches"] in (0, None)
     assert (r["library vs torch mismatches"] is None) == (name not in F.FP8_FORMATS)
+    # the independent column is the peer the library does not cast with
+    assert r["library casts with"] == ("torch" if name in F.FP8_FORMATS else "ml_dtypes")
+    assert r["independent mismatches"] == (0 if name in F.FP8_FORMATS else None)
+
+
+def test_e5m2_overflows_to_inf_in_torch_and_the_library_saturates():
+    t = F.cast_comparison("FP8 E5M2", F.E5M2_PROBES).set_index("input")
+    assert t.loc[57344.0, "torch"] == 57344.0 and t.loc[61439.0, "torch"] == 57344.0  # rounds down below the midpoint
+    assert math.isinf(t.loc[61440.0, "torch"]) and math.isinf(t.loc[1e6, "torch"])
+    assert t.loc[1e6, "amp_docs_lib"] == 57344.0 and t.loc[-1e5, "amp_docs_lib"] == -57344.0
+
+
+def test_binades_from_the_codes():
+    assert F.binades("FP8 E4M3FN")["normal"] == pytest.approx(math.log2(448 / 2 ** -6))
+    assert F.binades("FP8 E4M3FN")["with subnormals"] == pytest.approx(math.log2(448 / 2 ** -9))
+    assert F.binades("FP8 E5M2")["normal"] == pytest.approx(math.log2(57344 / 2 ** -14))
 
 
 @pytest.mark.parametrize("name", ["FP8 E4M3FN", "FP8 E5M2", "FP6 E2M3", "FP4 E2M1", "E8M0"])
@@ -88,10 +104,30 @@ def test_mx_matches_torchao_bit_for_bit(fmt, mode):
     assert torch.equal(ours.codes, tc)
 
 
-def test_mx_floor_saturates_and_ceil_does_not():
+def test_mx_floor_saturates_and_ceil_and_rceil_do_not():
     x = _mx_inputs()
     assert scaling.mx_quantize(x, "FP8 E4M3FN", mode="floor").saturated[3].any()
     assert not scaling.mx_quantize(x, "FP8 E4M3FN", mode="ceil").saturated.any()
+    assert not scaling.mx_quantize(x, "FP8 E4M3FN", mode="rceil").saturated.any()
+
+
+def test_rceil_is_the_smallest_power_of_two_that_fits_the_block():
+    x = _mx_inputs()
+    q = scaling.mx_quantize(x, "FP8 E4M3FN", mode="rceil")
+    X = q.scale_e8m0.to(torch.float64)
+    amax = x.reshape(16, 4, 32).abs().amax(-1).double()
+    nz = amax > 0
+    assert bool((amax[nz] / X[nz] <= 448).all())           # fits
+    assert bool((amax[nz] / (X[nz] / 2) > 448).all())      # half the scale would not
+
+
+def test_mx_mode_table_has_every_mode_and_floor_saturates_on_real_tensors():
+    g = torch.Generator().manual_seed(0)
+    t = {"activation:a": torch.randn(32, 64, generator=g) * 1.9}
+    m = scaling.mx_mode_table(t, fmts=("FP8 E4M3FN",)).set_index("mode")
+    assert list(m.index) == list(scaling.MX_MODES)
+    assert m.loc["floor", "mean saturated"] > 0 and m.loc["rceil", "mean saturated"] == 0
+    assert scaling.MX_STRATEGY == "MX block 32, rceil"
 
 
 def test_e8m0_scales_are_powers_of_two_and_match_the_rule():
@@ -108,7 +144,7 @@ def test_e8m0_scales_are_powers_of_two_and_match_the_rule():
 def test_mx_block_and_mode_errors_name_valid_values():
     with pytest.raises(ValueError, match=r"valid: \[32\]"):
         scaling.mx_quantize(torch.ones(2, 64), block_size=16)
-    with pytest.raises(ValueError, match="valid: .*floor.*ceil"):
+    with pytest.raises(ValueError, match="valid: .*floor.*ceil.*even.*rceil"):
         scaling.mx_quantize(torch.ones(2, 64), mode="round")
     with pytest.raises(ValueError, match="multiple of the block size"):
         scaling.mx_quantize(torch.ones(2, 40))
@@ -153,8 +189,21 @@ def test_delayed_scaling_overflow_window_matches_the_ramp():
 def test_outlier_hurts_per_tensor_most():
     x = torch.randn(64, 64, generator=torch.Generator().manual_seed(0))
     t = scaling.outlier_sensitivity(x, factors=(1e5,)).set_index("strategy")
-    assert t.loc["per-tensor", "flushed to zero"] > t.loc["MX block 32", "flushed to zero"]
+    assert t.loc["per-tensor", "flushed to zero"] > t.loc[scaling.MX_STRATEGY, "flushed to zero"]
     assert t.loc["per-tensor", "SQNR (dB)"] < t.loc["per-row", "SQNR (dB)"]
+
+
+def test_outlier_channels_are_whole_columns_and_every_row_holds_them():
+    x = torch.randn(32, 64, generator=torch.Generator().manual_seed(0))
+    y, mask = scaling.outlier_channels(x, channels=3, factor=100.0)
+    cols = (~mask).all(dim=0)
+    assert int(cols.sum()) == 3 and bool((~mask).any(dim=0).eq(cols).all())
+    assert torch.allclose(y[:, cols], 100.0 * x[:, cols]) and torch.equal(y[mask], x[mask])
+    t = scaling.outlier_channel_table(x, fmts=("FP8 E4M3FN",), factors=(1e4,)).set_index("strategy")
+    # per-row scaling cannot isolate a channel outlier: each row's amax is set by it
+    assert t.loc["per-row", "flushed to zero"] > 0
+    with pytest.raises(ValueError, match="channels"):
+        scaling.outlier_channels(x, channels=64)
 
 
 def test_sqnr_by_strategy_is_one_row_per_fp8_format_and_strategy():
@@ -201,7 +250,87 @@ def test_gemm_argument_errors():
         gemm.operands(20, 16, 16)
 
 
+@pytest.mark.parametrize("cap, native", [((7, 5), False), ((8, 0), False), ((8, 6), False), ((8, 7), False),
+                                         ((8, 9), True), ((9, 0), True), ((10, 0), True), ((12, 1), True)])
+def test_fp8_gemm_plan_falls_back_explicitly_on_gpus_without_fp8(cap, native):
+    plan = gemm.fp8_gemm_plan(cap)
+    assert plan["device"] == "cuda" and plan["emulate"] is (not native)
+    if not native:
+        assert "raises" in plan["reason"] and "emulate=True" in plan["reason"]
+    assert gemm.fp8_gemm_plan(None) == {"device": "cpu", "emulate": False,
+                                        "reason": "no CUDA GPU: torch._scaled_mm runs on the CPU"}
+    assert gemm.fp8_gemm_plan((9, 4), hip_arch="gfx942")["emulate"] is False
+    assert gemm.fp8_gemm_plan((9, 0), hip_arch="gfx90a")["emulate"] is True
+    with pytest.raises(ValueError, match="capability"):
+        gemm.fp8_gemm_plan("sm80")
+
+
+def _example_module(name):
+    import importlib.util
+
+    from conftest import REPO_ROOT
+
+    spec = importlib.util.spec_from_file_location(name, REPO_ROOT / "examples" / "fp8" / f"{name}.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)  # main() is guarded: importing runs nothing
+    return mod
+
+
+def test_training_example_decides_like_the_library_for_every_capability():
+    ex = _example_module("fp8_training")
+    for cap in [None] + [(major, minor) for major in range(5, 13) for minor in range(10)]:
+        device, emulate, reason = ex.fp8_setup(cap)
+        plan = gemm.fp8_gemm_plan(cap)
+        assert (device, emulate) == (plan["device"], plan["emulate"]), cap
+        assert reason == plan["reason"], cap
+
+
+def test_emulated_fallback_never_calls_scaled_mm(monkeypatch):
+    """What a GPU without FP8 does: _scaled_mm raises there; emulate=True must not reach it."""
+    def raises(*args, **kwargs):
+        raise RuntimeError("torch._scaled_mm is only supported on CUDA devices with compute capability >= 9.0 or 8.9")
+
+    layer = torch.nn.Sequential(torch.nn.Linear(32, 32))
+    float8_training.convert(layer, "tensorwise", emulate=True)
+    monkeypatch.setattr(torch, "_scaled_mm", raises)
+    x = torch.randn(16, 32, requires_grad=True)
+    layer(x).sum().backward()
+    assert torch.isfinite(x.grad).all()
+    native = float8_training.convert(torch.nn.Sequential(torch.nn.Linear(32, 32)), "tensorwise")
+    with pytest.raises(RuntimeError, match="compute capability"):
+        native(torch.randn(16, 32))
+
+
+def test_accumulation_knobs_read_torchao_and_torch_defaults():
+    k = gemm.accumulation_knobs()
+    ao = k[k["stack"] == "torchao Float8LinearConfig"].set_index("GEMM")["default"]
+    assert ao["output (forward)"] == "True" and ao["grad_input"] == "False" and ao["grad_weight"] == "False"
+    assert k.loc[k["stack"].str.startswith("torch._scaled_mm"), "default"].item() == "False"
+
+
+def test_scale_conventions_classified_from_data():
+    from amp_docs_lib.fp8 import conventions as C
+
+    x = torch.randn(8, 8) * 5
+    s = torch.tensor(448.0) / x.abs().max()
+    q = (x * s).to(torch.float8_e4m3fn).float()
+    assert C.classify(x, q, s) == "quantization" and C.classify(x, q, 1 / s) == "dequantization"
+    t = C.scale_convention_table().set_index("implementation")
+    assert t.loc["torchao float8 training tensor", "convention"] == "quantization"
+    assert t.loc["torch._scaled_mm / F.scaled_mm", "convention"] == "dequantization"
+    assert t.loc["torchao MXTensor (MXFP8)", "convention"] == "dequantization"
+
+
 # ---- memory, capture, training, TE ------------------------------------------------------------------
+def test_float8_linear_saves_its_input_in_high_precision():
+    t = memory.saved_for_backward(("bf16", "float8 tensorwise")).set_index("recipe")
+    assert t.loc["bf16", "saved activations"] == "bfloat16(384, 256)"
+    assert t.loc["float8 tensorwise", "saved activations"] == "bfloat16(384, 256)"   # not FP8
+    assert t.loc["float8 tensorwise", "vs bf16"] == 1.0
+    with pytest.raises(ValueError, match="differ"):
+        memory.saved_for_backward(tokens=256, features=256)
+
+
 def test_memory_measured_equals_predicted():
     m = memory.memory_table(64, 128).set_index("storage")
     for row in m.index:
@@ -226,13 +355,15 @@ def test_float8_training_converts_linears_and_runs():
     m = float8_training.build_model("float8 rowwise", cfg)
     names = float8_training.float8_modules(m)
     assert len(names) == 4 and "lm_head" not in names
-    c = float8_training.train_curves(("bf16", "float8 tensorwise"), steps=2, cfg=cfg)
-    assert len(c) == 4 and c["loss"].notna().all()
+    c = float8_training.train_curves(("bf16", "float8 tensorwise", "float8 rowwise_with_gw_hp"), steps=2, cfg=cfg)
+    assert len(c) == 6 and c["loss"].notna().all()
+    assert set(c.loc[c["recipe"] != "bf16", "fp8 gemms"]) == {"torch._scaled_mm on cpu"}
     with pytest.raises(ValueError, match="valid"):
         float8_training.build_model("float8 blockwise", cfg)
     rc = float8_training.recipe_config_table().set_index("recipe")
-    assert rc.loc["tensorwise", "grad_output"].endswith("float8_e5m2")
-    assert rc.loc["rowwise", "grad_output"].endswith("float8_e4m3fn")
+    assert "dynamic tensorwise, float8_e5m2" in rc.loc["tensorwise", "grad_input = grad_output @ weight"]
+    assert "float8_e5m2" not in "".join(rc.loc["rowwise"].astype(str))
+    assert rc.loc["rowwise_with_gw_hp", "grad_weight = input @ grad_output"] == "high precision | high precision"
 
 
 def test_transformer_engine_table_names_the_five_recipes():
@@ -243,3 +374,17 @@ def test_transformer_engine_table_names_the_five_recipes():
     assert te_info.FORMAT_MAXIMA["E5M2"] == F.max_finite("FP8 E5M2")
     assert te_info.FORMAT_MAXIMA["E2M1"] == F.max_finite("FP4 E2M1")
     assert set(te_info.autocast_table()["status"]) == {"current", "deprecated"}
+
+
+def test_fsdp_float8_all_gather_is_tensorwise_only_in_this_torchao():
+    t = float8_training.fsdp_float8_all_gather_support().set_index("recipe")
+    assert t.loc["tensorwise", "FP8 all-gather accepted"] is True
+    assert t.loc["rowwise", "FP8 all-gather accepted"] is False and "tensorwise" in t.loc["rowwise", "torchao says"]
+
+
+def test_relative_error_envelope_is_flat_in_the_normal_range():
+    env = F.relative_error_envelope()
+    e4 = env[(env["format"] == "FP8 E4M3FN") & (env["binade"] >= -6) & (env["binade"] <= 7)]["relative error"]
+    assert e4.max() <= 2.0 ** -4 and e4.min() > 2.0 ** -6          # half an ulp of 3 mantissa bits, not far below
+    sub = env[(env["format"] == "FP8 E4M3FN") & (env["binade"] == -9)]["relative error"]
+    assert float(sub.max()) > 2.0 ** -4                             # subnormals: coarser

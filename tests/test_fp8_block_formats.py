@@ -128,3 +128,19 @@ def test_promotion_reduces_the_emulated_error(rounding):
     st = FG.accumulation_study(m=2, n=2, k=1024, rounding=rounding)
     assert FG.promotion_gain(st) > 1
     assert st["relative error"].iloc[2] < st["relative error"].iloc[1]  # FP32 best
+
+
+def test_nvfp4_block_scale_floor_is_torchaos_choice():
+    x = N.wide_range_blocks()
+    clamped, free = N.nvfp4_quantize(x), N.nvfp4_quantize(x, scale_floor="none")
+    low = clamped.scale_clamped
+    assert bool(low.any())
+    # torchao's rule: the scale of a low block is E4M3's smallest normal; without the floor it is subnormal or 0
+    assert bool((clamped.block_scale_e4m3.float()[low] == 2.0 ** -6).all())
+    free_low = free.block_scale_e4m3.float()[low]
+    assert bool((free_low <= 2.0 ** -6).all()) and bool((free_low < 2.0 ** -6).any())  # rounding may reach 2^-6
+    assert torch.equal(clamped.block_scale_e4m3[~low].view(torch.uint8), free.block_scale_e4m3[~low].view(torch.uint8))
+    t = N.scale_floor_comparison({"wide": x}).set_index("block scale floor")
+    assert set(t["blocks below E4M3's normal range"]) == {int(low.sum())}
+    with pytest.raises(ValueError, match="valid"):
+        N.nvfp4_quantize(x, scale_floor="te")

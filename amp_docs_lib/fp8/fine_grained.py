@@ -128,8 +128,9 @@ def accumulation_study(m: int = 8, n: int = 8, k: int = 4096, bits: int = 14, pr
 
     The reference is the exact (float64) product of the *same* FP8 inputs, so only accumulation
     error is measured. Rows: limited (``bits``) for all of K; limited with promotion to FP32 every
-    ``promote_every``; FP32 throughout. Columns: accumulator, relative error (Frobenius norm),
-    max relative error (max |ΔC| / max |C|).
+    ``promote_every``; FP32 throughout. Columns: accumulator, K, relative error (Frobenius norm
+    ``||ΔC|| / ||C||``), and ``max |ΔC| / max |C|`` (the largest error against the largest output;
+    not a per-element maximum relative error, which DeepSeek-V3's "maximum relative error" may be).
     """
     g = torch.Generator().manual_seed(seed)
     a = quantize_tensorwise(torch.randn(m, k, generator=g)).dequantized
@@ -145,7 +146,7 @@ def accumulation_study(m: int = 8, n: int = 8, k: int = 4096, bits: int = 14, pr
                     ("FP32 accumulator", fp32)):
         d = c.double() - exact
         rows.append({"accumulator": name, "K": k, "relative error": float(d.norm() / exact.norm()),
-                     "max relative error": float(d.abs().max() / exact.abs().max())})
+                     "max |ΔC| / max |C|": float(d.abs().max() / exact.abs().max())})
     return pd.DataFrame(rows)
 
 

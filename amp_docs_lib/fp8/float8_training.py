@@ -3,9 +3,18 @@
 ``torchao.float8.convert_to_float8_training`` swaps each ``nn.Linear`` for a ``Float8Linear``
 that quantizes its input, weight and output gradient to FP8 for the three GEMMs of a linear
 layer (E4M3 forward; the recipe decides the backward format). The recipe comes from
-``Float8LinearConfig.from_recipe_name("tensorwise" | "rowwise")``. On a CPU or a GPU without FP8
-tensor cores the GEMMs run through ``torch._scaled_mm``'s reference kernels, so the numbers are
-the same as natively up to accumulation order; only speed differs.
+``Float8LinearConfig.from_recipe_name("tensorwise" | "rowwise" | "rowwise_with_gw_hp")``.
+
+Where the FP8 GEMMs run is decided explicitly (:func:`amp_docs_lib.fp8.gemm.fp8_gemm_plan`): on a
+GPU with FP8 (sm89, sm90+) natively; on the CPU through torch's CPU ``_scaled_mm``; on a CUDA GPU
+without FP8, where ``torch._scaled_mm`` raises, with torchao's ``emulate=True`` (FP8 numerics,
+high-precision matmul), said in the result's ``fp8 gemms`` column.
+
+torchao's ``Float8Linear`` casts its input to the autocast dtype only under CUDA autocast
+(``float8_linear.py``: "for now, hardcode to GPU's autocast dtype"); on a CPU the library adds the
+same cast (:func:`cast_float8_inputs_for_cpu_autocast`), so the runs compare the same recipe on
+both (and ``rowwise_with_gw_hp``, whose high-precision weight-gradient GEMM needs operands of one
+dtype, runs at all).
 
 Every run uses BF16 autocast around the forward pass (the FP8 runs add FP8 linears on top of
 it), FP32 master weights and AdamW; the ``fp32`` run has no autocast. The language-model head is
@@ -20,11 +29,12 @@ import pandas as pd
 import torch
 
 from amp_docs_lib.core.devices import check_device
-from amp_docs_lib.fp8.gemm import fp8_device
+from amp_docs_lib.fp8.gemm import fp8_gemm_plan
 from amp_docs_lib.gpt import GPT, GPTConfig
 from amp_docs_lib.core.profiles import active_profile
 
-RECIPES = ("fp32", "bf16", "float8 tensorwise", "float8 rowwise")
+FLOAT8_RECIPES = ("tensorwise", "rowwise", "rowwise_with_gw_hp")
+RECIPES = ("fp32", "bf16") + tuple(f"float8 {r}" for r in FLOAT8_RECIPES)
 
 
 def pattern_batches(cfg: GPTConfig, batch: int, steps: int, *, seed: int = 0, noise: float = 0.1,
@@ -49,23 +59,77 @@ def float8_config(recipe: str):
     """torchao's ``Float8LinearConfig`` for "tensorwise" or "rowwise" (``from_recipe_name``)."""
     from torchao.float8 import Float8LinearConfig
 
-    valid = ("tensorwise", "rowwise")
-    if recipe not in valid:
-        raise ValueError(f"unknown float8 recipe {recipe!r}; valid: {list(valid)}")
+    if recipe not in FLOAT8_RECIPES:
+        raise ValueError(f"unknown float8 recipe {recipe!r}; valid: {list(FLOAT8_RECIPES)}")
     return Float8LinearConfig.from_recipe_name(recipe)
 
 
-def build_model(recipe: str, cfg: GPTConfig, *, seed: int = 0, device: str | torch.device = "cpu") -> torch.nn.Module:
+def this_machine_plan() -> dict:
+    """:func:`amp_docs_lib.fp8.gemm.fp8_gemm_plan` for this machine's first GPU (or none)."""
+    from amp_docs_lib.fp8.gemm import _this_gpu
+
+    cap, hip = _this_gpu()
+    return fp8_gemm_plan(cap, hip_arch=hip)
+
+
+def _cpu_autocast_cast(module, args):
+    x = args[0]
+    if isinstance(x, torch.Tensor) and x.device.type == "cpu" and x.is_floating_point() \
+            and torch.is_autocast_enabled("cpu"):
+        return (x.to(torch.get_autocast_dtype("cpu")),) + tuple(args[1:])
+    return None
+
+
+def cast_float8_inputs_for_cpu_autocast(model: torch.nn.Module) -> int:
+    """Give every ``Float8Linear`` of ``model`` the input cast torchao does only for CUDA autocast.
+
+    A forward pre-hook casts a CPU input to the CPU autocast dtype while CPU autocast is on (as
+    ``nn.Linear`` under autocast would). Returns how many modules got the hook.
+    """
+    from torchao.float8.float8_linear import Float8Linear
+
+    n = 0
+    for m in model.modules():
+        if isinstance(m, Float8Linear):
+            m.register_forward_pre_hook(_cpu_autocast_cast)
+            n += 1
+    return n
+
+
+def convert(model: torch.nn.Module, recipe: str, *, emulate: bool = False, module_filter_fn=None) -> torch.nn.Module:
+    """``convert_to_float8_training`` with ``recipe`` (``emulate`` for a GPU without FP8) and the CPU
+    autocast input cast; returns the model."""
+    import dataclasses
+
+    from torchao.float8 import convert_to_float8_training
+
+    config = dataclasses.replace(float8_config(recipe), emulate=emulate)
+    convert_to_float8_training(model, config=config, module_filter_fn=module_filter_fn)
+    cast_float8_inputs_for_cpu_autocast(model)
+    return model
+
+
+def linear_layer(recipe: str, features: int = 256, *, seed: int = 0) -> torch.nn.Module:
+    """One bias-free ``features x features`` linear layer: ``nn.Linear`` for ``"bf16"``, or converted
+    with ``"float8 <recipe>"``."""
+    torch.manual_seed(seed)
+    layer = torch.nn.Sequential(torch.nn.Linear(features, features, bias=False))
+    if recipe == "bf16":
+        return layer
+    if not recipe.startswith("float8 "):
+        raise ValueError(f"unknown recipe {recipe!r}; valid: ['bf16'] + {[f'float8 {r}' for r in FLOAT8_RECIPES]}")
+    return convert(layer, recipe.split(" ", 1)[1])
+
+
+def build_model(recipe: str, cfg: GPTConfig, *, seed: int = 0, device: str | torch.device = "cpu",
+                emulate: bool = False) -> torch.nn.Module:
     """The GPT with a seeded initialisation; FP8 recipes convert its linears (not ``lm_head``)."""
     if recipe not in RECIPES:
         raise ValueError(f"unknown training recipe {recipe!r}; valid: {list(RECIPES)}")
     torch.manual_seed(seed)
     model = GPT(cfg).to(device)
     if recipe.startswith("float8"):
-        from torchao.float8 import convert_to_float8_training
-
-        convert_to_float8_training(model, config=float8_config(recipe.split()[1]),
-                                   module_filter_fn=lambda mod, fqn: fqn != "lm_head")
+        convert(model, recipe.split()[1], emulate=emulate, module_filter_fn=lambda mod, fqn: fqn != "lm_head")
     return model
 
 
@@ -80,7 +144,9 @@ def train_curves(recipes=RECIPES, steps: int | None = None, *, seed: int = 0, lr
     torch's setting): the GEMMs are tiny, and several threads on a busy 2-core machine spend
     their time waiting for each other (measured: a float8 step 10x slower with 2 threads than 1).
     """
-    dev = check_device(device or fp8_device())
+    plan = this_machine_plan()
+    dev = check_device(device or plan["device"])
+    emulate = plan["emulate"] and dev.type == "cuda"
     if dev.type == "cpu" and cpu_threads is not None:
         if not isinstance(cpu_threads, int) or cpu_threads < 1:
             raise ValueError(f"cpu_threads must be a positive int or None, got {cpu_threads!r}")
@@ -98,7 +164,7 @@ def train_curves(recipes=RECIPES, steps: int | None = None, *, seed: int = 0, lr
     batches = pattern_batches(cfg, p["fp8_train_batch"], steps, seed=seed, device=dev)
     rows = []
     for recipe in recipes:
-        model = build_model(recipe, cfg, seed=seed, device=dev)
+        model = build_model(recipe, cfg, seed=seed, device=dev, emulate=emulate)
         opt = torch.optim.AdamW(model.parameters(), lr=lr)
         use_ac = recipe != "fp32"
         for step, (x, y) in enumerate(batches):
@@ -111,7 +177,9 @@ def train_curves(recipes=RECIPES, steps: int | None = None, *, seed: int = 0, lr
             loss = loss.detach()
             if dev.type == "cuda":
                 torch.cuda.synchronize()
-            rows.append({"recipe": recipe, "step": step, "loss": loss.item(), "seconds": time.perf_counter() - t0})
+            rows.append({"recipe": recipe, "step": step, "loss": loss.item(), "seconds": time.perf_counter() - t0,
+                         "fp8 gemms": None if not recipe.startswith("float8") else
+                         ("emulated (emulate=True)" if emulate else f"torch._scaled_mm on {dev.type}")})
     return pd.DataFrame(rows)
 
 
@@ -153,16 +221,42 @@ def float8_modules(model: torch.nn.Module) -> list[str]:
     return [n for n, m in model.named_modules() if isinstance(m, Float8Linear)]
 
 
-def recipe_config_table(recipes=("tensorwise", "rowwise")) -> pd.DataFrame:
-    """What each torchao recipe does, read from the installed ``Float8LinearConfig``: scaling
-    granularity and FP8 dtype for input, weight and output gradient; power-of-two scales."""
+def recipe_config_table(recipes=FLOAT8_RECIPES) -> pd.DataFrame:
+    """What each torchao recipe does, read from the installed ``Float8LinearConfig``: for each operand of
+    each of the three GEMMs (output, grad_input, grad_weight), its scaling (type, granularity, dtype,
+    or "high precision" where torchao leaves it unscaled), power-of-two scales, fast accumulation."""
+    from torchao.float8.config import ScalingType
+
+    def cast(cc):
+        if cc.scaling_type is ScalingType.DISABLED:
+            return "high precision"
+        return f"{cc.scaling_type.value} {cc.scaling_granularity.value}, {str(cc.target_dtype).replace('torch.', '')}"
+
     rows = []
     for r in recipes:
         c = float8_config(r)
-        row = {"recipe": r}
-        for label, cc in (("input", c.cast_config_input), ("weight", c.cast_config_weight),
-                          ("grad_output", c.cast_config_grad_output)):
-            row[label] = f"{cc.scaling_granularity.value}, {str(cc.target_dtype).replace('torch.', '')}"
-        row["power-of-two scales"] = bool(c.round_scales_to_power_of_2)
-        rows.append(row)
+        rows.append({"recipe": r,
+                     "output = input @ weight": f"{cast(c.cast_config_input)} | {cast(c.cast_config_weight)}",
+                     "grad_input = grad_output @ weight": f"{cast(c.cast_config_grad_output)} | "
+                                                          f"{cast(c.cast_config_weight_for_grad_input)}",
+                     "grad_weight = input @ grad_output": f"{cast(c.cast_config_input_for_grad_weight)} | "
+                                                          f"{cast(c.cast_config_grad_output_for_grad_weight)}",
+                     "power-of-two scales": bool(c.round_scales_to_power_of_2),
+                     "fast accumulation (output GEMM)": bool(c.gemm_config_output.use_fast_accum)})
     return pd.DataFrame(rows)
+
+
+def fsdp_float8_all_gather_support(recipes=FLOAT8_RECIPES) -> pd.DataFrame:
+    """Which recipes accept ``enable_fsdp_float8_all_gather=True`` (FSDP2 all-gathers the weights in FP8),
+    asked of the installed torchao: the config is rebuilt with the flag and its validation runs."""
+    import dataclasses
+
+    rows = []
+    for r in recipes:
+        try:
+            dataclasses.replace(float8_config(r), enable_fsdp_float8_all_gather=True)
+            ok, why = True, None
+        except (AssertionError, ValueError) as e:
+            ok, why = False, str(e).splitlines()[0][:120]
+        rows.append({"recipe": r, "FP8 all-gather accepted": ok, "torchao says": why})
+    return pd.DataFrame(rows, dtype=object)

@@ -6,9 +6,15 @@ rounding error.
 
 The cast (:func:`cast`) saturates: a finite value beyond a format's largest finite value
 becomes that value (with its sign), as the OCP specifications allow ("saturating" conversion)
-and as the float8 training recipes of torchao and Transformer Engine do. torch's own cast to
-``float8_e4m3fn`` saturates too (torch 2.12 and newer); ml_dtypes' cast returns NaN instead.
+and as the float8 training recipes of torchao and Transformer Engine do by clamping. What torch's
+and ml_dtypes' own casts do beyond the range differs by format and version
+(:func:`cast_comparison` measures it; E5M2, which has infinities, overflows to inf in torch).
 The library clamps *before* casting, so its result does not depend on which library casts.
+
+Independence: the library's FP8 cast *is* torch's (after the clamp) and its FP6/FP4 cast *is*
+ml_dtypes', so only the FP8 comparison with ml_dtypes checks anything (:func:`casts_agree_in_range`
+says which column is independent); FP6/FP4 are checked independently against torchao's MX
+quantizer (``scaling.compare_with_torchao``).
 """
 
 from __future__ import annotations
@@ -136,6 +142,7 @@ def encode_tensor(x: torch.Tensor, name: str | NumberFormat, *, saturate: bool =
 
 
 OUT_OF_RANGE_PROBES = (300.0, 464.0, 1000.0, 1e6, math.inf, -1000.0, math.nan)
+E5M2_PROBES = (57344.0, 61439.0, 61440.0, 1e5, 1e6, math.inf, -1e5)
 
 
 def cast_comparison(name: str = "FP8 E4M3FN", probes=OUT_OF_RANGE_PROBES) -> pd.DataFrame:
@@ -172,11 +179,24 @@ def casts_agree_in_range(name: str, n: int = 100_000, seed: int = 0) -> dict:
     x = torch.cat([sign * torch.exp2(logs), torch.from_numpy(vals), torch.from_numpy(mids)]).to(torch.float32)
     ours = encode_tensor(x, f)
     ml_bits = torch.from_numpy(x.numpy().astype(ml_dtypes_type(f)).view(np.uint8).copy())
-    out = {"format": f.name, "elements": x.numel(), "library vs ml_dtypes mismatches": int((ours != ml_bits).sum())}
     td = _torch_storage(f)
-    out["library vs torch mismatches"] = (int((ours != x.to(td).view(torch.uint8)).sum())
-                                          if td is not None else None)
+    out = {"format": f.name, "elements": x.numel(),
+           "library casts with": "torch" if td is not None else "ml_dtypes",
+           "independent peer": "ml_dtypes" if td is not None else "torchao MX (see the MX section)",
+           "library vs ml_dtypes mismatches": int((ours != ml_bits).sum()),
+           "library vs torch mismatches": int((ours != x.to(td).view(torch.uint8)).sum()) if td is not None else None}
+    out["independent mismatches"] = out["library vs ml_dtypes mismatches"] if td is not None else None
     return out
+
+
+def binades(name: str | NumberFormat) -> dict:
+    """Binades (log2 of the ratio) a format spans, from its codes: normal range and with subnormals."""
+    c = all_codes(name)
+    v = c["value"]
+    fin = v[np.isfinite(v) & (v > 0)]
+    normal = v[(c["class"] == "normal") & (v > 0)]
+    return {"format": get_format(name).name, "normal": float(np.log2(fin.max() / normal.min())),
+            "with subnormals": float(np.log2(fin.max() / fin.min()))}
 
 
 def relative_error_curve(names=("FP8 E4M3FN", "FP8 E5M2", "BF16", "FP16"), points: int = 4000,
@@ -199,22 +219,30 @@ def relative_error_curve(names=("FP8 E4M3FN", "FP8 E5M2", "BF16", "FP16"), point
     return pd.concat(frames, ignore_index=True)
 
 
+def relative_error_envelope(curve: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Per format and binade of :func:`relative_error_curve`: the largest relative error in it."""
+    curve = relative_error_curve() if curve is None else curve
+    c = curve.assign(binade=np.floor(np.log2(curve["magnitude"])).astype(int))
+    c = c[c["binade"] < c["binade"].max()]  # the grid's last point starts a binade it does not cover
+    return c.groupby(["format", "binade"], sort=False)["relative error"].max().reset_index()
+
+
 def plot_relative_error(curve: pd.DataFrame | None = None):
-    """Plot :func:`relative_error_curve`: error against magnitude on log-log axes."""
+    """The largest relative rounding error per binade (a step line per format, log axes)."""
     import matplotlib.pyplot as plt
 
-    curve = relative_error_curve() if curve is None else curve
-    fig, ax = plt.subplots(figsize=(8, 4))
-    for name, g in curve.groupby("format", sort=False):
+    env = relative_error_envelope(curve)
+    fig, ax = plt.subplots(figsize=(8, 4.2))
+    for name, g in env.groupby("format", sort=False):
         y = g["relative error"].clip(upper=1.0)
-        ax.plot(g["magnitude"], y.where(y > 0, 1e-9), label=name, lw=0.9)
+        ax.step(np.exp2(g["binade"].to_numpy(dtype=float)), y.where(y > 0, 1e-9), where="post", label=name, lw=1.4)
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
-    ax.set_ylim(1e-5, 1.5)
-    ax.set_xlabel("|x|")
-    ax.set_ylabel("relative rounding error (clipped at 1)")
-    ax.set_title("Relative rounding error against magnitude (FP8 saturates, FP16 overflows)")
-    ax.legend(fontsize=8)
+    ax.set_ylim(1e-4, 1.5)
+    ax.set_xlabel("|x| (binade start)")
+    ax.set_ylabel("largest relative error in the binade")
+    ax.set_title("Largest relative rounding error per binade")
+    ax.legend(fontsize=8, loc="upper center", ncol=4, bbox_to_anchor=(0.5, -0.18), frameon=False)
     fig.tight_layout()
     return fig
 

@@ -27,12 +27,59 @@ APIS = ("torch._scaled_mm", "torch.nn.functional.scaled_mm")
 FP8_DTYPES = {"FP8 E4M3FN": torch.float8_e4m3fn, "FP8 E5M2": torch.float8_e5m2}
 
 
+def fp8_gemm_support(capability: tuple[int, int] | None, *, hip_arch: str | None = None) -> tuple[bool, str]:
+    """Whether ``torch._scaled_mm`` runs on a GPU of this compute ``capability``, and why.
+
+    PyTorch's CUDA ``_scaled_mm`` checks the device before anything else and raises
+    ("only supported on CUDA devices with compute capability >= 9.0 or 8.9, or ROCm MI300+",
+    ``aten/src/ATen/native/cuda/ScaledBlas.cpp``): it does not emulate. ``capability`` is
+    ``torch.cuda.get_device_capability()``; ``None`` means no GPU. On ROCm the capability is not an
+    SM version, so the gfx architecture (``hip_arch``, ``get_device_properties().gcnArchName``) decides.
+    """
+    if capability is None:
+        return False, "no GPU"
+    if (not isinstance(capability, tuple) or len(capability) != 2
+            or not all(isinstance(c, int) and c >= 0 for c in capability)):
+        raise ValueError(f"capability must be a (major, minor) tuple of ints or None, got {capability!r}")
+    if hip_arch is not None:
+        ok = hip_arch.startswith(("gfx94", "gfx95"))
+        return ok, f"ROCm {hip_arch}: " + ("MI300-class FP8" if ok else "torch._scaled_mm needs MI300+ (gfx94x)")
+    sm = f"sm{capability[0]}{capability[1]}"
+    if capability == (8, 9) or capability >= (9, 0):
+        return True, f"{sm}: FP8 tensor cores"
+    return False, f"{sm} has no FP8 tensor cores: torch._scaled_mm raises there (it needs sm89 or sm90+)"
+
+
+def fp8_gemm_plan(capability: tuple[int, int] | None, *, hip_arch: str | None = None) -> dict:
+    """Where FP8 GEMMs run for a GPU of this ``capability`` (``None``: no GPU), decided explicitly.
+
+    ``{"device", "emulate", "reason"}``: native FP8 on a GPU that has it; on a GPU without FP8
+    tensor cores, the same GPU with torchao's ``Float8LinearConfig(emulate=True)`` (operands still
+    quantized to FP8, the product a high-precision matmul: FP8 numerics, no FP8 speed); without a
+    GPU, torch's CPU ``_scaled_mm``.
+    """
+    native, why = fp8_gemm_support(capability, hip_arch=hip_arch)
+    if capability is None:
+        return {"device": "cpu", "emulate": False, "reason": "no CUDA GPU: torch._scaled_mm runs on the CPU"}
+    if native:
+        return {"device": "cuda", "emulate": False, "reason": why}
+    return {"device": "cuda", "emulate": True,
+            "reason": f"{why}; falling back to torchao's emulated FP8 GEMMs (emulate=True)"}
+
+
+def _this_gpu() -> tuple[tuple[int, int] | None, str | None]:
+    if not torch.cuda.is_available():
+        return None, None
+    hip = getattr(torch.cuda.get_device_properties(0), "gcnArchName", None) if torch.version.hip else None
+    return tuple(torch.cuda.get_device_capability()), hip
+
+
 def fp8_device() -> str:
-    """Where FP8 GEMMs can run here: ``"cuda"`` on a GPU of compute capability 8.9+ (FP8 tensor
-    cores; ``torch._scaled_mm`` needs them on CUDA), else ``"cpu"`` (torch's CPU implementation)."""
-    if torch.cuda.is_available() and torch.cuda.get_device_capability() >= (8, 9):
-        return "cuda"
-    return "cpu"
+    """Where ``torch._scaled_mm`` can run here: ``"cuda"`` on a GPU with FP8 support
+    (:func:`fp8_gemm_support`), else ``"cpu"`` (torch's CPU implementation). On a GPU without FP8 the
+    raw ``_scaled_mm`` experiments of this module run on the CPU; training uses :func:`fp8_gemm_plan`."""
+    cap, hip = _this_gpu()
+    return "cuda" if cap is not None and fp8_gemm_support(cap, hip_arch=hip)[0] else "cpu"
 
 
 def public_scaled_mm_available() -> bool:
@@ -175,3 +222,59 @@ def throughput_table(size: int, *, device: str | torch.device | None = None, min
     df = pd.DataFrame(rows)
     df["speed vs BF16"] = df["TFLOP/s"] / df.loc[0, "TFLOP/s"]
     return df
+
+
+def fast_accum_comparison(k: int = 4096, m: int = 256, n: int = 256, *, device: str | torch.device = "cuda",
+                          seed: int = 0) -> pd.DataFrame:
+    """``torch._scaled_mm`` with ``use_fast_accum=True`` against ``False``, error against float64.
+
+    DeepSeek-V3's experiment (§3.3.2): on Hopper, the fast-accumulation path keeps the FP8 GEMM's
+    partial sums in the tensor cores' limited-precision accumulator; without it, cuBLAS promotes
+    them to FP32. The reference is the float64 product of the *same* FP8 inputs, so only
+    accumulation error is measured. Columns: use_fast_accum, K, relative error (Frobenius),
+    max |ΔC| / max |C|. Needs a GPU with FP8 (on a CPU the flag changes nothing).
+    """
+    dev = check_device(device)
+    for name, v in (("k", k), ("m", m), ("n", n)):
+        if not isinstance(v, int) or v < 16 or v % 16:
+            raise ValueError(f"{name} must be a positive multiple of 16, got {v!r}")
+    g = torch.Generator().manual_seed(seed)
+    a = torch.randn(m, k, generator=g)
+    b = torch.randn(n, k, generator=g)
+    a8, da, _ = quantize_operand(a)
+    b8, db, _ = quantize_operand(b)
+    exact = (a8.double() * da.double()) @ (b8.double() * db.double()).t()
+    a8, b8, da, db = a8.to(dev), b8.to(dev), da.to(dev), db.to(dev)
+    rows = []
+    for fast in (False, True):
+        out = torch._scaled_mm(a8, b8.t(), scale_a=da, scale_b=db, out_dtype=torch.float32,
+                               use_fast_accum=fast).double().cpu()
+        d = out - exact
+        rows.append({"use_fast_accum": fast, "K": k, "relative error": float(d.norm() / exact.norm()),
+                     "max |ΔC| / max |C|": float(d.abs().max() / exact.abs().max())})
+    return pd.DataFrame(rows)
+
+
+def accumulation_knobs() -> pd.DataFrame:
+    """Where each FP8 training stack chooses its GEMM accumulation path.
+
+    torchao's rows are read from the installed ``Float8LinearConfig()`` (the tensorwise recipe's
+    defaults); ``torch._scaled_mm``'s default from its signature; Transformer Engine's from its
+    source (``Float8CurrentScaling``'s ``fp8_gemm_*`` MMParams, not installable here).
+    """
+    from torchao.float8 import Float8LinearConfig
+
+    c = Float8LinearConfig()
+    arg = next(a for a in torch.ops.aten._scaled_mm.default._schema.arguments if a.name == "use_fast_accum")
+    default = arg.default_value
+    rows = [{"stack": "torch._scaled_mm / F.scaled_mm", "GEMM": "any", "knob": "use_fast_accum",
+             "default": str(bool(default)), "source": f"torch {torch.__version__} (op schema)"}]
+    for gemm, cfg in (("output (forward)", c.gemm_config_output), ("grad_input", c.gemm_config_grad_input),
+                      ("grad_weight", c.gemm_config_grad_weight)):
+        rows.append({"stack": "torchao Float8LinearConfig", "GEMM": gemm, "knob": "Float8GemmConfig.use_fast_accum",
+                     "default": str(cfg.use_fast_accum), "source": "installed torchao"})
+    for gemm, v in (("fprop (forward)", False), ("dgrad", True), ("wgrad", True)):
+        rows.append({"stack": "Transformer Engine Float8CurrentScaling", "GEMM": gemm,
+                     "knob": "MMParams.use_split_accumulator", "default": str(v),
+                     "source": "TE source, common/recipe/__init__.py"})
+    return pd.DataFrame(rows)

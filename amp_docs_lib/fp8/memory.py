@@ -57,3 +57,43 @@ def memory_table(rows: int = 1024, cols: int = 1024) -> pd.DataFrame:
                     "vs BF16": pred / 2.0, "holds it": storage})
     return pd.DataFrame(out)
 
+
+
+
+def saved_for_backward(recipes=("bf16", "float8 tensorwise", "float8 rowwise"), tokens: int = 384,
+                       features: int = 256) -> pd.DataFrame:
+    """Activation bytes a linear layer keeps for its backward pass, per recipe, measured with autograd's
+    ``saved_tensors_hooks``: every tensor the forward saves is recorded; those shaped like the input
+    (``tokens`` rows, unlike the ``features x features`` weight or its copies) are the activation memory.
+
+    ``bf16``: ``nn.Linear`` under BF16 autocast. ``float8 ...``: torchao's ``Float8Linear``
+    (``convert_to_float8_training``) under the same autocast (on a CPU with the library's input cast,
+    :func:`amp_docs_lib.fp8.float8_training.cast_float8_inputs_for_cpu_autocast`, as torchao does itself for
+    CUDA autocast). Columns: recipe, saved activations (dtype and shape), activation bytes saved,
+    ratio to the BF16 layer.
+    """
+    from amp_docs_lib.fp8.float8_training import linear_layer
+
+    if tokens == features:
+        raise ValueError(f"tokens and features must differ (the input is told from the weight by its shape), got {tokens}")
+    x = torch.randn(tokens, features, generator=torch.Generator().manual_seed(0))
+    rows = []
+    for recipe in recipes:
+        layer = linear_layer(recipe, features)
+        saved = []
+
+        def pack(t, saved=saved):
+            saved.append(t)
+            return t
+
+        with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+            with torch.autocast("cpu", dtype=torch.bfloat16):
+                layer(x.clone().requires_grad_())
+        acts = [t for t in saved if t.dim() == 2 and t.shape[0] == tokens]
+        rows.append({"recipe": recipe,
+                     "saved activations": ", ".join(f"{str(t.dtype).replace('torch.', '')}{tuple(t.shape)}"
+                                                    for t in acts),
+                     "activation bytes saved": sum(t.numel() * t.element_size() for t in acts)})
+    df = pd.DataFrame(rows)
+    df["vs bf16"] = df["activation bytes saved"] / df.loc[0, "activation bytes saved"]
+    return df

@@ -38,8 +38,12 @@ from amp_docs_lib.fp8.scaling import Quantized, _check_2d, error_metrics, mx_qua
 NVFP4_BLOCK = 16
 FP4 = "FP4 E2M1"
 E4M3 = "FP8 E4M3FN"
-# The smallest positive normal of E4M3 (2^-6): the lower clamp of a block scale, as in torchao.
+# The smallest positive normal of E4M3 (2^-6). torchao clamps every block scale up to it
+# (nvfp4_tensor.py: torch.clamp(block_scale, min=E4M3_EPS, ...)); that is torchao's choice, not part
+# of the format: Transformer Engine (compute_decoding_scaling_factor, common/cast/nvfp4/core_nvfp4.cuh)
+# has no lower clamp, so such blocks get subnormal E4M3 scales (or 0).
 E4M3_TINY = float(torch.finfo(torch.float8_e4m3fn).tiny)
+SCALE_FLOORS = ("torchao", "none")
 
 
 def nvfp4_tensor_scale(x: torch.Tensor) -> torch.Tensor:
@@ -55,15 +59,19 @@ class NVFP4Quantized(Quantized):
         self.block_scale_e4m3 = block_scale_e4m3
         self.tensor_scale = tensor_scale
         self.codes = codes
-        self.scale_clamped = scale_clamped  # per block: its scale fell below E4M3's smallest normal (clamped up)
+        self.scale_clamped = scale_clamped  # per block: its wanted scale is below E4M3's smallest normal
 
 
-def nvfp4_quantize(x: torch.Tensor, tensor_scale: torch.Tensor | float | None = None) -> NVFP4Quantized:
+def nvfp4_quantize(x: torch.Tensor, tensor_scale: torch.Tensor | float | None = None, *,
+                   scale_floor: str = "torchao") -> NVFP4Quantized:
     """Quantize a 2-D tensor to NVFP4 along its last dimension (blocks of 16).
 
     Args:
         x: floating-point tensor, 2-D, last dimension a multiple of 16.
         tensor_scale: the FP32 per-tensor scale; default :func:`nvfp4_tensor_scale` of ``x``.
+        scale_floor: ``"torchao"`` clamps a block scale below E4M3's smallest normal up to it (what
+            torchao does); ``"none"`` casts it as it is, to a subnormal E4M3 scale or 0 (what
+            Transformer Engine does). A zero block scale reads back its block as zeros.
 
     Returns:
         :class:`NVFP4Quantized` with ``block_scale_e4m3`` (``torch.float8_e4m3fn``, shape
@@ -79,21 +87,25 @@ def nvfp4_quantize(x: torch.Tensor, tensor_scale: torch.Tensor | float | None = 
     if x.shape[-1] % NVFP4_BLOCK:
         raise ValueError(f"last dimension {x.shape[-1]} is not a multiple of the NVFP4 block size {NVFP4_BLOCK}")
     s_t = nvfp4_tensor_scale(x) if tensor_scale is None else torch.as_tensor(tensor_scale, dtype=torch.float32)
+    if scale_floor not in SCALE_FLOORS:
+        raise ValueError(f"unknown scale_floor {scale_floor!r}; valid: {list(SCALE_FLOORS)}")
     if not (float(s_t) > 0 and math.isfinite(float(s_t))):
         raise ValueError(f"tensor_scale must be positive and finite, got {float(s_t)!r}")
     M, K = x.shape
     xb = x.reshape(M, K // NVFP4_BLOCK, NVFP4_BLOCK)
     block_decode = xb.abs().amax(dim=-1) / max_finite(FP4)  # amax(block) / 6, FP32
     wanted = block_decode / s_t
-    s_b = torch.clamp(wanted, min=E4M3_TINY, max=max_finite(E4M3)).to(torch.float8_e4m3fn)
+    lo = E4M3_TINY if scale_floor == "torchao" else 0.0
+    s_b = torch.clamp(wanted, min=lo, max=max_finite(E4M3)).to(torch.float8_e4m3fn)
     s_b32 = s_b.to(torch.float32)
-    scaled = xb * ((1.0 / s_t) / s_b32).unsqueeze(-1)
+    inv = torch.where(s_b32 > 0, (1.0 / s_t) / s_b32, torch.zeros_like(s_b32))  # a zero scale reads back zeros
+    scaled = xb * inv.unsqueeze(-1)
     sat = scaled.abs() >= overflow_threshold(FP4)
     clamped = torch.clamp(scaled, -max_finite(FP4), max_finite(FP4))
     q = cast(clamped, FP4)
     deq = q * (s_t * s_b32).unsqueeze(-1)  # torchao's dequantize: q * (tensor scale * block scale)
     codes = encode_tensor(clamped, FP4).reshape(M, K)
-    return NVFP4Quantized(deq.reshape(M, K), (1.0 / (s_b32 * s_t)).unsqueeze(-1).expand_as(xb).reshape(M, K),
+    return NVFP4Quantized(deq.reshape(M, K), torch.where(s_b32 > 0, 1.0 / (s_b32 * s_t), torch.full_like(s_b32, math.inf)).unsqueeze(-1).expand_as(xb).reshape(M, K),
                           sat.reshape(M, K), ((xb != 0) & (deq == 0)).reshape(M, K), s_b, s_t, codes,
                           wanted < E4M3_TINY)
 
@@ -159,3 +171,33 @@ def fp4_block_comparison(tensors: dict[str, torch.Tensor]) -> pd.DataFrame:
 def gaussian_blocks(rows: int = 64, cols: int = 512, seed: int = 0) -> torch.Tensor:
     """A standard normal ``rows x cols`` tensor (the data of the NVFP4 vs MXFP4 comparison)."""
     return torch.randn(rows, cols, generator=torch.Generator().manual_seed(seed))
+
+
+def scale_floor_comparison(tensors: dict[str, torch.Tensor]) -> pd.DataFrame:
+    """NVFP4 with torchao's clamped block scales against unclamped ones (Transformer Engine's rule).
+
+    Per tensor: blocks whose wanted scale is below E4M3's smallest normal, and for the two rules the
+    SQNR and flushed fraction over the elements of those blocks (None when there are none).
+    """
+    rows = []
+    for name, x in tensors.items():
+        x = _check_2d(x)
+        for floor in SCALE_FLOORS:
+            q = nvfp4_quantize(x, scale_floor=floor)
+            low = q.scale_clamped.unsqueeze(-1).expand(x.shape[0], x.shape[1] // NVFP4_BLOCK, NVFP4_BLOCK)
+            low = low.reshape(x.shape) & (x != 0)
+            m = error_metrics(x, q, low) if bool(low.any()) else None
+            rows.append({"tensor": name, "block scale floor": "clamped to 2^-6 (torchao)" if floor == "torchao"
+                         else "none: subnormal E4M3 scales (Transformer Engine)",
+                         "blocks below E4M3's normal range": int(q.scale_clamped.sum()),
+                         "SQNR in those blocks (dB)": None if m is None else m["SQNR (dB)"],
+                         "flushed in those blocks": None if m is None else m["flushed to zero"]})
+    return pd.DataFrame(rows, dtype=object)
+
+
+def wide_range_blocks(rows: int = 16, cols: int = 256, binades: float = 24.0, seed: int = 0) -> torch.Tensor:
+    """Gaussian rows whose magnitudes spread over ``binades`` binades (2^0 down to 2^-binades), so that
+    some 16-element blocks sit far below the tensor's amax, as gradients of different tokens do."""
+    g = torch.Generator().manual_seed(seed)
+    level = torch.exp2(-torch.linspace(0, binades, rows)).unsqueeze(1)
+    return torch.randn(rows, cols, generator=g) * level

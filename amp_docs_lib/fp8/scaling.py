@@ -10,8 +10,12 @@ quantization scale ``s``, a value is stored as ``q = cast(x * s)`` and read back
   step, ``amax_compute_algo`` "max" or "most_recent"); a tensor larger than the history saturates.
 * **per-row** (:func:`quantize_rowwise`): one scale per row (torchao's "rowwise" recipe).
 * **MX block scaling** (:func:`mx_quantize`): one power-of-two scale per block of 32 consecutive
-  elements, stored as E8M0 (OCP MX v1.0): ``X = 2^(floor(log2(amax_block)) - emax_elem)``,
-  elements ``cast(x / X)`` saturating. Bit-for-bit equal to torchao's ``to_mx`` (tested).
+  elements, stored as E8M0 (OCP MX v1.0), elements ``cast(x / X)`` saturating. How ``X`` is rounded
+  is a choice: the specification's ``X = 2^(floor(log2(amax_block)) - emax_elem)`` ("floor", which can
+  saturate a block's largest values), or torchao's ``ScaleCalculationMode`` alternatives "ceil",
+  "even" and "rceil" (``X = 2^ceil(log2(amax_block / max_finite))``, what NVIDIA's cuBLAS and
+  Transformer Engine compute and torchao's MXFP8 training recipes use). Bit-for-bit equal to
+  torchao's ``to_mx`` in every mode (tested).
 
 Metrics (:func:`error_metrics`): SQNR in dB, fraction saturated (clamped at the format's
 largest value), fraction flushed to zero (non-zero inputs that read back as 0).
@@ -30,7 +34,10 @@ from amp_docs_lib.fp8.formats import FP8_FORMATS, MX_ELEMENT_FORMATS, cast, elem
 from amp_docs_lib.numbers.formats import get_format
 
 MX_BLOCK_SIZES = (32,)
-MX_MODES = ("floor", "ceil")
+MX_MODES = ("floor", "ceil", "even", "rceil")
+# The rounding rule of the MX scale that production MXFP8 training uses (torchao's
+# prototype.moe_training MXFP8 recipes and Transformer Engine both round the scale up: RCEIL).
+MX_TRAINING_MODE = "rceil"
 MX_NAMES = {"MXFP8 E4M3": "FP8 E4M3FN", "MXFP8 E5M2": "FP8 E5M2", "MXFP6 E2M3": "FP6 E2M3",
             "MXFP6 E3M2": "FP6 E3M2", "MXFP4 E2M1": "FP4 E2M1"}
 E8M0_BIAS = 127
@@ -127,14 +134,41 @@ class MXQuantized(Quantized):
     block_size: int = 32
 
 
+def mx_scale_exponent(amax: torch.Tensor, fmt: str, mode: str = "floor") -> torch.Tensor:
+    """The unbiased E8M0 exponent of each block's scale ``X = 2^e`` from the block's amax (int32).
+
+    ``floor``: ``floor(log2(amax)) - emax_elem`` (OCP MX v1.0). ``ceil``: the same with the exponent
+    rounded up when amax is not a power of two (never saturates, may waste the top binade).
+    ``even``: amax rounded to the element format's mantissa width (half up) first, then floor.
+    ``rceil``: ``ceil(log2(amax / max_finite))`` (the smallest power of two that maps amax inside the
+    range; cuBLAS's and Transformer Engine's rule, torchao's RCEIL). Clamped to E8M0's range.
+    """
+    f = element_format(fmt)
+    if mode not in MX_MODES:
+        raise ValueError(f"unknown MX scale mode {mode!r}; valid: {list(MX_MODES)}")
+    if mode == "rceil":
+        e = torch.ceil(torch.log2(amax / max_finite(f))).clamp(-E8M0_BIAS, E8M0_BIAS)
+        return torch.where(torch.isnan(amax), torch.full_like(e, E8M0_BIAS + 1), e).to(torch.int32)
+    a = amax
+    if mode == "even":
+        _, exp = torch.frexp(amax)
+        half_ulp = torch.ldexp(torch.full_like(amax, 0.5), (exp - 1 - f.mantissa_bits).to(torch.int32))
+        a = torch.where(amax > 0, amax + half_ulp, amax)
+    mant, exp = torch.frexp(a)             # a = mant * 2^exp, mant in [0.5, 1)
+    e = (exp - 1).to(torch.int32)          # floor(log2(a)) for a > 0
+    if mode == "ceil":
+        e = e + (mant != 0.5).to(torch.int32)
+    e = torch.where(amax > 0, e, torch.full_like(e, -E8M0_BIAS))
+    return (e - emax_elem(f)).clamp(-E8M0_BIAS, E8M0_BIAS + 1)
+
+
 def mx_quantize(x: torch.Tensor, fmt: str = "FP8 E4M3FN", block_size: int = 32, mode: str = "floor") -> MXQuantized:
     """MX block quantization along the last dimension (OCP MX v1.0, section 6.3).
 
-    Each block of ``block_size`` consecutive elements shares ``X = 2^(floor(log2(amax)) - emax_elem)``
-    (``mode="floor"``, the specification's rule and torchao's default) or with the exponent rounded
-    up when amax is not a power of two (``mode="ceil"``, never saturates); the unbiased exponent
-    is clamped to E8M0's range [-127, 127] (+128 encodes NaN for a NaN block). Elements are
-    ``cast(x / X)``, saturating.
+    Each block of ``block_size`` consecutive elements shares ``X = 2^e`` with ``e`` from
+    :func:`mx_scale_exponent` (``mode``: "floor", the specification's rule and torchao's default;
+    "ceil", "even" or "rceil"); the unbiased exponent is clamped to E8M0's range [-127, 127]
+    (+128 encodes NaN for a NaN block). Elements are ``cast(x / X)``, saturating.
     """
     x = _check_2d(x)
     f = element_format(fmt).name
@@ -148,12 +182,7 @@ def mx_quantize(x: torch.Tensor, fmt: str = "FP8 E4M3FN", block_size: int = 32, 
     shape = x.shape
     xb = x.reshape(*shape[:-1], shape[-1] // block_size, block_size)
     amax = xb.abs().amax(dim=-1, keepdim=True)
-    mant, exp = torch.frexp(amax)          # amax = mant * 2^exp, mant in [0.5, 1)
-    e = (exp - 1).to(torch.int32)          # floor(log2(amax)) for amax > 0
-    if mode == "ceil":
-        e = e + (mant != 0.5).to(torch.int32)
-    e = torch.where(amax > 0, e, torch.full_like(e, -E8M0_BIAS))
-    unbiased = (e - emax_elem(f)).clamp(-E8M0_BIAS, E8M0_BIAS + 1)
+    unbiased = mx_scale_exponent(amax, f, mode)
     biased = torch.where(torch.isnan(amax), torch.full_like(unbiased, 255), unbiased + E8M0_BIAS)
     X = torch.exp2(unbiased.to(torch.float64)).to(torch.float32).clamp(min=torch.finfo(torch.float32).tiny)
     scaled = xb / X
@@ -163,7 +192,7 @@ def mx_quantize(x: torch.Tensor, fmt: str = "FP8 E4M3FN", block_size: int = 32, 
     scale_e8m0 = biased.to(torch.uint8).squeeze(-1).view(torch.float8_e8m0fnu)
     return MXQuantized(deq.reshape(shape), (1.0 / X).expand_as(xb).reshape(shape),
                        (scaled.abs() >= overflow_threshold(f)).reshape(shape), ((xb != 0) & (deq == 0)).reshape(shape),
-                       f, f"MX block {block_size}", scale_e8m0=scale_e8m0, codes=codes, block_size=block_size)
+                       f, f"MX block {block_size}, {mode}", scale_e8m0=scale_e8m0, codes=codes, block_size=block_size)
 
 
 def torchao_to_mx(x: torch.Tensor, fmt: str = "FP8 E4M3FN", block_size: int = 32, mode: str = "floor"):
@@ -179,7 +208,9 @@ def torchao_to_mx(x: torch.Tensor, fmt: str = "FP8 E4M3FN", block_size: int = 32
     f = element_format(fmt).name
     elem = {"FP8 E4M3FN": torch.float8_e4m3fn, "FP8 E5M2": torch.float8_e5m2, "FP6 E2M3": DTYPE_FP6_E2M3,
             "FP6 E3M2": DTYPE_FP6_E3M2, "FP4 E2M1": torch.float4_e2m1fn_x2}[f]
-    smode = {"floor": ScaleCalculationMode.FLOOR, "ceil": ScaleCalculationMode.CEIL}[mode]
+    if mode not in MX_MODES:
+        raise ValueError(f"unknown MX scale mode {mode!r}; valid: {list(MX_MODES)}")
+    smode = ScaleCalculationMode(mode)
     t = MXTensor.to_mx(x.detach().to(torch.float32).contiguous(), elem, block_size=block_size, scaling_mode=smode)
     scale, data = t.scale, t.qdata
     if f == "FP4 E2M1":
@@ -222,15 +253,17 @@ def error_metrics(x: torch.Tensor, q: Quantized, mask: torch.Tensor | None = Non
     return {"SQNR (dB)": sqnr, "saturated": float(sat.double().mean()), "flushed to zero": float(fl.double().mean())}
 
 
-STRATEGIES = ("none (scale 1)", "per-tensor", "per-row", "MX block 32")
+MX_STRATEGY = f"MX block 32, {MX_TRAINING_MODE}"
+STRATEGIES = ("none (scale 1)", "per-tensor", "per-row", MX_STRATEGY)
 
 
 def quantize(x: torch.Tensor, fmt: str, strategy: str) -> Quantized:
-    """Dispatch to a strategy by name (one of :data:`STRATEGIES`)."""
-    fn = {"none (scale 1)": quantize_unscaled, "per-tensor": quantize_tensorwise,
-          "per-row": quantize_rowwise, "MX block 32": mx_quantize}
+    """Dispatch to a strategy by name (one of :data:`STRATEGIES`, or ``"MX block 32, <mode>"`` for any
+    of :data:`MX_MODES`)."""
+    fn = {"none (scale 1)": quantize_unscaled, "per-tensor": quantize_tensorwise, "per-row": quantize_rowwise}
+    fn.update({f"MX block 32, {m}": (lambda y, f, m=m: mx_quantize(y, f, 32, m)) for m in MX_MODES})
     if strategy not in fn:
-        raise ValueError(f"unknown scaling strategy {strategy!r}; valid: {list(STRATEGIES)}")
+        raise ValueError(f"unknown scaling strategy {strategy!r}; valid: {list(fn)}")
     return fn[strategy](x, fmt)
 
 
@@ -243,13 +276,28 @@ def strategy_table(tensors: dict[str, torch.Tensor], fmts=FP8_FORMATS + ("FP6 E2
         kind = name.split(":")[0]
         for fmt in fmts:
             for strat in strategies:
-                if fmt not in FP8_FORMATS and strat != "MX block 32":
+                is_mx = strat.startswith("MX block")
+                if fmt not in FP8_FORMATS and not is_mx:
                     continue
-                if strat == "MX block 32" and x.shape[-1] % 32:
+                if is_mx and x.shape[-1] % 32:
                     continue
                 q = quantize(x, fmt, strat)
                 rows.append({"tensor": name, "kind": kind, "format": fmt, "strategy": strat, **error_metrics(x, q)})
     return pd.DataFrame(rows)
+
+
+def mx_mode_table(tensors: dict[str, torch.Tensor], fmts=MX_ELEMENT_FORMATS, modes=MX_MODES) -> pd.DataFrame:
+    """MX block scaling of the same tensors under every scale rounding rule, side by side.
+
+    Per tensor kind, element format and mode: median SQNR, mean saturated and mean flushed fraction
+    (a power-of-two scale changes only which elements saturate or fall into the subnormals, so the
+    three together say what a rule does; the median SQNR alone hides the flushed ones).
+    """
+    table = strategy_table(tensors, fmts, tuple(f"MX block 32, {m}" for m in modes))
+    table["mode"] = table["strategy"].str.rsplit(", ", n=1).str[-1]
+    g = table.groupby(["kind", "format", "mode"], sort=False)
+    return g.agg(**{"median SQNR (dB)": ("SQNR (dB)", "median"), "mean saturated": ("saturated", "mean"),
+                    "mean flushed": ("flushed to zero", "mean"), "tensors": ("tensor", "count")}).reset_index()
 
 
 def strategy_summary(table: pd.DataFrame) -> pd.DataFrame:
@@ -309,6 +357,43 @@ def outlier_sensitivity(x: torch.Tensor, fmt: str = "FP8 E4M3FN", factors=(1.0, 
         y, mask = inject_outlier(x, factor)
         for strat in STRATEGIES[1:]:
             rows.append({"outlier / amax": factor, "strategy": strat, **error_metrics(y, quantize(y, fmt, strat), mask)})
+    return pd.DataFrame(rows)
+
+
+def outlier_channels(x: torch.Tensor, channels: int = 4, factor: float = 100.0, *, seed: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
+    """A copy of 2-D activation ``x`` (tokens x channels) with ``channels`` feature columns scaled by ``factor``.
+
+    Large language models' activations carry a few channels one to two orders of magnitude larger
+    than the rest, in every token (Dettmers et al., LLM.int8(), 2022; Fishman et al. 2025 trace FP8
+    instabilities to such outliers). Returns the tensor and the mask of the elements *outside* the
+    outlier channels.
+    """
+    y = _check_2d(x).clone()
+    if y.dim() != 2 or not 0 < channels < y.shape[1]:
+        raise ValueError(f"need a 2-D tensor with more than {channels!r} columns and channels > 0, got shape "
+                         f"{tuple(y.shape)}")
+    cols = torch.randperm(y.shape[1], generator=torch.Generator().manual_seed(seed))[:channels]
+    y[:, cols] *= factor
+    mask = torch.ones_like(y, dtype=torch.bool)
+    mask[:, cols] = False
+    return y, mask
+
+
+def outlier_channel_table(x: torch.Tensor, fmts=FP8_FORMATS, channels: int = 4,
+                          factors=(1.0, 10.0, 100.0, 1000.0)) -> pd.DataFrame:
+    """Per-tensor, per-row (per token) and MX (RCEIL) scaling of ``x`` with planted outlier channels.
+
+    SQNR and flushed fraction over the elements outside the outlier channels. Every row contains
+    the outlier channels, so per-row scaling does no better than per-tensor; a block of 32 only
+    suffers when it holds one of them.
+    """
+    rows = []
+    for factor in factors:
+        y, mask = outlier_channels(x, channels, factor)
+        for fmt in fmts:
+            for strat in STRATEGIES[1:]:
+                rows.append({"channel factor": factor, "format": fmt, "strategy": strat,
+                             **error_metrics(y, quantize(y, fmt, strat), mask)})
     return pd.DataFrame(rows)
 
 
@@ -417,21 +502,30 @@ def plot_delayed_scaling(run: pd.DataFrame, spike_at: int | None = None, ramp_at
 
 
 def plot_sqnr(table: pd.DataFrame):
-    """Median SQNR per format and strategy, one panel per tensor kind (bar chart)."""
+    """Median SQNR per format and strategy, one panel per tensor kind (bars coloured by element format),
+    with the normal-range bounds of E4M3 and E5M2 (:func:`sqnr_prediction_db`) drawn as lines."""
     import matplotlib.pyplot as plt
 
     summary = strategy_summary(table)
     kinds = list(dict.fromkeys(summary["kind"]))
-    fig, axes = plt.subplots(1, len(kinds), figsize=(4 * len(kinds), 3.6), sharey=True)
+    fmts = list(dict.fromkeys(summary["format"]))
+    colour = {f: f"C{i}" for i, f in enumerate(fmts)}
+    fig, axes = plt.subplots(1, len(kinds), figsize=(4.2 * len(kinds), 4.8), sharey=True)
     axes = np.atleast_1d(axes)
     for ax, kind in zip(axes, kinds):
         s = summary[summary["kind"] == kind]
-        labels = [f"{f}\n{st}" for f, st in zip(s["format"], s["strategy"])]
-        ax.barh(range(len(s)), s["median SQNR (dB)"].clip(lower=0))
-        ax.set_yticks(range(len(s)), labels, fontsize=6)
+        ax.barh(range(len(s)), s["median SQNR (dB)"].clip(lower=0), color=[colour[f] for f in s["format"]])
+        ax.set_yticks(range(len(s)), [f"{f.replace('FP8 ', '')}, {st}" for f, st in zip(s["format"], s["strategy"])],
+                      fontsize=8)
+        for fmt, ls in (("FP8 E4M3FN", "--"), ("FP8 E5M2", ":")):
+            ax.axvline(sqnr_prediction_db(fmt), color="0.4", ls=ls, lw=1,
+                       label=f"{fmt.replace('FP8 ', '')} bound {sqnr_prediction_db(fmt):.1f} dB")
         ax.set_title(kind)
         ax.set_xlabel("median SQNR (dB)")
-    fig.tight_layout()
+        ax.invert_yaxis()
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, fontsize=8, loc="lower center", ncol=2, frameon=False)
+    fig.tight_layout(rect=(0, 0.06, 1, 1))
     return fig
 
 

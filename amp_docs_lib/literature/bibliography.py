@@ -46,12 +46,16 @@ def _plain(text: str) -> str:
 def format_entry(key: str, entry) -> str:
     """One entry in Markdown: authors, *title*, venue and year, arXiv id or URL."""
     persons = entry.persons.get("author", [])
-    names = []
+    names, truncated = [], False
     for p in persons:
         first = " ".join(p.first_names + p.middle_names)
         last = " ".join(p.prelast_names + p.last_names)
-        names.append(_plain(f"{first} {last}".strip()))
-    if len(names) > 6:
+        name = _plain(f"{first} {last}".strip())
+        if name == "others":  # BibTeX's "and others": the list is truncated
+            truncated = True
+            continue
+        names.append(name)
+    if len(names) > 6 or truncated:
         authors = ", ".join(names[:6]) + ", et al"
     else:
         authors = ", ".join(names)

@@ -1,8 +1,12 @@
-"""Verdicts: what this build measured about each claim of the literature.
+"""Verdict functions: each runs a small experiment that decides whether a claim of the literature holds.
 
-Each verdict function runs a small, fast library call (format limits, a few casts, a one-step
-optimizer, the documented op lists) and returns a :class:`Verdict`; a claim that needs hardware
-or scale this machine lacks gets "not testable here", with the reason computed.
+A verdict function takes the claim's *parameters* (the numbers or names its sentence states) and
+returns a :class:`Verdict`. Its outcome must depend on what it measures, never only on format
+definitions or on the arguments it is given: the registry passes each function a deliberately
+false variant of its claim too, and the tests require that variant to be rejected
+(``tests/test_literature.py``). A claim that needs hardware or scale this machine lacks gets
+"not testable here", with the reason computed (``gating.requirement_met``, the memory the claim's
+model needs).
 """
 
 from __future__ import annotations
@@ -77,140 +81,201 @@ def needs_scale(n_params: float, what: str) -> Verdict:
                    f"this machine has {have / 1e9:,.0f} GB")
 
 
-def _fp16_update_lost_at_2048() -> Verdict:
-    # The paper: an update is lost when the weight is at least 2048x larger. At w = 1
-    # (a power of two), 1 + 2**-11 rounds back to 1 in FP16 while 1 + 2**-10 moves; FP32 keeps both.
-    from amp_docs_lib.numbers.numerics import update_stagnation
-
-    df = update_stagnation(w=1.0, updates=(2.0**-11, 2.0**-10), formats=("FP16", "FP32"))
-    lost = not df.loc[0, "FP16: w + u moves"]
-    kept_above = bool(df.loc[1, "FP16: w + u moves"])
-    fp32_keeps = bool(df.loc[0, "FP32: w + u moves"])
-    return judged(lost and kept_above and fp32_keeps,
-                  f"FP16: 1 + 2^-11 moves: {not lost}; 1 + 2^-10 moves: {kept_above}; FP32 keeps 2^-11: {fp32_keeps}")
+# --------------------------------------------------------------------------- experiments
+_DT = {"FP16": torch.float16, "BF16": torch.bfloat16, "FP32": torch.float32}
 
 
-def _fp16_flushes_below_2_24() -> Verdict:
-    from amp_docs_lib.amp.underflow import format_limits
+def fp16_update_lost(ratio: float) -> Verdict:
+    """Claim: an FP16 update is never lost while the weight is less than ``ratio`` times the update, and
+    can be lost once it is more; an FP32 master copy keeps it.
 
-    tiny = format_limits("fp16")["min subnormal"]
-    survives = float(torch.tensor(2.0**-24).half()) == 2.0**-24
-    flushed = float(torch.tensor(2.0**-26).half()) == 0.0
-    return judged(tiny == 2.0**-24 and survives and flushed,
-                  f"smallest FP16 subnormal {tiny:.3g} (= 2^{math.log2(tiny):.0f}); 2^-26 casts to "
-                  f"{float(torch.tensor(2.0**-26).half()):g}")
+    Measured on 4096 weights with log-uniform magnitudes over 8 binades (powers of two included) at
+    ratios below ``ratio`` (1/8, 1/2 and 1/1.01 of it) and just above it (1.01 times).
+    """
+    g = torch.Generator().manual_seed(0)
+    w = torch.exp2(torch.rand(4096, generator=g, dtype=torch.float64) * 8 - 4)
+    w[:8] = torch.exp2(torch.arange(-4, 4, dtype=torch.float64))
+
+    def lost(r, dt):
+        wt = w.to(dt)
+        u = (wt.double() / r).to(dt)
+        return float(((wt + u) == wt).double().mean())
+
+    below = {r: lost(r, torch.float16) for r in (ratio / 8, ratio / 2, ratio / 1.01)}
+    above = ratio * 1.01
+    lost_above, fp32_lost = lost(above, torch.float16), lost(above, torch.float32)
+    ok = max(below.values()) == 0.0 and lost_above > 0.0 and fp32_lost == 0.0
+    return judged(ok, "FP16 updates lost at ratios " + ", ".join(f"{r:.0f}: {v:.1%}" for r, v in below.items())
+                      + f"; at {above:.0f}: {lost_above:.2%} (4096 weights over 8 binades); FP32 at {above:.0f}: "
+                        f"{fp32_lost:.0%}")
 
 
-def _loss_scaling_recovers() -> Verdict:
-    # Scaling by 2**16 before the cast moves the flush-to-zero threshold down 16 binades:
-    # the measured fractions must match the log-uniform analytic prediction.
+def fp16_flush_threshold(log2_threshold: int) -> Verdict:
+    # Claim: values below 2^t become zero in FP16 and values above it do not (t = -25: half the
+    # smallest subnormal; the tie itself rounds to even, i.e. to zero).
+    t = log2_threshold
+    x = torch.exp2(torch.linspace(-28, -22, 6001, dtype=torch.float64))
+    y = x.to(torch.float16).double()
+    zero = x[y == 0]
+    largest_zero = float(zero.max()) if zero.numel() else 0.0
+    smallest_kept = float(x[y > 0].min())
+    ok = largest_zero <= 2.0 ** t < smallest_kept and largest_zero >= 2.0 ** t * (1 - 1e-3)
+    return judged(ok, f"torch's FP16 cast on 6001 values from 2^-28 to 2^-22: largest flushed "
+                      f"2^{math.log2(largest_zero):.3f}, smallest kept 2^{math.log2(smallest_kept):.3f}; "
+                      f"2^-25 casts to {float(torch.tensor(2.0**-25).half()):g}, 0.75*2^-24 to "
+                      f"{float(torch.tensor(0.75 * 2.0**-24).half()):.4g}")
+
+
+def loss_scaling_recovers(scale: float) -> Verdict:
     from amp_docs_lib.amp.underflow import cast_report, predicted_fraction_below, synthetic_gradients
 
     g = synthetic_gradients(20_000, seed=1)
     rows = {}
-    for scale in (1.0, 2.0**16):
-        measured = cast_report(g, "fp16", scale)["to zero"]
-        predicted = predicted_fraction_below(2.0**-25 / scale)
-        rows[scale] = (measured, predicted)
-    ok = all(abs(m - p) < 0.01 for m, p in rows.values()) and rows[2.0**16][0] < rows[1.0][0]
-    return judged(ok, f"to zero in FP16: {rows[1.0][0]:.1%} unscaled, {rows[2.0**16][0]:.1%} with scale 2^16 "
-                      f"(predicted {rows[1.0][1]:.1%}, {rows[2.0**16][1]:.1%})")
+    for s in (1.0, scale):
+        rows[s] = (cast_report(g, "fp16", s)["to zero"], predicted_fraction_below(2.0**-25 / s))
+    ok = all(abs(m - p) < 0.01 for m, p in rows.values()) and rows[scale][0] < rows[1.0][0]
+    return judged(ok, f"to zero in FP16: {rows[1.0][0]:.1%} unscaled, {rows[scale][0]:.1%} with scale {scale:g} "
+                      f"(predicted {rows[1.0][1]:.1%}, {rows[scale][1]:.1%})")
 
 
-def _fp32_accumulation() -> Verdict:
+def accumulate_in(accumulator: str) -> Verdict:
+    # Claim: FP16 values summed in `accumulator` keep the accuracy an FP16 sum loses (100x smaller error).
     from amp_docs_lib.numbers.numerics import accumulation_error
 
-    df = accumulation_error(n_terms=4096, dtypes=("FP16", "FP32"))
+    df = accumulation_error(n_terms=4096, dtypes=("FP16", accumulator) if accumulator != "FP16" else ("FP16",))
     err = df.set_index(["dtype", "method"])["relative error"]
-    e16, e32 = float(err[("FP16", "sequential")]), float(err[("FP32", "sequential")])
-    return judged(e32 < e16 / 100, f"4096 terms, sequential sum: relative error FP16 {e16:.2g}, FP32 {e32:.2g}")
+    e16, ea = float(err[("FP16", "sequential")]), float(err[(accumulator, "sequential")])
+    return judged(ea < e16 / 100, f"4096 terms, sequential sum: relative error FP16 {e16:.2g}, {accumulator} {ea:.2g}")
 
 
-def _gradscaler_defaults() -> Verdict:
-    from amp_docs_lib.amp.grad_scaler import torch_gradscaler_defaults
-
-    d = torch_gradscaler_defaults()
-    documented = {"init_scale": 2.0**16, "growth_factor": 2.0, "backoff_factor": 0.5, "growth_interval": 2000}
-    got = {k: d.get(k) for k in documented}
-    return judged(got == documented, ", ".join(f"{k}={v:g}" for k, v in got.items()))
-
-
-def _bf16_range_of_fp32() -> Verdict:
-    b, f = torch.finfo(torch.bfloat16), torch.finfo(torch.float32)
-    same_min = b.smallest_normal == f.smallest_normal
-    close_max = abs(b.max / f.max - 1) < 0.01
-    return judged(same_min and close_max, f"max BF16 {b.max:.4g} vs FP32 {f.max:.4g}; smallest normal "
-                                          f"{b.smallest_normal:.4g} vs {f.smallest_normal:.4g}")
+def range_of_fp32(fmt: str) -> Verdict:
+    # Claim: `fmt` represents FP32's range. Measured: FP32 values with log-uniform magnitudes over
+    # FP32's whole normal range, cast to `fmt`: the fraction that stays finite and non-zero.
+    g = torch.Generator().manual_seed(0)
+    e = torch.rand(100_000, generator=g, dtype=torch.float64) * 253 - 126   # 2^-126 .. 2^127
+    x = torch.exp2(e).to(torch.float32)
+    y = x.to(_DT[fmt])
+    kept = float((torch.isfinite(y) & (y != 0)).double().mean())
+    return judged(kept >= 0.99, f"{kept:.2%} of 100,000 FP32 values spanning 2^-126..2^127 stay finite and "
+                                f"non-zero in {fmt}")
 
 
-def _bf16_conversion_is_truncation_with_rounding() -> Verdict:
-    # FP32 -> BF16 keeps the upper 16 bits of the FP32 pattern, rounded to nearest even:
-    # recompute that with integer arithmetic and compare with torch's cast.
+def bf16_conversion(rounding: str) -> Verdict:
+    # Claim: FP32 -> BF16 keeps the upper 16 bits of the FP32 pattern, rounded (nearest-even or truncated).
     g = torch.Generator().manual_seed(0)
     x = torch.randn(100_000, generator=g) * 10.0 ** torch.randint(-30, 30, (100_000,), generator=g)
     bits = x.view(torch.int32).to(torch.int64) & 0xFFFFFFFF
-    rounded = (bits + 0x7FFF + ((bits >> 16) & 1)) >> 16
+    if rounding == "nearest_even":
+        predicted = (bits + 0x7FFF + ((bits >> 16) & 1)) >> 16
+    elif rounding == "truncate":
+        predicted = bits >> 16
+    else:
+        raise ValueError(f"unknown rounding {rounding!r}; valid: ['nearest_even', 'truncate']")
     torch_bits = x.to(torch.bfloat16).view(torch.int16).to(torch.int64) & 0xFFFF
-    agree = float((rounded == torch_bits).double().mean())
-    return judged(agree == 1.0, f"bit-level upper-half rounding agrees with torch's cast on {agree:.2%} of 100,000 values")
+    agree = float((predicted == torch_bits).double().mean())
+    return judged(agree == 1.0, f"upper-16-bit rule ({rounding.replace('_', ' ')}) agrees with torch's cast on "
+                                f"{agree:.2%} of 100,000 values")
 
 
-def _bf16_needs_no_scaling() -> Verdict:
+def no_scaling_needed(fmt: str) -> Verdict:
     from amp_docs_lib.amp.underflow import cast_report, synthetic_gradients
 
     g = synthetic_gradients(20_000, seed=2)
-    z16, zb = cast_report(g, "fp16")["to zero"], cast_report(g, "bf16")["to zero"]
-    return judged(zb == 0.0 and z16 > 0.0, f"gradients 1e-12..1e-2 flushed to zero: FP16 {z16:.1%}, BF16 {zb:.1%}")
+    z = cast_report(g, fmt.lower())["to zero"]
+    z16 = cast_report(g, "fp16")["to zero"]
+    return judged(z == 0.0 and z16 > 0.0, f"gradients 1e-12..1e-2 flushed to zero unscaled: FP16 {z16:.1%}, {fmt} {z:.1%}")
 
 
-def _fp8_maxima() -> Verdict:
-    e4, e5 = torch.finfo(torch.float8_e4m3fn).max, torch.finfo(torch.float8_e5m2).max
-    return judged(e4 == 448.0 and e5 == 57344.0, f"torch.finfo max: E4M3FN {e4:g}, E5M2 {e5:g}")
+def fp8_maxima(e4m3: float, e5m2: float) -> Verdict:
+    # Decoded from all 256 bit patterns of torch's dtypes: the largest finite value of each.
+    codes = torch.arange(256, dtype=torch.int32).to(torch.uint8)
+    got = {}
+    for name, dt in (("E4M3FN", torch.float8_e4m3fn), ("E5M2", torch.float8_e5m2)):
+        v = codes.view(dt).float()
+        got[name] = float(v[torch.isfinite(v)].max())
+    return judged(got["E4M3FN"] == e4m3 and got["E5M2"] == e5m2,
+                  f"largest finite of the 256 codes: E4M3FN {got['E4M3FN']:g}, E5M2 {got['E5M2']:g}")
 
 
-def _fp8_special_values() -> Verdict:
+def fp8_specials(e4m3_inf: int, e4m3_nan: int, e5m2_inf: int) -> Verdict:
     codes = torch.arange(256, dtype=torch.int32).to(torch.uint8)
     e4 = codes.view(torch.float8_e4m3fn).float()
     e5 = codes.view(torch.float8_e5m2).float()
-    e4_inf, e4_nan = int(torch.isinf(e4).sum()), int(torch.isnan(e4).sum())
-    e5_inf = int(torch.isinf(e5).sum())
-    return judged(e4_inf == 0 and e4_nan == 2 and e5_inf == 2,
-                  f"of 256 codes: E4M3FN {e4_inf} inf, {e4_nan} NaN (one per sign); E5M2 {e5_inf} inf")
+    got = (int(torch.isinf(e4).sum()), int(torch.isnan(e4).sum()), int(torch.isinf(e5).sum()))
+    return judged(got == (e4m3_inf, e4m3_nan, e5m2_inf),
+                  f"of 256 codes: E4M3FN {got[0]} inf, {got[1]} NaN (one per sign); E5M2 {got[2]} inf, "
+                  f"{int(torch.isnan(e5).sum())} NaN")
 
 
-def _e5m2_wider_e4m3_finer() -> Verdict:
-    f4, f5 = torch.finfo(torch.float8_e4m3fn), torch.finfo(torch.float8_e5m2)
-    range4 = math.log2(f4.max / (f4.smallest_normal * f4.eps))
-    range5 = math.log2(f5.max / (f5.smallest_normal * f5.eps))
-    return judged(range5 > range4 and f4.eps < f5.eps,
-                  f"range (binades incl. subnormals): E5M2 {range5:.0f}, E4M3FN {range4:.0f}; "
-                  f"eps: E4M3FN {f4.eps:g}, E5M2 {f5.eps:g}")
+def e4m3_forward_e5m2_backward(forward: str, backward: str) -> Verdict:
+    # Claim: `forward` suits weights and activations (smaller rounding error there) and `backward`,
+    # with its wider range, suits gradients (fewer gradient elements flushed to zero).
+    # Measured with per-tensor current scaling (amax -> the format's largest value):
+    # activations: Gaussian with rows spread over 2^±4 (as tokens differ); gradients: log-uniform
+    # magnitudes over 10 decades (1e-12 .. 1e-2), as the backward pass produces.
+    from amp_docs_lib.fp8.scaling import error_metrics, quantize_tensorwise
+    from amp_docs_lib.amp.underflow import synthetic_gradients
+
+    g = torch.Generator().manual_seed(0)
+    act = torch.randn(256, 256, generator=g) * torch.exp2((torch.rand(256, 1, generator=g) * 2 - 1) * 4)
+    grad = synthetic_gradients(65_536, seed=4).reshape(256, 256).float()
+    m = {(kind, f): error_metrics(x, quantize_tensorwise(x, f))
+         for kind, x in (("activation", act), ("gradient", grad)) for f in (forward, backward)}
+    fwd_better = m[("activation", forward)]["SQNR (dB)"] > m[("activation", backward)]["SQNR (dB)"]
+    bwd_keeps = m[("gradient", backward)]["flushed to zero"] < m[("gradient", forward)]["flushed to zero"]
+    return judged(fwd_better and bwd_keeps,
+                  f"per-tensor scaled activations: SQNR {forward.split()[-1]} {m[('activation', forward)]['SQNR (dB)']:.1f} dB, "
+                  f"{backward.split()[-1]} {m[('activation', backward)]['SQNR (dB)']:.1f} dB; gradients over 10 decades "
+                  f"flushed to zero: {forward.split()[-1]} {m[('gradient', forward)]['flushed to zero']:.1%}, "
+                  f"{backward.split()[-1]} {m[('gradient', backward)]['flushed to zero']:.1%}")
 
 
-def _fp8_training_at_scale() -> Verdict:
-    return needs("sm89", "FP8 tensor cores") or needs_scale(175e9, "training runs of up to 175B parameters")
+def mx_block(block: int, rule: str) -> Verdict:
+    # Claim: MX shares one power-of-two scale per `block` consecutive elements, X = 2^(floor(log2 amax) - emax).
+    # torchao's MXTensor.to_mx (its FLOOR mode, the specification's rule) against the rule computed
+    # here from each block's amax.
+    from amp_docs_lib.fp8.scaling import emax_elem, torchao_to_mx
+
+    x = torch.randn(16, 256, generator=torch.Generator().manual_seed(0)) * 10.0 ** torch.randint(
+        -3, 3, (16, 1), generator=torch.Generator().manual_seed(1))
+    scale, _codes = torchao_to_mx(x, "FP8 E4M3FN", block_size=32, mode="floor")
+    amax = x.reshape(16, 256 // block, block).abs().amax(-1)
+    e = torch.floor(torch.log2(amax)) if rule == "floor" else torch.ceil(torch.log2(amax))
+    predicted = torch.exp2(e - emax_elem("FP8 E4M3FN"))
+    got = scale.float()
+    same = got.shape == predicted.shape and bool(torch.equal(got, predicted))
+    return judged(same, f"torchao MXFP8 (FLOOR) of a 16x256 tensor: {scale.numel()} scales; the {rule} rule over "
+                        f"blocks of {block} predicts {predicted.numel()} scales, equal: {same}")
 
 
-def _mx_block_scale() -> Verdict:
-    from amp_docs_lib.fp8.scaling import torchao_to_mx
+def gradscaler_defaults(init_scale: float, growth_factor: float, backoff_factor: float, growth_interval: int) -> Verdict:
+    from amp_docs_lib.amp.grad_scaler import torch_gradscaler_defaults
 
-    x = torch.randn(4, 128, generator=torch.Generator().manual_seed(0))
-    scale, _codes = torchao_to_mx(x, "FP8 E4M3FN", block_size=32)
-    per_block = x.numel() // scale.numel()
-    v = scale.float()
-    powers_of_two = bool(torch.all(torch.log2(v) == torch.round(torch.log2(v))))
-    return judged(per_block == 32 and scale.dtype == torch.float8_e8m0fnu and powers_of_two,
-                  f"torchao MXFP8 of a 4x128 tensor: {scale.numel()} scales ({per_block} elements each), "
-                  f"dtype {str(scale.dtype).replace('torch.', '')}, all powers of two: {powers_of_two}")
+    d = torch_gradscaler_defaults()
+    claimed = {"init_scale": init_scale, "growth_factor": growth_factor, "backoff_factor": backoff_factor,
+               "growth_interval": growth_interval}
+    got = {k: d.get(k) for k in claimed}
+    return judged(got == claimed, "installed torch.amp.GradScaler: " + ", ".join(f"{k}={v:g}" for k, v in got.items()))
 
 
-def _mx_sub8bit_training() -> Verdict:
-    return needs("sm100", "native MX GEMMs") or needs_scale(1.5e9, "training generative language models")
+def autocast_default_dtypes(cuda: str, cpu: str) -> Verdict:
+    from amp_docs_lib.amp.autocast_policy import default_autocast_dtypes
+
+    d = default_autocast_dtypes()
+    return judged(d.get("cpu") == cpu and d.get("cuda") == cuda, ", ".join(f"{k}: {v}" for k, v in d.items()))
 
 
-def _mixed_adam_16_bytes() -> Verdict:
-    # Measured on a real optimizer: BF16 working weights and gradients, an FP32 master copy,
-    # torch.optim.Adam's two moments on the master copy after one step.
+def cpu_op_lists(lower_op: str, unlisted_op: str) -> Verdict:
+    from amp_docs_lib.amp.autocast_policy import documented_category, probe_op
+
+    lo, un = probe_op(lower_op, "cpu")["category"], probe_op(unlisted_op, "cpu")["category"]
+    dlo, dun = documented_category(lower_op, "cpu"), documented_category(unlisted_op, "cpu")
+    return judged(dlo == "lower" and lo == "lower" and dun == "unlisted" and un == "unchanged",
+                  f"CPU autocast (bfloat16), probed: {lower_op} {lo}, {unlisted_op} {un}; documented: "
+                  f"{lower_op} {dlo}, {unlisted_op} {dun}")
+
+
+def mixed_adam_bytes(bytes_per_parameter: float) -> Verdict:
     n = 4096
     master = torch.nn.Parameter(torch.randn(n))
     opt = torch.optim.Adam([master], lr=1e-3)
@@ -221,263 +286,153 @@ def _mixed_adam_16_bytes() -> Verdict:
     state = sum(t.numel() * t.element_size() for t in opt.state[master].values() if t.dim() > 0)
     total = (work.numel() * work.element_size() + work.grad.numel() * work.grad.element_size()
              + master.numel() * master.element_size() + state)
-    master.grad = None  # the FP32 gradient is transient
-    return judged(total / n == 16, f"{total / n:g} bytes per parameter (BF16 weight 2 + BF16 grad 2 + FP32 master 4 "
-                                   f"+ Adam moments {state / n:g})")
+    master.grad = None
+    return judged(total / n == bytes_per_parameter,
+                  f"{total / n:g} bytes per parameter (BF16 weight 2 + BF16 grad 2 + FP32 master 4 + Adam moments {state / n:g})")
 
 
-def _zero_7_5b_example() -> Verdict:
+def zero_7_5b(ddp: float, zero1: float, zero2: float, zero3: float) -> Verdict:
     from amp_docs_lib.distributed.memory import per_rank_bytes
 
-    paper = {"DDP": 120.0, "ZeRO-1": 31.4, "ZeRO-2": 16.6, "ZeRO-3": 1.9}
+    paper = {"DDP": ddp, "ZeRO-1": zero1, "ZeRO-2": zero2, "ZeRO-3": zero3}
     got = {s: per_rank_bytes(7_500_000_000, 64, s, "amp_fp32_master")["total"] / 1e9 for s in paper}
-    ok = all(abs(got[s] - paper[s]) <= 0.05 for s in paper)
-    return judged(ok, ", ".join(f"{s} {got[s]:.2f} GB" for s in paper))
+    return judged(all(abs(got[s] - paper[s]) <= 0.05 for s in paper), ", ".join(f"{s} {got[s]:.2f} GB" for s in paper))
 
 
-def _fsdp_scaling() -> Verdict:
-    return needs("multi-gpu", "throughput against DDP across GPUs") or \
-        needs_scale(175e9, "models of up to a trillion parameters on hundreds of GPUs")
-
-
-def _fp8_lm_speed() -> Verdict:
-    return needs("sm89", "FP8 tensor cores (H100 in the paper)") or needs_scale(175e9, "GPT-175B training")
-
-
-def _fishman_long_runs() -> Verdict:
-    return needs("cuda", "FP8 training") or needs_scale(7e9, "2 trillion tokens on a 7B model")
-
-
-def _autocast_default_dtypes() -> Verdict:
-    from amp_docs_lib.amp.autocast_policy import default_autocast_dtypes
-
-    d = default_autocast_dtypes()
-    return judged(d.get("cpu") == "bfloat16" and d.get("cuda") == "float16",
-                  ", ".join(f"{k}: {v}" for k, v in d.items()))
-
-
-def _cpu_lists_match_probe() -> Verdict:
-    from amp_docs_lib.amp.autocast_policy import documented_category, probe_op
-
-    mm, ln = probe_op("mm", "cpu")["category"], probe_op("layer_norm", "cpu")["category"]
-    doc_mm, doc_ln = documented_category("mm", "cpu"), documented_category("layer_norm", "cpu")
-    return judged(doc_mm == "lower" and mm == "lower" and doc_ln == "unlisted" and ln == "unchanged",
-                  f"CPU autocast (bfloat16), probed: mm {mm}, layer_norm {ln}; documented: mm {doc_mm}, "
-                  f"layer_norm {doc_ln}")
-
-
-def _autocast_keeps_parameters_fp32() -> Verdict:
-    lin = torch.nn.Linear(8, 8)
-    with torch.autocast("cpu", dtype=torch.bfloat16):
-        y = lin(torch.randn(2, 8))
-    ok = lin.weight.dtype == torch.float32 and y.dtype == torch.bfloat16
-    return judged(ok, f"inside autocast(cpu, bfloat16): weight {str(lin.weight.dtype)[6:]}, output {str(y.dtype)[6:]}")
-
-
-def _layer_norm_lists_differ() -> Verdict:
-    from amp_docs_lib.amp.autocast_policy import documented_category
-
-    cpu, cuda = documented_category("layer_norm", "cpu"), documented_category("layer_norm", "cuda")
-    return judged(cuda != cpu, f"documented list of layer_norm: CUDA '{cuda}', CPU '{cpu}'")
-
-
-def _fp16_fields() -> Verdict:
-    f = torch.finfo(torch.float16)
-    return judged(f.max == 65504.0 and f.eps == 2.0**-10, f"FP16 max {f.max:g}, eps {f.eps:g} (= 2^{math.log2(f.eps):.0f})")
-
-
-def _bf16_fields() -> Verdict:
-    f = torch.finfo(torch.bfloat16)
-    return judged(abs(f.max - 3.4e38) / 3.4e38 < 0.01 and f.eps == 2.0**-7,
-                  f"BF16 max {f.max:.4g}, eps {f.eps:g} (= 2^{math.log2(f.eps):.0f})")
-
-
-def _seed_format_fields() -> Verdict:
-    f16, b16 = _fp16_fields(), _bf16_fields()
-    return judged(f16.status == HOLDS and b16.status == HOLDS, f"{f16.measured}; {b16.measured}")
-
-
-def bf16_matmul_native() -> bool:
-    """Whether BF16 matmul runs natively here: a GPU with BF16 support, or a CPU flag oneDNN may use."""
-    if torch.cuda.is_available():
-        return bool(torch.cuda.is_bf16_supported())
-    from amp_docs_lib.core.machine import cpu_native_matmul
-
-    return not cpu_native_matmul()["bf16"].startswith("none")
-
-
-def _seed_speedup_by_size() -> Verdict:
-    cuda = needs("cuda", "the log's GPT sizes (up to 2.7B) were timed on an unnamed GPU")
-    if cuda is not None:
-        native = bf16_matmul_native()
-        return Verdict(NOT_TESTABLE, f"BF16 matmul native on this CPU: {native}", cuda.reason)
-    return needs_scale(2.7e9, "the log's 2.7B-parameter model")
-
-
-# NVIDIA's guide: tensor-core shape rule, tested where a CUDA device exists.
-def _fp16_multiples_of_8() -> Verdict:
-    cuda = needs("cuda", "the rule is about GPU Tensor Core kernels; a CPU matmul has other tile sizes")
-    if cuda is not None:
-        return cuda
-    from amp_docs_lib.bench.matmul import alignment_sweep
-
-    al = alignment_sweep(1024, ("fp16",), (-1, 0, 1, 8), "cuda", min_run_time=0.05)
-    odd = al[~al["multiple of 8"]]
-    rel = float(odd["relative to aligned"].mean())
-    return judged(rel < 0.9, f"FP16 n = 1023 and 1025 ran at {rel:.0%} of n = 1024's rate on "
-                             f"{torch.cuda.get_device_name(0)}", hardware_dependent=True)
-
-
-
-def _nvidia_constant_scale_bound() -> Verdict:
-    # The guide's bound: max|g| * S < 65,504 (FP16's largest value) keeps the scaled gradients finite.
-    # S_ok is the largest power of two meeting it; 4 * S_ok puts the product past FP16's overflow threshold.
+def constant_scale_bound(bound: float) -> Verdict:
+    # Claim: a constant loss scale S with max|g| * S below `bound` keeps every scaled gradient finite in FP16.
+    # S is the largest power of two meeting the bound; the claim fails if that S overflows.
     from amp_docs_lib.amp.underflow import synthetic_gradients
 
     g = synthetic_gradients(20_000, -12.0, -2.0, seed=3)
-    gmax, fmax = float(g.abs().max()), torch.finfo(torch.float16).max
-    s_ok = 2.0 ** math.floor(math.log2(fmax / gmax))
-    inf_ok = int(torch.isinf((g * s_ok).half()).sum())
-    inf_over = int(torch.isinf((g * 4 * s_ok).half()).sum())
-    return judged(gmax * s_ok < fmax and inf_ok == 0 and inf_over > 0,
-                  f"max|g| = {gmax:.3g}: S = 2^{math.log2(s_ok):.0f} (product {gmax * s_ok:,.0f}) gives {inf_ok} "
-                  f"infinities in FP16; S = 2^{math.log2(4 * s_ok):.0f} (product {gmax * 4 * s_ok:,.0f}) gives {inf_over}")
+    gmax = float(g.abs().max())
+    s = 2.0 ** math.floor(math.log2(bound / gmax))
+    infs = int(torch.isinf((g * s).half()).sum())
+    infs_4x = int(torch.isinf((g * 4 * s).half()).sum())
+    return judged(infs == 0 and infs_4x > 0,
+                  f"max|g| = {gmax:.3g}: S = 2^{math.log2(s):.0f} (product {gmax * s:,.0f}) gives {infs} infinities "
+                  f"in FP16; 4S gives {infs_4x}")
 
 
-def _nvidia_dynamic_scaling_example() -> Verdict:
-    from amp_docs_lib.amp.grad_scaler import torch_gradscaler_defaults
-
-    d = torch_gradscaler_defaults()
-    guide = {"growth_interval": 2000, "growth_factor": 2.0, "backoff_factor": 0.5}
-    return judged(all(d.get(k) == v for k, v in guide.items()),
-                  "torch.amp.GradScaler defaults: " + ", ".join(f"{k}={d.get(k):g}" for k in guide)
-                  + f" (and init_scale={d.get('init_scale'):g}, which the guide leaves as 'a large value')")
-
-# DeepSeek-V3's FP8 recipe, emulated on the CPU (amp_docs_lib.fp8.fine_grained).
-def _deepseek_tiles_contain_outliers() -> Verdict:
-    from amp_docs_lib.fp8.fine_grained import outlier_tensor, tile_vs_tensor
+def tiles_contain_outliers(tiles) -> Verdict:
+    # Claim: scaling per tile (DeepSeek-V3: 1x128 activations, 128x128 weights) keeps the other
+    # elements' SQNR above per-tensor scaling's and flushes fewer of them, with outliers present.
+    from amp_docs_lib.fp8.fine_grained import outlier_tensor, quantize_tiles
+    from amp_docs_lib.fp8.scaling import error_metrics, quantize_tensorwise
 
     x, mask = outlier_tensor(128, 512, n_outliers=4, factor=1e4)
-    t = tile_vs_tensor(x, mask).set_index("scaling")
-    sq, fl = t["SQNR (dB)"], t["flushed to zero"]
-    ok = all(sq[g] > sq["per-tensor"] and fl[g] < fl["per-tensor"] for g in ("1x128 tiles", "128x128 blocks"))
-    return judged(bool(ok), "E4M3, 128x512 Gaussian with 4 elements at 10^4 x amax, non-outliers: SQNR per-tensor "
-                            f"{sq['per-tensor']:.1f} dB, 1x128 tiles {sq['1x128 tiles']:.1f} dB, 128x128 blocks "
-                            f"{sq['128x128 blocks']:.1f} dB; flushed to zero {fl['per-tensor']:.1%}, "
-                            f"{fl['1x128 tiles']:.2%}, {fl['128x128 blocks']:.1%}")
+    ref = error_metrics(x, quantize_tensorwise(x), mask)
+    res = {t: error_metrics(x, quantize_tiles(x, tuple(t)), mask) for t in tiles}
+    ok = all(r["SQNR (dB)"] > ref["SQNR (dB)"] and r["flushed to zero"] < ref["flushed to zero"] for r in res.values())
+    parts = ", ".join(f"{t[0]}x{t[1]} {r['SQNR (dB)']:.1f} dB / {r['flushed to zero']:.2%}" for t, r in res.items())
+    return judged(ok, f"E4M3, 128x512 Gaussian with 4 elements at 10^4 x amax; non-outliers' SQNR / flushed: "
+                      f"per-tensor {ref['SQNR (dB)']:.1f} dB / {ref['flushed to zero']:.1%}, {parts}")
 
 
-def _deepseek_promotion() -> Verdict:
-    from amp_docs_lib.fp8.fine_grained import accumulation_study, promotion_gain
+def promotion_helps(promote_every: int) -> Verdict:
+    from amp_docs_lib.fp8.fine_grained import accumulation_study
 
-    st = accumulation_study(m=4, n=4, k=4096, bits=14, promote_every=128, rounding="nearest")
+    st = accumulation_study(m=4, n=4, k=4096, bits=14, promote_every=promote_every, rounding="nearest")
     e = st["relative error"].tolist()
-    return judged(e[1] < e[0], f"K = 4096, E4M3 inputs, emulated 14-bit accumulator (round to nearest): relative "
-                               f"error {e[0]:.2e} without promotion, {e[1]:.2e} with promotion every 128 "
-                               f"({promotion_gain(st):.1f}x smaller); FP32 accumulator {e[2]:.1e}")
+    return judged(e[1] < e[0] / 2, f"K = 4096, emulated 14-bit accumulator (round to nearest): relative error "
+                                   f"{e[0]:.2e} without promotion, {e[1]:.2e} promoted every {promote_every}; "
+                                   f"FP32 accumulator {e[2]:.1e}")
 
 
-def _deepseek_h800_accumulator() -> Verdict:
-    hw = needs("sm90", "the accumulator width is a property of Hopper (H800) tensor cores")
-    if hw is not None:
-        return hw
-    return Verdict(NOT_TESTABLE, "n/a", "the tensor cores' accumulator width is not observable from torch "
-                                        "(use_fast_accum of torch._scaled_mm switches the accumulation path, it does "
-                                        "not report a width); the FP8 chapter emulates a 14-bit accumulator on the CPU")
-
-
-# NVFP4 against MXFP4 (amp_docs_lib.fp8.nvfp4).
-def _nvfp4_vs_mxfp4() -> Verdict:
+def nvfp4_beats_mxfp4(better: str, worse: str) -> Verdict:
     from amp_docs_lib.fp8.nvfp4 import fp4_block_comparison, gaussian_blocks
 
     t = fp4_block_comparison({"gaussian": gaussian_blocks(64, 512, seed=0)}).set_index("scheme")["SQNR (dB)"]
-    return judged(t["NVFP4"] > t["MXFP4"], f"64x512 standard normal: SQNR NVFP4 {t['NVFP4']:.1f} dB, "
-                                           f"MXFP4 {t['MXFP4']:.1f} dB")
+    return judged(t[better] > t[worse], f"64x512 standard normal: SQNR NVFP4 {t['NVFP4']:.1f} dB, MXFP4 {t['MXFP4']:.1f} dB")
 
 
-def _nvfp4_amax_fp8_precision() -> Verdict:
-    # Each block's amax maps to FP4's 6 through an E4M3 scale: its relative error is E4M3's rounding,
-    # at most 2^-4 (3 mantissa bits); MXFP4's power-of-two scale gives no such bound.
+def nvfp4_amax_precision(bound: float) -> Verdict:
     from amp_docs_lib.fp8.nvfp4 import block_amax_error, gaussian_blocks, nvfp4_quantize
     from amp_docs_lib.fp8.scaling import mx_quantize
 
     x = gaussian_blocks(64, 512, seed=1)
     nv = float(block_amax_error(x, nvfp4_quantize(x), 16).max())
     mx = float(block_amax_error(x, mx_quantize(x, "FP4 E2M1"), 32).max())
-    bound = torch.finfo(torch.float8_e4m3fn).eps / 2
-    return judged(nv <= bound, f"largest relative error of a block's amax: NVFP4 {nv:.4f} (E4M3 rounding bound "
-                               f"{bound:g}), MXFP4 {mx:.3f}")
+    return judged(nv <= bound, f"largest relative error of a block's amax: NVFP4 {nv:.4f} (claimed bound {bound:g}), "
+                               f"MXFP4 {mx:.3f}")
 
 
-def _nvfp4_training() -> Verdict:
+def mx_element_maxima(e4m3: float, e5m2: float, e2m3: float, e3m2: float, e2m1: float) -> Verdict:
+    # torchao's MXTensor.to_mx on a block whose values far exceed each element range: the largest
+    # element it stores (read back through its dequantize, divided by the block's scale) is the
+    # format's largest value.
+    from amp_docs_lib.fp8.scaling import torchao_to_mx
+    from amp_docs_lib.fp8.formats import cast
+
+    stated = {"FP8 E4M3FN": e4m3, "FP8 E5M2": e5m2, "FP6 E2M3": e2m3, "FP6 E3M2": e3m2, "FP4 E2M1": e2m1}
+    x = torch.full((1, 32), 1.0)
+    x[0, 0] = 1.999  # amax 1.999 under FLOOR: the block scale is 2^(0 - emax), so 1.999 saturates
+    got = {}
+    for fmt in stated:
+        scale, codes = torchao_to_mx(x, fmt, 32, "floor")
+        # decode the code of the saturated element with the library's decoder of that format
+        from amp_docs_lib.numbers.formats import bits_to_value, get_format
+        got[fmt] = bits_to_value(int(codes[0, 0]), get_format(fmt))
+    ok = all(got[f] == stated[f] for f in stated)
+    return judged(ok, "largest element torchao stores for a saturating block: "
+                      + ", ".join(f"{f.split()[-1]} {got[f]:g}" for f in stated))
+
+
+def dynamic_scaling_example(growth_interval: int, growth_factor: float, backoff_factor: float) -> Verdict:
+    """The guide's example dynamic-scaling parameters against the installed ``torch.amp.GradScaler``'s defaults."""
+    from amp_docs_lib.amp.grad_scaler import torch_gradscaler_defaults
+
+    d = torch_gradscaler_defaults()
+    guide = {"growth_interval": growth_interval, "growth_factor": growth_factor, "backoff_factor": backoff_factor}
+    return judged(all(d.get(k) == v for k, v in guide.items()),
+                  "torch.amp.GradScaler defaults: " + ", ".join(f"{k}={d.get(k):g}" for k in guide)
+                  + f" (and init_scale={d.get('init_scale'):g}, which the guide leaves as 'a large value')")
+
+
+# --------------------------------------------------------------------------- hardware and scale
+def fp16_multiples_of_8(slower_than: float) -> Verdict:
+    """On a CUDA GPU: FP16 GEMMs of n = 1023 and 1025 run below ``slower_than`` times n = 1024's rate."""
+    cuda = needs("cuda", "the rule is about GPU Tensor Core kernels; a CPU matmul has other tile sizes")
+    if cuda is not None:
+        return cuda
+    from amp_docs_lib.bench.matmul import alignment_sweep
+
+    al = alignment_sweep(1024, ("fp16",), (-1, 0, 1, 8), "cuda", min_run_time=0.05)
+    rel = float(al[~al["multiple of 8"]]["relative to aligned"].mean())
+    return judged(rel < slower_than, f"FP16 n = 1023 and 1025 ran at {rel:.0%} of n = 1024's rate on "
+                                     f"{torch.cuda.get_device_name(0)}", hardware_dependent=True)
+
+
+def fp8_training_at_scale() -> Verdict:
+    return needs_scale(175e9, "training runs of up to 175B parameters (FP8 itself runs here: the FP8 chapter "
+                              "trains a small GPT with torchao's recipes)")
+
+
+def mx_sub8bit_training() -> Verdict:
+    return needs("sm100", "native MX GEMMs") or needs_scale(1.5e9, "training generative language models")
+
+
+def fsdp_scaling() -> Verdict:
+    return needs("multi-gpu", "throughput against DDP across GPUs") or \
+        needs_scale(175e9, "models of up to a trillion parameters on hundreds of GPUs")
+
+
+def fp8_lm_speed() -> Verdict:
+    return needs("sm89", "FP8 tensor cores (H100 in the paper)") or needs_scale(175e9, "GPT-175B training")
+
+
+def fishman_long_runs() -> Verdict:
+    return needs_scale(7e9, "2 trillion tokens on a 7B model (FP8 training itself runs here, for a few steps)")
+
+
+def deepseek_h800_accumulator() -> Verdict:
+    hw = needs("sm90", "the accumulator width is a property of Hopper (H800) tensor cores")
+    if hw is not None:
+        return hw
+    return Verdict(NOT_TESTABLE, "n/a", "no API reports the tensor cores' accumulator width; on this GPU the FP8 "
+                                        "chapter compares torch._scaled_mm with use_fast_accum=True and False, "
+                                        "DeepSeek-V3's experiment, and emulates a 14-bit accumulator")
+
+
+def nvfp4_training() -> Verdict:
     return needs("sm100", "NVFP4 tensor cores (Blackwell)") or needs_scale(12e9, "a 12B model on 10 trillion tokens")
-
-
-# OCP MX: the concrete formats, checked against torchao's constants and the library's registry.
-def _mx_concrete_formats() -> Verdict:
-    from torchao.prototype.mx_formats import constants as C
-
-    from amp_docs_lib.fp8.formats import max_finite
-
-    # The sentence's numbers against two independent implementations: the library's format registry
-    # (torch / ml_dtypes limits) and torchao's MX constants.
-    stated = {"FP8 E4M3FN": 448.0, "FP8 E5M2": 57344.0, "FP6 E2M3": 7.5, "FP6 E3M2": 28.0, "FP4 E2M1": 6.0}
-    torchao_max = {"FP8 E4M3FN": C.F8E4M3_MAX, "FP8 E5M2": C.F8E5M2_MAX, "FP6 E2M3": C.F6_E2M3_MAX,
-                   "FP6 E3M2": C.F6_E3M2_MAX, "FP4 E2M1": C.F4_E2M1_MAX}
-    agree = all(max_finite(k) == v == torchao_max[k] for k, v in stated.items())
-    n_elem = len(C.SUPPORTED_ELEM_DTYPES)
-    ok = agree and C.BLOCK_SIZE_DEFAULT == 32 and n_elem == len(stated)
-    return judged(ok, f"torchao 0.18: {n_elem} MX element dtypes, default block size {C.BLOCK_SIZE_DEFAULT}; largest "
-                      "values, library registry / torchao: "
-                      + ", ".join(f"{k.split()[-1]} {max_finite(k):g} / {torchao_max[k]:g}" for k in stated))
-
-
-# Seed note 001's GPU figures, against the datasheet table of amp_docs_lib.bench.peaks.
-def _seed_a100_bf16() -> Verdict:
-    from amp_docs_lib.bench.peaks import GPU_PEAKS
-
-    a = GPU_PEAKS["A100 SXM 80GB"]
-    return judged(abs(a["bf16"] - 156.0) / a["bf16"] < 0.05,
-                  f"A100 datasheet, dense: BF16 {a['bf16']:g}, FP16 {a['fp16']:g}, TF32 {a['tf32']:g} TFLOP/s")
-
-
-def _seed_a100_tf32() -> Verdict:
-    from amp_docs_lib.bench.peaks import GPU_PEAKS
-
-    a = GPU_PEAKS["A100 SXM 80GB"]
-    ok = abs(a["tf32"] - 156.0) / a["tf32"] < 0.05 and abs(a["fp32"] - 19.5) / a["fp32"] < 0.05 \
-        and abs(a["tf32"] / a["fp32"] - 8) < 0.4
-    return judged(ok, f"A100 datasheet, dense: TF32 {a['tf32']:g}, FP32 {a['fp32']:g} TFLOP/s "
-                      f"(ratio {a['tf32'] / a['fp32']:.1f}x)")
-
-
-def _seed_h100_fp8_vs_fp32() -> Verdict:
-    from amp_docs_lib.bench.peaks import GPU_PEAKS
-
-    parts, ok = [], True
-    for row in ("H100 SXM", "H100 PCIe"):
-        h = GPU_PEAKS[row]
-        ratio = h["fp8"] / h["fp32"]
-        ok = ok and abs(h["fp32"] - 60.0) / h["fp32"] < 0.05 and abs(ratio - 33) / 33 < 0.05
-        parts.append(f"{row}: FP8 {h['fp8']:g}, FP32 {h['fp32']:g} TFLOP/s, ratio {ratio:.1f}x")
-    return judged(ok, "; ".join(parts))
-
-
-def _seed_a100_no_fp8() -> Verdict:
-    from amp_docs_lib.bench.peaks import GPU_PEAKS
-
-    a, h = GPU_PEAKS["A100 SXM 80GB"], GPU_PEAKS["H100 SXM"]
-    return judged(a["fp8"] is None and h["fp8"] is not None,
-                  f"datasheet FP8 Tensor Core peak: A100 {a['fp8'] if a['fp8'] is not None else 'none'}, "
-                  f"H100 SXM {h['fp8']:g} TFLOP/s")
-
-
-def _seed_mxfp8_overhead() -> Verdict:
-    # Measured on torchao's MXTensor (data + E8M0 scales); the definition gives 1 byte per 32 = 3.125%.
-    from amp_docs_lib.fp8.memory import memory_table
-
-    t = memory_table(32, 256).set_index("storage")
-    over = float(t.loc["MXFP8 (E4M3)", "measured bytes/element"]) - 1.0
-    return judged(abs(over - 0.03) <= 0.005, f"torchao MXTensor, 32x256 MXFP8: {over:.2%} more bytes than the FP8 "
-                                             "elements alone")
-

@@ -2,13 +2,19 @@
 
 scaled_mm computes (A_fp8 @ B_fp8) * scale_a * scale_b, so the scales it takes are
 DEQUANTIZATION scales: 1 / s, where s = 448 / amax was used to make A_fp8 = fp8(A * s).
-Runs on CPU (reference kernels) and on CUDA GPUs of compute capability 8.9+.
+Runs on the CPU and on CUDA GPUs with FP8 (compute capability 8.9 or 9.0+). On other CUDA GPUs
+torch._scaled_mm raises ("only supported on CUDA devices with compute capability >= 9.0 or 8.9"),
+so there this script runs on the CPU, and says so.
 """
 
 import torch
 
 E4M3_MAX = torch.finfo(torch.float8_e4m3fn).max  # 448.0
-device = "cuda" if torch.cuda.is_available() and torch.cuda.get_device_capability() >= (8, 9) else "cpu"
+capability = torch.cuda.get_device_capability() if torch.cuda.is_available() else None
+fp8_gpu = capability is not None and (capability == (8, 9) or capability >= (9, 0))
+device = "cuda" if fp8_gpu else "cpu"
+if capability is not None and not fp8_gpu:
+    print(f"sm{capability[0]}{capability[1]} has no FP8 GEMMs (torch._scaled_mm would raise): running on the CPU")
 
 
 def to_fp8(x, rowwise=False):

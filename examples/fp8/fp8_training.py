@@ -1,40 +1,65 @@
 """FP8 training with torchao: convert a model's linears, train, compare with BF16.
 
 convert_to_float8_training swaps nn.Linear for Float8Linear; the recipe ("tensorwise" or
-"rowwise") comes from Float8LinearConfig.from_recipe_name. On a CPU or a GPU without FP8
-tensor cores the FP8 GEMMs run as reference (emulated) kernels: same numerics, no speedup.
+"rowwise") comes from Float8LinearConfig.from_recipe_name.
+
+Where the FP8 GEMMs run: torch._scaled_mm (what torchao calls) runs on CUDA GPUs of compute
+capability 8.9 or 9.0 and newer, and on the CPU; on an older CUDA GPU (A100, T4, ...) it raises.
+There this script says so and asks torchao to emulate the FP8 GEMMs (Float8LinearConfig(emulate=True):
+operands are still quantized to FP8, the product is a high-precision matmul), so the numerics are
+FP8's and the speed is not.
 """
+
+import dataclasses
 
 import torch
 from torch import nn
 from torchao.float8 import Float8LinearConfig, convert_to_float8_training
 
-device = "cuda" if torch.cuda.is_available() else "cpu"
 STEPS, BATCH, WIDTH = 20, 64, 128          # FP8 GEMM dimensions must be multiples of 16
 
 
-def make_model():
+def fp8_setup(capability):
+    """(device, emulate, reason) for a GPU of this compute capability; None means no CUDA GPU."""
+    if capability is None:
+        return "cpu", False, "no CUDA GPU: torch._scaled_mm runs on the CPU"
+    sm = f"sm{capability[0]}{capability[1]}"
+    if capability == (8, 9) or capability >= (9, 0):
+        return "cuda", False, f"{sm}: FP8 tensor cores"
+    return "cuda", True, (f"{sm} has no FP8 tensor cores: torch._scaled_mm raises there (it needs sm89 or "
+                          "sm90+); falling back to torchao's emulated FP8 GEMMs (emulate=True)")
+
+
+def make_model(device):
     torch.manual_seed(0)                    # same initialisation for every run
     return nn.Sequential(nn.Linear(WIDTH, 4 * WIDTH), nn.GELU(), nn.Linear(4 * WIDTH, WIDTH),
                          nn.GELU(), nn.Linear(WIDTH, 16)).to(device)
 
 
-g = torch.Generator().manual_seed(0)        # same data for every run
-teacher = torch.randn(WIDTH, 16, generator=g)
-batches = [torch.randn(BATCH, WIDTH, generator=g) for _ in range(STEPS)]
-batches = [(x.to(device), (x @ teacher).argmax(1).to(device)) for x in batches]
+def main():
+    capability = torch.cuda.get_device_capability() if torch.cuda.is_available() else None
+    device, emulate, reason = fp8_setup(capability)
+    print(f"FP8 GEMMs: {reason}")
+    g = torch.Generator().manual_seed(0)    # same data for every run
+    teacher = torch.randn(WIDTH, 16, generator=g)
+    batches = [torch.randn(BATCH, WIDTH, generator=g) for _ in range(STEPS)]
+    batches = [(x.to(device), (x @ teacher).argmax(1).to(device)) for x in batches]
 
-for recipe in ("bf16", "tensorwise", "rowwise"):
-    model = make_model()
-    if recipe != "bf16":
-        convert_to_float8_training(model, config=Float8LinearConfig.from_recipe_name(recipe),
-                                   module_filter_fn=lambda mod, fqn: fqn != "4")  # keep the output layer
-    opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
-    for x, y in batches:
-        with torch.autocast(device, dtype=torch.bfloat16):
-            loss = nn.functional.cross_entropy(model(x), y)
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        opt.step()
-    print(f"{recipe:10s} loss after {STEPS} steps: {loss.item():.4f}  "
-          f"({type(model[0]).__name__} layers)")
+    for recipe in ("bf16", "tensorwise", "rowwise"):
+        model = make_model(device)
+        if recipe != "bf16":
+            config = dataclasses.replace(Float8LinearConfig.from_recipe_name(recipe), emulate=emulate)
+            convert_to_float8_training(model, config=config,
+                                       module_filter_fn=lambda mod, fqn: fqn != "4")  # keep the output layer
+        opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+        for x, y in batches:
+            with torch.autocast(device, dtype=torch.bfloat16):
+                loss = nn.functional.cross_entropy(model(x), y)
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            opt.step()
+        print(f"{recipe:10s} loss after {STEPS} steps: {loss.item():.4f}  ({type(model[0]).__name__} layers)")
+
+
+if __name__ == "__main__":
+    main()
