@@ -17,7 +17,7 @@ import torch
 from amp_docs_lib.core.tables import na_to_none
 from torch import nn
 
-from amp_docs_lib.debugging.locate import check_floating, resolve_modules
+from amp_docs_lib.debugging.locate import _call, check_floating, check_input, model_output, resolve_modules
 
 
 def tensor_stats(t: torch.Tensor) -> dict[str, Any]:
@@ -40,31 +40,40 @@ def tensor_stats(t: torch.Tensor) -> dict[str, Any]:
             "nans": float(torch.isnan(t).sum()) / n}
 
 
-def layer_stats(model: nn.Module, x: torch.Tensor, *, autocast_dtype: torch.dtype | None = None,
+def layer_stats(model: nn.Module, x: Any, *, autocast_dtype: torch.dtype | None = None,
                 modules: Iterable[str | nn.Module] | None = None) -> pd.DataFrame:
-    """One row per watched module (default: leaf modules) with :func:`tensor_stats` of its output."""
-    check_floating(x, "x")
+    """One row per watched module (default: leaf modules) with :func:`tensor_stats` of its output.
+
+    ``x`` is any input the model takes (features or token ids, or a tuple of arguments); a
+    module returning a tuple is described by its first floating tensor.
+    """
+    check_input(x, "x")
     watched = resolve_modules(model, modules)
     rows: list[dict[str, Any]] = []
 
     def hook(name: str):
         def f(module: nn.Module, inputs: Any, output: Any) -> None:
-            if isinstance(output, torch.Tensor) and output.is_floating_point():
-                rows.append({"module": name, "type": type(module).__name__, **tensor_stats(output)})
+            try:
+                out = model_output(output)
+            except TypeError:
+                return  # nothing floating to describe
+            if out.is_floating_point():
+                rows.append({"module": name, "type": type(module).__name__, **tensor_stats(out)})
         return f
 
     handles = [m.register_forward_hook(hook(n)) for n, m in watched.items()]
     try:
-        with torch.no_grad(), torch.autocast(x.device.type, dtype=autocast_dtype or torch.float32,
+        device_type = (x[0] if isinstance(x, tuple) else x).device.type
+        with torch.no_grad(), torch.autocast(device_type, dtype=autocast_dtype or torch.float32,
                                              enabled=autocast_dtype is not None):
-            model(x)
+            _call(model, x)
     finally:
         for h in handles:
             h.remove()
     return pd.DataFrame(rows)
 
 
-def compare_precisions(model: nn.Module, x: torch.Tensor, autocast_dtype: torch.dtype = torch.float16,
+def compare_precisions(model: nn.Module, x: Any, autocast_dtype: torch.dtype = torch.float16,
                        *, modules: Iterable[str | nn.Module] | None = None) -> pd.DataFrame:
     """:func:`layer_stats` in FP32 and under autocast, one row per module, columns suffixed."""
     if autocast_dtype not in (torch.float16, torch.bfloat16):
