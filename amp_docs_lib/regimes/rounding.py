@@ -59,7 +59,7 @@ def second_moment_changes(ratios=(0.0, 0.5, 1.0, 2.0, 3.0, 4.0, 5.0, 10.0), *, b
     return pd.DataFrame(rows)
 
 
-def second_moment_decay(steps: int = 1000, *, v0: float = 1e-4, beta2: float = 0.999,
+def second_moment_decay(steps: int = 500, *, v0: float = 1e-4, beta2: float = 0.999,
                         fast_beta2: float = 0.95, seed: int = 0, n: int = 64) -> pd.DataFrame:
     """``v`` after ``steps`` updates with ``g = 0``, per storage recipe (mean over ``n`` entries).
 
