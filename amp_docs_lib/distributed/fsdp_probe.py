@@ -96,6 +96,48 @@ def fsdp_worker(rank: int, world_size: int, device: torch.device, *, features: i
     return rows + _state_and_collective_rows(model, optimizer, comms)
 
 
+def accumulation_worker(rank: int, world_size: int, device: torch.device, *, features: int = 16,
+                        hidden: int = 32, classes: int = 4, batch: int = 8, microbatches: int = 2,
+                        param_dtype: str | None = "bfloat16", reduce_dtype: str | None = "float32"
+                        ) -> list[dict[str, Any]]:
+    """Gradient accumulation under FSDP2: ``microbatches`` backwards, reduction disabled for all but the last.
+
+    ``model.set_requires_gradient_sync(False)`` before the first backwards and ``True`` before
+    the last one. Returns one row per microbatch: the reduce-scatter and all-gather calls it
+    issued (with dtypes) and the dtype of the gradients held afterwards.
+    """
+    from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
+
+    if not isinstance(microbatches, int) or microbatches < 2:
+        raise ValueError(f"microbatches must be an int >= 2, got {microbatches!r}")
+    model = make_mlp(features, hidden, classes).to(device)
+    policy = MixedPrecisionPolicy(param_dtype=_dtype(param_dtype), reduce_dtype=_dtype(reduce_dtype))
+    for layer in model:
+        if isinstance(layer, nn.Linear):
+            fully_shard(layer, mp_policy=policy)
+    fully_shard(model, mp_policy=policy)
+    g = torch.Generator().manual_seed(2000 + rank)
+    rows = []
+    for i in range(microbatches):
+        last = i == microbatches - 1
+        model.set_requires_gradient_sync(last)
+        x = torch.randn(batch, features, generator=g).to(device)
+        y = torch.randint(0, classes, (batch,), generator=g).to(device)
+        with log_collectives() as comms:
+            F.cross_entropy(model(x).float(), y).backward()
+        grads = [p.grad for p in model.parameters() if p.grad is not None]
+        rows.append({"microbatch": i, "gradient sync": last,
+                     "reduce-scatters": sum(c["collective"] == "reduce_scatter_single" for c in comms),
+                     "reduce dtypes": ", ".join(sorted({c["dtype"] for c in comms
+                                                        if c["collective"] == "reduce_scatter_single"})) or None,
+                     "all-gathers": sum(c["collective"] == "all_gather_single" for c in comms),
+                     "gradients held": len(grads),
+                     "gradient dtypes": ", ".join(sorted({str((t.to_local() if hasattr(t, "to_local") else t).dtype)
+                                                          .removeprefix("torch.") for t in grads})) or None,
+                     "gradient type": ", ".join(sorted({type(t).__name__ for t in grads})) or None})
+    return rows
+
+
 def _state_and_collective_rows(model: nn.Module, optimizer: torch.optim.Optimizer,
                                comms: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Rows for the optimizer state after a step and for the collectives the step issued."""
