@@ -17,7 +17,7 @@ import pandas as pd
 import torch
 from torch import nn
 
-from amp_docs_lib.debugging.locate import _call, check_input, model_output, resolve_modules
+from amp_docs_lib.debugging.locate import call_model, check_input, model_output, resolve_modules
 
 LOW_DTYPES = (torch.float16, torch.bfloat16)
 
@@ -47,7 +47,7 @@ def lowered(model: nn.Module, names: Iterable[str], dtype: torch.dtype = torch.f
 def output_error(model: nn.Module, x: Any, reference: torch.Tensor) -> float:
     """max |model(x) - reference| / max |reference|; inf when the output is not finite."""
     with torch.no_grad():
-        out = model_output(_call(model, x)).float()
+        out = model_output(call_model(model, x)).float()
     if not torch.isfinite(out).all():
         return float("inf")
     return float((out - reference).abs().max() / reference.abs().max())
@@ -77,7 +77,7 @@ def bisect_precision(model: nn.Module, x: Any, *, candidates: Iterable[str] | No
     if not names:
         raise ValueError("no candidate modules: the model has no leaf modules with parameters")
     with torch.no_grad():
-        reference = model_output(_call(model, x)).float()
+        reference = model_output(call_model(model, x)).float()
     trail: list[dict[str, Any]] = []
 
     def test(group: list[str]) -> bool:

@@ -62,7 +62,7 @@ def default_loss(out: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
     return F.cross_entropy(out.reshape(-1, out.size(-1)), y.reshape(-1))
 
 
-def _call(model: nn.Module, x: Any) -> Any:
+def call_model(model: nn.Module, x: Any) -> Any:
     return model(*x) if isinstance(x, tuple) else model(x)
 
 
@@ -190,7 +190,7 @@ def locate_nonfinite(model: nn.Module, x: Any, y: torch.Tensor | None = None, *,
             warnings.simplefilter("ignore")
             with torch.autocast(device_type, dtype=autocast_dtype or torch.float32,
                                 enabled=autocast_dtype is not None):
-                out = model_output(_call(model, x))
+                out = model_output(call_model(model, x))
             loss = loss_fn(out.float(), y) if y is not None else out.float().sum()
             model.zero_grad(set_to_none=True)
             (loss * loss_scale).backward()
@@ -223,7 +223,7 @@ def anomaly_report(model: nn.Module, x: Any, y: torch.Tensor | None = None, *,
             with torch.autograd.detect_anomaly(check_nan=True):
                 with torch.autocast(device_type, dtype=autocast_dtype or torch.float32,
                                     enabled=autocast_dtype is not None):
-                    out = model_output(_call(model, x))
+                    out = model_output(call_model(model, x))
                 loss = loss_fn(out.float(), y) if y is not None else out.float().sum()
                 model.zero_grad(set_to_none=True)
                 loss.backward()
