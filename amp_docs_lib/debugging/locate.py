@@ -37,6 +37,9 @@ def check_floating(t: Any, name: str = "tensor") -> torch.Tensor:
     return t
 
 
+MODEL_OUTPUT = "(model output)"  # the backward event name for a non-finite gradient of the model's output
+
+
 def check_input(x: Any, name: str = "x") -> Any:
     """Raise ``TypeError`` unless ``x`` is a tensor (any dtype: features or token ids) or a tuple of tensors."""
     items = x if isinstance(x, tuple) else (x,)
@@ -150,7 +153,9 @@ def locate_nonfinite(model: nn.Module, x: Any, y: torch.Tensor | None = None, *,
     Returns:
         A :class:`NonfiniteReport`. A module counts in forward when its output has inf/NaN and
         its inputs had none; in backward when the gradient w.r.t. its input has inf/NaN and the
-        gradient w.r.t. its output had none.
+        gradient w.r.t. its output had none. A gradient that is already non-finite when it
+        reaches the model's output (the loss times a scale too large for the output's dtype)
+        is reported as ``MODEL_OUTPUT``, first in backward.
     """
     check_input(x, "x")
     if not (isinstance(loss_scale, (int, float)) and loss_scale > 0 and math.isfinite(loss_scale)):
@@ -191,6 +196,10 @@ def locate_nonfinite(model: nn.Module, x: Any, y: torch.Tensor | None = None, *,
             with torch.autocast(device_type, dtype=autocast_dtype or torch.float32,
                                 enabled=autocast_dtype is not None):
                 out = model_output(call_model(model, x))
+            if out.requires_grad:  # the gradient arriving from the loss, before any module's backward
+                out.register_hook(lambda g: events.append(
+                    {"pass": "backward", "order": 0, "module": MODEL_OUTPUT, "type": "loss gradient",
+                     "infs": _nonfinite(g)[0], "nans": _nonfinite(g)[1]}) if any(_nonfinite(g)) else None)
             loss = loss_fn(out.float(), y) if y is not None else out.float().sum()
             model.zero_grad(set_to_none=True)
             (loss * loss_scale).backward()

@@ -112,7 +112,7 @@ def growth_before_overflow(activation_max: pd.DataFrame, *, limit: float = 65504
                         "(RunResult.extra['activation_max'] of a run with watch_activations=True)")
     wide = activation_max.pivot_table(index="step", columns="module", values="max abs", aggfunc="max")
     peak = wide.apply(lambda c: c.max())  # inf for a module that overflowed
-    order = sorted(wide.columns, key=lambda m: (-(peak[m] >= limit), -float(wide[m][wide[m] < float("inf")].max())))
+    order = sorted(wide.columns, key=lambda m: (-int(bool(peak[m] >= limit)), -float(wide[m][wide[m] < float("inf")].max())))
     return wide[order[:top]]
 
 
