@@ -113,7 +113,13 @@ def growth_before_overflow(activation_max: pd.DataFrame, *, limit: float = 65504
     wide = activation_max.pivot_table(index="step", columns="module", values="max abs", aggfunc="max")
     peak = wide.apply(lambda c: c.max())  # inf for a module that overflowed
     order = sorted(wide.columns, key=lambda m: (-int(bool(peak[m] >= limit)), -float(wide[m][wide[m] < float("inf")].max())))
-    return wide[order[:top]]
+    chosen: list[str] = []
+    for m in order:  # a module repeating another's output (a Dropout at p=0 after a Linear) adds nothing
+        if not any(wide[m].equals(wide[c]) for c in chosen):
+            chosen.append(m)
+        if len(chosen) == top:
+            break
+    return wide[chosen]
 
 
 def plot_activation_growth(growth: pd.DataFrame, *, limit: float = 65504.0):
