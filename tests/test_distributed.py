@@ -161,3 +161,9 @@ def test_zero12_gather_the_stored_dtype_zero3_the_compute_dtype():
     assert memory.per_rank_bytes(n, k, "FSDP", "fp32", ddp_buckets=True)["buckets"] == 0
     with pytest.raises(TypeError, match="ddp_buckets"):
         memory.per_rank_bytes(n, k, "DDP", "fp32", ddp_buckets="yes")
+
+
+def test_fsdp2_param_dtype_runs_norm_softmax_and_loss_in_bf16(probes):
+    ns = probes[ddp_compare.NORM_SOFTMAX]
+    fs = ns[ns["variant"] == "FSDP2 param_dtype=bfloat16"]
+    assert set(fs["LayerNorm output"]) == set(fs["log_softmax"]) == set(fs["loss"]) == {"bfloat16"}

@@ -31,6 +31,7 @@ MEMORY = "DDP memory"
 REDUCTION_ERROR = "BF16 reduction error"
 LOSS_SCALING = "FP16 loss scaling"
 ACCUMULATION = "FSDP2 gradient accumulation"
+NORM_SOFTMAX = "norm and softmax dtypes"
 
 
 def _hook(name: str) -> Any:
@@ -138,12 +139,14 @@ def _both_worker(rank: int, world_size: int, device: torch.device, *, fsdp_kwarg
         rank, world_size, device, output_dtype="float32", **fsdp_kwargs)]
     fsdp += [{"setup": REDUCE_NONE_VARIANT, **r} for r in fsdp_worker(
         rank, world_size, device, reduce_dtype=None, **fsdp_kwargs)]
-    from amp_docs_lib.distributed.fsdp_probe import accumulation_worker
+    from amp_docs_lib.distributed.fsdp_probe import accumulation_worker, norm_softmax_worker
     from amp_docs_lib.distributed.loss_scaling import scaler_agreement_worker
 
     fsdp += [{**r, "setup": LOSS_SCALING, "variant": r["setup"]}
              for r in scaler_agreement_worker(rank, world_size, device, **fsdp_kwargs)]
     fsdp += [{"setup": ACCUMULATION, **r} for r in accumulation_worker(rank, world_size, device, **fsdp_kwargs)]
+    fsdp += [{**r, "setup": NORM_SOFTMAX, "variant": r["setup"]}
+             for r in norm_softmax_worker(rank, world_size, device, **fsdp_kwargs)]
     special = {"memory": MEMORY, "reduction error": REDUCTION_ERROR}
     ddp = [{"setup": special.get(r["hook"], f"DDP + {r['hook']}"), **{k: v for k, v in r.items() if k != "hook"}}
            for r in ddp_worker(rank, world_size, device, **ddp_kwargs)]
@@ -166,8 +169,9 @@ def run_distributed_probes(world_size: int | None = None, *, backend: str | None
 
     Returns ``{"FSDP2": df, OUTPUT_VARIANT: df, REDUCE_NONE_VARIANT: df, "DDP + allreduce_hook": df,
     "DDP + bf16_compress_hook": df, MEMORY: df, REDUCTION_ERROR: df, LOSS_SCALING: df,
-    ACCUMULATION: df}`` (``LOSS_SCALING``: :mod:`~amp_docs_lib.distributed.loss_scaling`;
-    ``ACCUMULATION``: :func:`~amp_docs_lib.distributed.fsdp_probe.accumulation_worker`): ``OUTPUT_VARIANT`` is the
+    ACCUMULATION: df, NORM_SOFTMAX: df}`` (``LOSS_SCALING``: :mod:`~amp_docs_lib.distributed.loss_scaling`;
+    ``ACCUMULATION``: :func:`~amp_docs_lib.distributed.fsdp_probe.accumulation_worker`;
+    ``NORM_SOFTMAX``: :func:`~amp_docs_lib.distributed.fsdp_probe.norm_softmax_worker`): ``OUTPUT_VARIANT`` is the
     same FSDP2 policy with ``output_dtype=float32``, ``REDUCE_NONE_VARIANT`` with
     ``reduce_dtype=None``; the FSDP2 and DDP frames are shaped like
     :func:`~amp_docs_lib.distributed.fsdp_probe.run_fsdp_probe`'s result, ``MEMORY`` and
