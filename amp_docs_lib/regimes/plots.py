@@ -40,8 +40,9 @@ def _smooth(y: pd.Series, window: int) -> pd.Series:
 
 
 def _mark_stop(ax, res, y) -> None:
+    """A cross at the first step whose loss was not finite (where the drawn curve ends)."""
     if res.diverged_at is not None and len(res.log):
-        ax.plot([res.log["step"].iloc[-1]], [y], marker="x", markersize=9, color=ax.lines[-1].get_color())
+        ax.plot([res.diverged_at], [y], marker="x", markersize=9, color=ax.lines[-1].get_color())
 
 
 def plot_losses(results, floor: float | None = None, smooth: int = 10):
