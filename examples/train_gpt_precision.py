@@ -7,7 +7,8 @@
 Regimes (amp_docs_lib.amp.precision.REGIMES): fp32, tf32 (CUDA only), fp16 (naive FP16
 parameters, no scaler), amp_fp16 (autocast FP16 + GradScaler), amp_bf16 (autocast BF16),
 bf16 (pure BF16 + plain AdamW), bf16_master (BF16 parameters + FP32 master weights),
-bf16_kahan (BF16 parameters + optimi.AdamW(kahan_sum=True)), amp_bf16_moments (AdamW
+bf16_kahan (BF16 parameters + optimi.AdamW(kahan_sum=True)), bf16_optimi (the same without
+Kahan summation), bf16_sr (torchao's AdamW with BF16 stochastic rounding), amp_bf16_moments (AdamW
 moments rounded to BF16), amp_fp16_overflow (AMP FP16 at a learning rate that overflows).
 Every regime sees the same initialisation, batches and validation windows.
 """

@@ -101,3 +101,69 @@ def _failing_worker(rank, world_size, device):
 def test_a_failing_rank_fails_the_parent_loudly():
     with pytest.raises(Exception, match="planted failure on rank 1"):
         launch.run_workers(_failing_worker, 2, backend="gloo", timeout_s=30)
+
+
+def test_reduce_dtype_none_follows_the_installed_documentation(probes):
+    import inspect
+
+    from torch.distributed.fsdp import MixedPrecisionPolicy
+
+    df = probes[ddp_compare.REDUCE_NONE_VARIANT]
+    rs = df[(df["stage"] == "7 collective") & (df["tensor"] == "reduce_scatter_single")]
+    documented_new = "versionchanged:: 2.15" in inspect.getdoc(MixedPrecisionPolicy)
+    assert set(rs["dtype"]) == ({"float32"} if documented_new else {"bfloat16"})
+
+
+def test_ddp_buckets_are_measured_and_the_calculator_must_count_them(probes):
+    mem = probes[ddp_compare.MEMORY]
+    n = sum(p.numel() for p in fsdp_probe.make_mlp(16, 32, 4).parameters())
+    default = mem[mem["gradient_as_bucket_view"] == False]  # noqa: E712
+    view = mem[mem["gradient_as_bucket_view"] == True]  # noqa: E712
+    with_buckets = memory.per_rank_bytes(n, 2, "DDP", "amp_fsdp2", ddp_buckets=True)["total"]
+    without = memory.per_rank_bytes(n, 2, "DDP", "amp_fsdp2")["total"]
+    assert set(default["distinct storages"].astype(int)) == {with_buckets}
+    assert with_buckets != without  # a calculator without buckets would fail the page's claim
+    assert set(view["distinct storages"].astype(int)) == {without} and view["gradients inside the buckets"].all()
+    assert set(default["bucket buffers"].astype(int)) == {4 * n}
+
+
+def test_bf16_reduction_error_is_bf16_sized(probes):
+    err = probes[ddp_compare.REDUCTION_ERROR]
+    assert 2.0**-24 < err["max relative error"].max() <= 2 * 2.0**-8
+    assert (err["relative error of the norm"] > 0).all()
+
+
+def test_accumulation_without_sync_skips_reduce_scatter(probes):
+    acc = probes[ddp_compare.ACCUMULATION]
+    first, last = acc[acc["microbatch"] == 0], acc[acc["microbatch"] == 1]
+    assert (first["reduce-scatters"] == 0).all() and (last["reduce-scatters"] == 3).all()
+    assert set(last["reduce dtypes"]) == {"float32"}
+
+
+def test_fp16_loss_scaling_ranks_agree(probes):
+    ls = probes[ddp_compare.LOSS_SCALING]
+    fsdp = ls[ls["variant"] == "FSDP2 + GradScaler"].set_index("rank")
+    assert bool(fsdp.loc[0, "inf in this rank's gradients"]) and not bool(fsdp.loc[1, "inf in this rank's gradients"])
+    for variant, grp in ls.groupby("variant"):
+        assert len(set(grp["found inf"])) == 1, variant  # every rank took the same decision
+        assert not grp["stepped"].astype(bool).any(), variant
+
+
+def test_zero12_gather_the_stored_dtype_zero3_the_compute_dtype():
+    n, k = 1000, 4
+    g = lambda s, p: set(memory.comm_per_step(n, k, s, p).query("collective == 'all_gather'")["dtype"])  # noqa: E731
+    assert g("ZeRO-1", "amp_fsdp2") == {"float32"} and g("ZeRO-2", "amp_fsdp2") == {"float32"}
+    assert g("ZeRO-3", "amp_fsdp2") == {"bfloat16"} and g("FSDP", "amp_fsdp2") == {"bfloat16"}
+    assert g("ZeRO-1", "amp_fp32_master") == {"bfloat16"}
+    # the paper's baseline leaves DDP's buckets out; counting them adds the gradients' bytes once
+    base = memory.per_rank_bytes(n, k, "DDP", "fp32")
+    assert memory.per_rank_bytes(n, k, "DDP", "fp32", ddp_buckets=True)["total"] == base["total"] + base["grad"]
+    assert memory.per_rank_bytes(n, k, "FSDP", "fp32", ddp_buckets=True)["buckets"] == 0
+    with pytest.raises(TypeError, match="ddp_buckets"):
+        memory.per_rank_bytes(n, k, "DDP", "fp32", ddp_buckets="yes")
+
+
+def test_fsdp2_param_dtype_runs_norm_softmax_and_loss_in_bf16(probes):
+    ns = probes[ddp_compare.NORM_SOFTMAX]
+    fs = ns[ns["variant"] == "FSDP2 param_dtype=bfloat16"]
+    assert set(fs["LayerNorm output"]) == set(fs["log_softmax"]) == set(fs["loss"]) == {"bfloat16"}

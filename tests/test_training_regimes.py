@@ -1,6 +1,7 @@
 """Training regimes: corpus entropies, regime registry, optimizer recipes, the loop, the example."""
 
 import math
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -251,3 +252,80 @@ def test_example_rejects_bad_values(argv, capsys):
         run_snippet("train_gpt_precision.py", argv)
     err = capsys.readouterr().err
     assert "amp_bf16" in err or "--steps" in err
+
+
+# ---- rounding experiments, stochastic rounding, memory with gradients ---------------------------------------
+
+def test_bf16_second_moment_ratchets_and_the_test_can_fail():
+    from amp_docs_lib.regimes import rounding
+
+    ch = rounding.second_moment_changes(ratios=(0.0, 1.0, 2.0, 5.0)).set_index("g^2 / v")["entries changed"]
+    assert ch.loc[0.0] == ch.loc[1.0] == ch.loc[2.0] == 0.0 and ch.loc[5.0] == 1.0
+    # a false variant: with beta2 = 0.95 the same updates do move the stored value
+    fast = rounding.second_moment_changes(ratios=(0.0,), beta2=0.95).set_index("g^2 / v")["entries changed"]
+    assert fast.loc[0.0] > 0.9
+    d = rounding.second_moment_decay(steps=200, n=16).set_index("storage")["v after / v before"]
+    assert d.loc["BF16, round to nearest"] == 1.0
+    assert d.loc["FP32"] == pytest.approx(0.999**200, rel=1e-4)
+    assert d.loc["BF16, stochastic rounding"] == pytest.approx(0.999**200, rel=0.05)
+    with pytest.raises(ValueError, match="beta2"):
+        rounding.second_moment_changes(beta2=1.0)
+
+
+def test_weight_decay_vanishes_in_bf16_but_not_with_stochastic_rounding():
+    from amp_docs_lib.regimes import rounding
+
+    w = rounding.weight_decay_drift(steps=100, n=256).set_index("weights")["norm change"]
+    exact = (1 - 3e-4 * 0.1) ** 100 - 1
+    assert w.loc["FP32, torch AdamW"] == pytest.approx(exact, rel=0.01)
+    assert w.loc["BF16, torch AdamW"] == 0.0 and w.loc["BF16, Kahan summation (optimi)"] == 0.0
+    assert w.loc["BF16, stochastic rounding (torchao)"] == pytest.approx(exact, rel=0.25)
+
+
+def test_fp16_second_moment_threshold_is_the_first_nonzero_value():
+    from amp_docs_lib.regimes import rounding
+
+    g = rounding.fp16_second_moment_threshold()
+    v = lambda x: float(torch.tensor(1e-3, dtype=torch.float16) * torch.tensor(x, dtype=torch.float16)  # noqa: E731
+                        * torch.tensor(x, dtype=torch.float16))
+    below = float(torch.tensor(g, dtype=torch.float16).view(torch.int16).sub(1).view(torch.float16))
+    assert v(g) != 0 and v(below) == 0 and 5e-3 < g < 6e-3
+
+
+def test_stochastic_round_adamw_keeps_small_updates_on_average():
+    from amp_docs_lib.regimes.optimizers import stochastic_round_adamw
+
+    torch.manual_seed(0)
+    lr = 1e-4
+    p = [torch.nn.Parameter(torch.ones(4096, dtype=torch.bfloat16))]
+    _steps(stochastic_round_adamw(p, lr=lr), p, [torch.ones(4096)] * 50)
+    assert p[0].float().mean().item() == pytest.approx(1 - 50 * lr, abs=2e-4)  # plain BF16 stays at 1.0
+
+
+def test_master_weights_free_their_gradients_and_memory_counts_gradients():
+    from amp_docs_lib.regimes.optimizers import gradient_bytes
+
+    b = [torch.nn.Parameter(torch.ones(10, dtype=torch.bfloat16))]
+    mw = MasterWeights(b, lambda m: torch.optim.AdamW(m, lr=1e-2, foreach=False))
+    _steps(mw, b, [torch.ones(10)])
+    assert all(m.grad is None for m in mw.masters)
+    assert gradient_bytes(b, mw) == 10 * 2  # the BF16 gradient only
+
+
+def test_loop_keeps_the_first_nonfinite_step_and_activation_maxima(corpus):
+    res = train_regime("amp_fp16_overflow", corpus=corpus, config=replace(tiny_config(steps=60, nonfinite_patience=3), lr=0.05),
+                       model_cfg=TINY_MODEL, device="cpu", watch_activations=True)
+    snap = res.extra["first_nonfinite"]
+    assert snap["step"] == res.diverged_at and snap["x"].dtype == torch.int64
+    acts = res.extra["activation_max"]
+    assert set(acts["step"]) == set(res.log["step"])  # training forwards only, not evaluation
+    assert (acts[acts["step"] == snap["step"]]["max abs"] == float("inf")).any()
+
+
+def test_smoothing_stops_at_the_first_nonfinite_value():
+    import pandas as pd
+
+    from amp_docs_lib.regimes.plots import _smooth
+
+    s = _smooth(pd.Series([1.0, 2.0, float("nan"), 1.0, 1.0]), 3)
+    assert s.iloc[:2].notna().all() and s.iloc[2:].isna().all()

@@ -94,7 +94,7 @@ def precision_setup(precision: str, device: str | torch.device = "cpu") -> Preci
 # A regime is a precision setup plus where the update happens: which optimizer, in which dtype,
 # with or without FP32 master weights. The training-regimes chapter trains one GPT per regime.
 
-OPTIMIZERS = ("adamw", "master_adamw", "kahan_adamw", "adamw_bf16_moments")
+OPTIMIZERS = ("adamw", "master_adamw", "kahan_adamw", "optimi_adamw", "sr_adamw", "adamw_bf16_moments")
 
 
 @dataclass(frozen=True)
@@ -109,7 +109,9 @@ class Regime:
         scaler: whether a ``torch.amp.GradScaler`` scales the loss.
         optimizer: ``adamw`` (``torch.optim.AdamW`` on the parameters, state in their dtype),
             ``master_adamw`` (FP32 master weights, ``amp_docs_lib.regimes.optimizers.MasterWeights``),
-            ``kahan_adamw`` (``optimi.AdamW(kahan_sum=True)``) or ``adamw_bf16_moments``
+            ``kahan_adamw`` (``optimi.AdamW(kahan_sum=True)``), ``optimi_adamw`` (the same
+            without Kahan summation: its control), ``sr_adamw`` (torchao's
+            ``_AdamW(bf16_stochastic_round=True)``) or ``adamw_bf16_moments``
             (``RoundedStateAdamW``: moments rounded to BF16 after each step).
         tf32: allow TF32 for FP32 matmuls (``torch.set_float32_matmul_precision("high")``).
         lr_scale: multiplier on the base learning rate (the overflow regime uses a large one).
@@ -155,6 +157,10 @@ REGIMES: dict[str, Regime] = {r.name: r for r in (
            optimizer="master_adamw"),
     Regime("bf16_kahan", "BF16 params + Kahan AdamW (optimi)", None, torch.bfloat16,
            optimizer="kahan_adamw"),
+    Regime("bf16_optimi", "BF16 params + optimi AdamW without Kahan (control)", None, torch.bfloat16,
+           optimizer="optimi_adamw"),
+    Regime("bf16_sr", "BF16 params + AdamW with stochastic rounding (torchao)", None, torch.bfloat16,
+           optimizer="sr_adamw"),
     Regime("amp_bf16_moments", "AMP BF16, AdamW moments in BF16", torch.bfloat16, torch.float32,
            optimizer="adamw_bf16_moments"),
     Regime("amp_fp16_overflow", "AMP FP16 + GradScaler at an overflowing lr", torch.float16,

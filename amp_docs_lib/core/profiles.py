@@ -116,6 +116,7 @@ PROFILES: dict[str, Profile] = {
             regimes_eval_windows=128,
             regimes_train_tokens=100_000,
             regimes_val_tokens=10_000,
+            regimes_noise_seeds=2,
         ),
     ),
     "gpu-full": Profile(
@@ -190,6 +191,7 @@ PROFILES: dict[str, Profile] = {
             regimes_eval_windows=256,
             regimes_train_tokens=1_000_000,
             regimes_val_tokens=50_000,
+            regimes_noise_seeds=3,
         ),
     ),
 }

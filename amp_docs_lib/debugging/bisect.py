@@ -17,7 +17,7 @@ import pandas as pd
 import torch
 from torch import nn
 
-from amp_docs_lib.debugging.locate import check_floating, resolve_modules
+from amp_docs_lib.debugging.locate import call_model, check_input, model_output, resolve_modules
 
 LOW_DTYPES = (torch.float16, torch.bfloat16)
 
@@ -44,22 +44,22 @@ def lowered(model: nn.Module, names: Iterable[str], dtype: torch.dtype = torch.f
     return m
 
 
-def output_error(model: nn.Module, x: torch.Tensor, reference: torch.Tensor) -> float:
+def output_error(model: nn.Module, x: Any, reference: torch.Tensor) -> float:
     """max |model(x) - reference| / max |reference|; inf when the output is not finite."""
     with torch.no_grad():
-        out = model(x).float()
+        out = model_output(call_model(model, x)).float()
     if not torch.isfinite(out).all():
         return float("inf")
     return float((out - reference).abs().max() / reference.abs().max())
 
 
-def bisect_precision(model: nn.Module, x: torch.Tensor, *, candidates: Iterable[str] | None = None,
+def bisect_precision(model: nn.Module, x: Any, *, candidates: Iterable[str] | None = None,
                      dtype: torch.dtype = torch.float16, tolerance: float = 1e-2) -> tuple[list[str], pd.DataFrame]:
     """Find a module that breaks the output when lowered to ``dtype``.
 
     Args:
         model: an FP32 model.
-        x: floating input.
+        x: the input (features or token ids, or a tuple of arguments).
         candidates: module names to consider (default: leaf modules with parameters).
         dtype: ``torch.float16`` or ``torch.bfloat16``.
         tolerance: largest acceptable relative output error (see :func:`output_error`).
@@ -69,7 +69,7 @@ def bisect_precision(model: nn.Module, x: torch.Tensor, *, candidates: Iterable[
         responsible; empty when lowering everything stays within tolerance) and one row per
         test (which modules were lowered, the error, the verdict).
     """
-    check_floating(x, "x")
+    check_input(x, "x")
     if not isinstance(tolerance, (int, float)) or tolerance <= 0:
         raise ValueError(f"tolerance must be a positive number, got {tolerance!r}")
     names = list(resolve_modules(model, candidates)) if candidates is not None else \
@@ -77,7 +77,7 @@ def bisect_precision(model: nn.Module, x: torch.Tensor, *, candidates: Iterable[
     if not names:
         raise ValueError("no candidate modules: the model has no leaf modules with parameters")
     with torch.no_grad():
-        reference = model(x).float()
+        reference = model_output(call_model(model, x)).float()
     trail: list[dict[str, Any]] = []
 
     def test(group: list[str]) -> bool:

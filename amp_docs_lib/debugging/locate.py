@@ -5,12 +5,17 @@ module (or on the modules given), runs forward, loss and backward once, and reco
 module whose *output* (forward) or *gradient with respect to its input* (backward) contains
 inf or NaN while what came into it was finite. The first such module in execution order is
 where the problem starts. :func:`anomaly_report` runs the same step under
-``torch.autograd.detect_anomaly`` for comparison: it names the autograd *function* whose
+```torch.autograd.detect_anomaly`` for comparison: it names the autograd *function* whose
 backward returned NaN, and only checks backward.
+
+The tools take any model and any input: floating features, or integer token ids such as the
+book's GPT takes (``amp_docs_lib.gpt.GPT``); a model that returns a tuple (the GPT returns
+``(logits, loss)``) is judged by its first floating tensor.
 """
 
 from __future__ import annotations
 
+import math
 import time
 import warnings
 from dataclasses import dataclass, field
@@ -30,6 +35,45 @@ def check_floating(t: Any, name: str = "tensor") -> torch.Tensor:
         raise TypeError(f"{name} must be a floating-point tensor, got dtype {t.dtype}; "
                         f"valid dtypes: float16, bfloat16, float32, float64")
     return t
+
+
+MODEL_OUTPUT = "(model output)"  # the backward event name for a non-finite gradient of the model's output
+
+
+def check_input(x: Any, name: str = "x") -> Any:
+    """Raise ``TypeError`` unless ``x`` is a tensor (any dtype: features or token ids) or a tuple of tensors."""
+    items = x if isinstance(x, tuple) else (x,)
+    if not items or not all(isinstance(t, torch.Tensor) for t in items):
+        got = type(x).__name__ if not isinstance(x, tuple) else f"tuple of {[type(t).__name__ for t in x]}"
+        raise TypeError(f"{name} must be a torch.Tensor or a tuple of tensors, got {got}")
+    return x
+
+
+def model_output(out: Any) -> torch.Tensor:
+    """The tensor a model's result is judged by: the result itself, or the first floating tensor of a tuple."""
+    if isinstance(out, torch.Tensor):
+        return out
+    if isinstance(out, (tuple, list)):
+        for t in out:
+            if isinstance(t, torch.Tensor) and t.is_floating_point():
+                return t
+    raise TypeError(f"the model returned {type(out).__name__} with no floating tensor to judge")
+
+
+def default_loss(out: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """Cross-entropy of ``out`` (``(..., classes)``, e.g. a GPT's ``(B, T, V)`` logits) against ``y``."""
+    return F.cross_entropy(out.reshape(-1, out.size(-1)), y.reshape(-1))
+
+
+def call_model(model: nn.Module, x: Any) -> Any:
+    return model(*x) if isinstance(x, tuple) else model(x)
+
+
+def _with_grad(x: Any) -> Any:
+    """Floating inputs get ``requires_grad`` (so the first module's input gradient exists); token ids stay."""
+    if isinstance(x, tuple):
+        return tuple(_with_grad(t) for t in x)
+    return x.detach().requires_grad_(True) if x.is_floating_point() else x
 
 
 def resolve_modules(model: nn.Module, modules: Iterable[str | nn.Module] | None = None) -> dict[str, nn.Module]:
@@ -87,27 +131,37 @@ class NonfiniteReport:
     loss: float = field(default=float("nan"))
 
 
-def locate_nonfinite(model: nn.Module, x: torch.Tensor, y: torch.Tensor | None = None, *,
-                     loss_fn: Callable[..., torch.Tensor] = F.cross_entropy,
+def locate_nonfinite(model: nn.Module, x: Any, y: torch.Tensor | None = None, *,
+                     loss_fn: Callable[..., torch.Tensor] = default_loss,
                      autocast_dtype: torch.dtype | None = None,
-                     modules: Iterable[str | nn.Module] | None = None) -> NonfiniteReport:
+                     modules: Iterable[str | nn.Module] | None = None,
+                     loss_scale: float = 1.0) -> NonfiniteReport:
     """Run one forward + backward and name the first module producing inf/NaN in each pass.
 
     Args:
         model: the model (left unchanged; hooks are removed afterwards).
-        x: floating-point input.
+        x: the input: a tensor of any dtype (features, or token ids) or a tuple of positional
+            arguments.
         y: target for ``loss_fn``; without it the loss is ``output.float().sum()``.
-        loss_fn: loss applied to ``(output.float(), y)``.
-        autocast_dtype: run forward under ``torch.autocast(x.device.type, dtype=...)``.
+        loss_fn: loss applied to ``(output.float(), y)`` (default: cross-entropy over the last dim).
+        autocast_dtype: run forward under ``torch.autocast(device, dtype=...)``.
         modules: names or modules to watch (default: every leaf module).
+        loss_scale: multiply the loss by this before backward, as a GradScaler does (its
+            initial scale is 2**16). Scaled gradients can overflow FP16 where the true ones
+            do not: the backward events then show what the scaler will skip, not a bug.
 
     Returns:
         A :class:`NonfiniteReport`. A module counts in forward when its output has inf/NaN and
         its inputs had none; in backward when the gradient w.r.t. its input has inf/NaN and the
-        gradient w.r.t. its output had none.
+        gradient w.r.t. its output had none. A gradient that is already non-finite when it
+        reaches the model's output (the loss times a scale too large for the output's dtype)
+        is reported as ``MODEL_OUTPUT``, first in backward.
     """
-    check_floating(x, "x")
+    check_input(x, "x")
+    if not (isinstance(loss_scale, (int, float)) and loss_scale > 0 and math.isfinite(loss_scale)):
+        raise ValueError(f"loss_scale must be a positive finite number, got {loss_scale!r}")
     watched = resolve_modules(model, modules)
+    device_type = (x[0] if isinstance(x, tuple) else x).device.type
     events: list[dict[str, Any]] = []
     order = {"forward": 0, "backward": 0}
 
@@ -136,15 +190,19 @@ def locate_nonfinite(model: nn.Module, x: torch.Tensor, y: torch.Tensor | None =
         handles.append(m.register_forward_hook(fwd(name)))
         handles.append(m.register_full_backward_hook(bwd(name)))
     try:
-        x = x.detach().requires_grad_(True)  # so the first module's input gradient exists
+        x = _with_grad(x)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            with torch.autocast(x.device.type, dtype=autocast_dtype or torch.float32,
+            with torch.autocast(device_type, dtype=autocast_dtype or torch.float32,
                                 enabled=autocast_dtype is not None):
-                out = model(x)
+                out = model_output(call_model(model, x))
+            if out.requires_grad:  # the gradient arriving from the loss, before any module's backward
+                out.register_hook(lambda g: events.append(
+                    {"pass": "backward", "order": 0, "module": MODEL_OUTPUT, "type": "loss gradient",
+                     "infs": _nonfinite(g)[0], "nans": _nonfinite(g)[1]}) if any(_nonfinite(g)) else None)
             loss = loss_fn(out.float(), y) if y is not None else out.float().sum()
             model.zero_grad(set_to_none=True)
-            loss.backward()
+            (loss * loss_scale).backward()
     finally:
         for h in handles:
             h.remove()
@@ -154,26 +212,27 @@ def locate_nonfinite(model: nn.Module, x: torch.Tensor, y: torch.Tensor | None =
     return NonfiniteReport(df, first["forward"], first["backward"], float(loss.detach()))
 
 
-def anomaly_report(model: nn.Module, x: torch.Tensor, y: torch.Tensor | None = None, *,
-                   loss_fn: Callable[..., torch.Tensor] = F.cross_entropy,
+def anomaly_report(model: nn.Module, x: Any, y: torch.Tensor | None = None, *,
+                   loss_fn: Callable[..., torch.Tensor] = default_loss,
                    autocast_dtype: torch.dtype | None = None) -> dict[str, Any]:
     """The same step under ``torch.autograd.detect_anomaly(check_nan=True)``.
 
     Returns ``raised`` (whether backward raised), ``message`` (the error's first line, which
     names the autograd function, e.g. ``'SqrtBackward0'``) and ``seconds`` (wall time).
     """
-    check_floating(x, "x")
+    check_input(x, "x")
     if not isinstance(model, nn.Module):
         raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
+    device_type = (x[0] if isinstance(x, tuple) else x).device.type
     t0 = time.perf_counter()
     raised, message = False, None
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # detect_anomaly warns with the forward traceback
         try:
             with torch.autograd.detect_anomaly(check_nan=True):
-                with torch.autocast(x.device.type, dtype=autocast_dtype or torch.float32,
+                with torch.autocast(device_type, dtype=autocast_dtype or torch.float32,
                                     enabled=autocast_dtype is not None):
-                    out = model(x)
+                    out = model_output(call_model(model, x))
                 loss = loss_fn(out.float(), y) if y is not None else out.float().sum()
                 model.zero_grad(set_to_none=True)
                 loss.backward()

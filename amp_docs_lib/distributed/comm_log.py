@@ -1,7 +1,7 @@
 """Record the collectives a distributed wrapper issues: which one, in which dtype, how many elements.
 
 FSDP2 (``torch.distributed.fsdp.fully_shard``) calls ``torch.distributed.all_gather_single``
-and ``torch.distributed.reduce_scatter_single`` (torch 2.14, ``_fsdp_collectives.py``); the
+and ``torch.distributed.reduce_scatter_single`` (``torch/distributed/fsdp/_fully_shard/_fsdp_collectives.py``); the
 DDP communication hooks call ``torch.distributed.all_reduce``. :func:`log_collectives`
 wraps those three module attributes for the duration of a ``with`` block and records every
 call, then restores them. Nothing else changes: the wrapped function is called as before.

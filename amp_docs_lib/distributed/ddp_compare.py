@@ -26,6 +26,12 @@ from amp_docs_lib.distributed.launch import run_workers
 
 HOOKS = ("allreduce_hook", "bf16_compress_hook")
 OUTPUT_VARIANT = "FSDP2, output_dtype=float32"
+REDUCE_NONE_VARIANT = "FSDP2, reduce_dtype=None"
+MEMORY = "DDP memory"
+REDUCTION_ERROR = "BF16 reduction error"
+LOSS_SCALING = "FP16 loss scaling"
+ACCUMULATION = "FSDP2 gradient accumulation"
+NORM_SOFTMAX = "norm and softmax dtypes"
 
 
 def _hook(name: str) -> Any:
@@ -36,17 +42,45 @@ def _hook(name: str) -> Any:
     return getattr(default_hooks, name)
 
 
+def _recording(hook: Any, buffers: dict[int, int]) -> Any:
+    """``hook`` that also records each bucket's flat buffer (storage address -> bytes) as DDP hands it over."""
+    def recorded(state, bucket):  # no annotations: DDP checks them against dist.GradBucket
+        buf = bucket.buffer()
+        buffers[buf.untyped_storage().data_ptr()] = buf.untyped_storage().nbytes()
+        return hook(state, bucket)
+    return recorded
+
+
+def distinct_storage_bytes(tensors: list[torch.Tensor]) -> int:
+    """Bytes of the distinct storages behind ``tensors`` (a view into a buffer counts once, with the buffer)."""
+    seen: dict[int, int] = {}
+    for t in tensors:
+        s = t.untyped_storage()
+        seen[s.data_ptr()] = s.nbytes()
+    return sum(seen.values())
+
+
 def ddp_worker(rank: int, world_size: int, device: torch.device, *, features: int = 16,
                hidden: int = 32, classes: int = 4, batch: int = 8,
                hooks: tuple[str, ...] = HOOKS) -> list[dict[str, Any]]:
-    """One autocast (BF16) DDP step per communication hook; rows tagged with ``hook``."""
+    """One autocast (BF16) DDP step per communication hook; rows tagged with ``hook``.
+
+    Also returns, tagged ``hook="memory"``, what a rank holds after the step with DDP's default
+    ``gradient_as_bucket_view=False`` and with ``True``: parameters, gradients, the bucket
+    buffers DDP passed to the communication hook, optimizer state, and the bytes of their
+    distinct storages; and, tagged ``hook="reduction error"``, how far the BF16-compressed
+    averaged gradients are from the FP32-reduced ones, per parameter.
+    """
     from torch.nn.parallel import DistributedDataParallel as DDP
 
     rows: list[dict[str, Any]] = []
-    for hook_name in hooks:
+    reduced: dict[str, dict[str, torch.Tensor]] = {}
+    for hook_name, as_view in [(h, False) for h in hooks] + [("allreduce_hook", True)]:
         model = make_mlp(features, hidden, classes).to(device)
-        ddp = DDP(model, device_ids=[device.index] if device.type == "cuda" else None)
-        ddp.register_comm_hook(None, _hook(hook_name))
+        ddp = DDP(model, device_ids=[device.index] if device.type == "cuda" else None,
+                  gradient_as_bucket_view=as_view)
+        buffers: dict[int, int] = {}
+        ddp.register_comm_hook(None, _recording(_hook(hook_name), buffers))
         optimizer = torch.optim.Adam(ddp.parameters(), lr=1e-3)
         these = [_row("1 parameter (stored, replicated)", n, p) for n, p in model.named_parameters()]
         names = {m: n for n, m in model.named_modules() if isinstance(m, nn.Linear)}
@@ -74,7 +108,27 @@ def ddp_worker(rank: int, world_size: int, device: torch.device, *, features: in
         these += _state_and_collective_rows(model, optimizer, comms)
         for h in handles:
             h.remove()
+        params = list(model.parameters())
+        state = [v for p in params for v in optimizer.state[p].values() if torch.is_tensor(v) and v.dim() > 0]
+        grads = [p.grad for p in params]
+        rows.append({"hook": "memory", "gradient_as_bucket_view": as_view, "comm hook": hook_name,
+                     "parameters": distinct_storage_bytes(params), "gradients": distinct_storage_bytes(grads),
+                     "bucket buffers": sum(buffers.values()),
+                     "gradients inside the buckets": all(g.untyped_storage().data_ptr() in buffers for g in grads),
+                     "optimizer state": distinct_storage_bytes(state),
+                     "distinct storages": distinct_storage_bytes(params + grads + state)
+                     + sum(b for ptr, b in buffers.items() if ptr not in {g.untyped_storage().data_ptr() for g in grads})})
+        if as_view:
+            continue
+        reduced[hook_name] = {n: p.grad.detach().float().clone() for n, p in model.named_parameters()}
         rows += [{"hook": hook_name, **r} for r in these]
+    if {"allreduce_hook", "bf16_compress_hook"} <= set(reduced):
+        for n, ref in reduced["allreduce_hook"].items():
+            err = (reduced["bf16_compress_hook"][n] - ref).abs()
+            rows.append({"hook": "reduction error", "tensor": n, "elements": ref.numel(),
+                         "max abs error": float(err.max()),
+                         "max relative error": float((err / ref.abs().clamp_min(torch.finfo(torch.float32).tiny)).max()),
+                         "relative error of the norm": float(err.norm() / ref.norm())})
     return rows
 
 
@@ -83,7 +137,18 @@ def _both_worker(rank: int, world_size: int, device: torch.device, *, fsdp_kwarg
     fsdp = [{"setup": "FSDP2", **r} for r in fsdp_worker(rank, world_size, device, **fsdp_kwargs)]
     fsdp += [{"setup": OUTPUT_VARIANT, **r} for r in fsdp_worker(
         rank, world_size, device, output_dtype="float32", **fsdp_kwargs)]
-    ddp = [{"setup": f"DDP + {r['hook']}", **{k: v for k, v in r.items() if k != "hook"}}
+    fsdp += [{"setup": REDUCE_NONE_VARIANT, **r} for r in fsdp_worker(
+        rank, world_size, device, reduce_dtype=None, **fsdp_kwargs)]
+    from amp_docs_lib.distributed.fsdp_probe import accumulation_worker, norm_softmax_worker
+    from amp_docs_lib.distributed.loss_scaling import scaler_agreement_worker
+
+    fsdp += [{**r, "setup": LOSS_SCALING, "variant": r["setup"]}
+             for r in scaler_agreement_worker(rank, world_size, device, **fsdp_kwargs)]
+    fsdp += [{"setup": ACCUMULATION, **r} for r in accumulation_worker(rank, world_size, device, **fsdp_kwargs)]
+    fsdp += [{**r, "setup": NORM_SOFTMAX, "variant": r["setup"]}
+             for r in norm_softmax_worker(rank, world_size, device, **fsdp_kwargs)]
+    special = {"memory": MEMORY, "reduction error": REDUCTION_ERROR}
+    ddp = [{"setup": special.get(r["hook"], f"DDP + {r['hook']}"), **{k: v for k, v in r.items() if k != "hook"}}
            for r in ddp_worker(rank, world_size, device, **ddp_kwargs)]
     return fsdp + ddp
 
@@ -102,12 +167,23 @@ def run_distributed_probes(world_size: int | None = None, *, backend: str | None
                            classes: int = 4, batch: int = 8) -> dict[str, pd.DataFrame]:
     """FSDP2 (BF16 params, FP32 reduce) and both DDP variants in one launch.
 
-    Returns ``{"FSDP2": df, OUTPUT_VARIANT: df, "DDP + allreduce_hook": df,
-    "DDP + bf16_compress_hook": df}`` (``OUTPUT_VARIANT`` is the same FSDP2 policy with
-    ``output_dtype=float32``), each shaped like :func:`~amp_docs_lib.distributed.fsdp_probe.run_fsdp_probe`'s result.
+    Returns ``{"FSDP2": df, OUTPUT_VARIANT: df, REDUCE_NONE_VARIANT: df, "DDP + allreduce_hook": df,
+    "DDP + bf16_compress_hook": df, MEMORY: df, REDUCTION_ERROR: df, LOSS_SCALING: df,
+    ACCUMULATION: df, NORM_SOFTMAX: df}`` (``LOSS_SCALING``: :mod:`~amp_docs_lib.distributed.loss_scaling`;
+    ``ACCUMULATION``: :func:`~amp_docs_lib.distributed.fsdp_probe.accumulation_worker`;
+    ``NORM_SOFTMAX``: :func:`~amp_docs_lib.distributed.fsdp_probe.norm_softmax_worker`): ``OUTPUT_VARIANT`` is the
+    same FSDP2 policy with ``output_dtype=float32``, ``REDUCE_NONE_VARIANT`` with
+    ``reduce_dtype=None``; the FSDP2 and DDP frames are shaped like
+    :func:`~amp_docs_lib.distributed.fsdp_probe.run_fsdp_probe`'s result, ``MEMORY`` and
+    ``REDUCTION_ERROR`` as described in :func:`ddp_worker`.
     """
     sizes = dict(features=features, hidden=hidden, classes=classes, batch=batch)
     df = run_workers(_both_worker, world_size, backend=backend, timeout_s=timeout_s,
                      fsdp_kwargs=sizes, ddp_kwargs=sizes)
-    return {name: grp.drop(columns="setup").sort_values(["rank", "stage"], kind="stable")
-            .reset_index(drop=True) for name, grp in df.groupby("setup", sort=False)}
+    out = {}
+    for name, grp in df.groupby("setup", sort=False):
+        grp = grp.drop(columns="setup").dropna(axis=1, how="all")
+        if "stage" in grp:
+            grp = grp.sort_values(["rank", "stage"], kind="stable")
+        out[name] = grp.reset_index(drop=True)
+    return out

@@ -96,6 +96,89 @@ def fsdp_worker(rank: int, world_size: int, device: torch.device, *, features: i
     return rows + _state_and_collective_rows(model, optimizer, comms)
 
 
+def accumulation_worker(rank: int, world_size: int, device: torch.device, *, features: int = 16,
+                        hidden: int = 32, classes: int = 4, batch: int = 8, microbatches: int = 2,
+                        param_dtype: str | None = "bfloat16", reduce_dtype: str | None = "float32"
+                        ) -> list[dict[str, Any]]:
+    """Gradient accumulation under FSDP2: ``microbatches`` backwards, reduction disabled for all but the last.
+
+    ``model.set_requires_gradient_sync(False)`` before the first backwards and ``True`` before
+    the last one. Returns one row per microbatch: the reduce-scatter and all-gather calls it
+    issued (with dtypes) and the dtype of the gradients held afterwards.
+    """
+    from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
+
+    if not isinstance(microbatches, int) or microbatches < 2:
+        raise ValueError(f"microbatches must be an int >= 2, got {microbatches!r}")
+    model = make_mlp(features, hidden, classes).to(device)
+    policy = MixedPrecisionPolicy(param_dtype=_dtype(param_dtype), reduce_dtype=_dtype(reduce_dtype))
+    for layer in model:
+        if isinstance(layer, nn.Linear):
+            fully_shard(layer, mp_policy=policy)
+    fully_shard(model, mp_policy=policy)
+    g = torch.Generator().manual_seed(2000 + rank)
+    rows = []
+    for i in range(microbatches):
+        last = i == microbatches - 1
+        model.set_requires_gradient_sync(last)
+        x = torch.randn(batch, features, generator=g).to(device)
+        y = torch.randint(0, classes, (batch,), generator=g).to(device)
+        with log_collectives() as comms:
+            F.cross_entropy(model(x).float(), y).backward()
+        grads = [p.grad for p in model.parameters() if p.grad is not None]
+        rows.append({"microbatch": i, "gradient sync": last,
+                     "reduce-scatters": sum(c["collective"] == "reduce_scatter_single" for c in comms),
+                     "reduce dtypes": ", ".join(sorted({c["dtype"] for c in comms
+                                                        if c["collective"] == "reduce_scatter_single"})) or None,
+                     "all-gathers": sum(c["collective"] == "all_gather_single" for c in comms),
+                     "gradients held": len(grads),
+                     "gradient dtypes": ", ".join(sorted({str((t.to_local() if hasattr(t, "to_local") else t).dtype)
+                                                          .removeprefix("torch.") for t in grads})) or None,
+                     "gradient type": ", ".join(sorted({type(t).__name__ for t in grads})) or None})
+    return rows
+
+
+def norm_softmax_worker(rank: int, world_size: int, device: torch.device, *, features: int = 16,
+                        hidden: int = 32, classes: int = 4, batch: int = 8, **_: Any) -> list[dict[str, Any]]:
+    """Where a LayerNorm, a softmax and the loss compute: FSDP2 ``param_dtype=bfloat16`` against autocast.
+
+    The same Linear-LayerNorm-Linear model runs once sharded by ``fully_shard`` with
+    ``MixedPrecisionPolicy(param_dtype=torch.bfloat16)`` (module-level: every op inside a unit
+    sees BF16 parameters and inputs) and once unsharded under ``torch.autocast(dtype=bfloat16)``
+    (op-level: the device's autocast policy decides per op). Returns one row per setup with
+    the dtype of the LayerNorm's output, of ``log_softmax`` of the logits, and of the loss.
+    """
+    from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
+
+    rows = []
+    for setup in ("FSDP2 param_dtype=bfloat16", "autocast(bfloat16), unsharded"):
+        torch.manual_seed(0)
+        model = nn.Sequential(nn.Linear(features, hidden), nn.LayerNorm(hidden), nn.Linear(hidden, classes)).to(device)
+        seen: dict[str, str] = {}
+        model[1].register_forward_hook(lambda m, i, o: seen.__setitem__("LayerNorm output", _name(o.dtype)))
+        g = torch.Generator().manual_seed(3000 + rank)
+        x = torch.randn(batch, features, generator=g).to(device)
+        y = torch.randint(0, classes, (batch,), generator=g).to(device)
+        if setup.startswith("FSDP2"):
+            fully_shard(model, mp_policy=MixedPrecisionPolicy(param_dtype=torch.bfloat16))
+            logits = model(x)
+            logp = F.log_softmax(logits, dim=-1)
+            loss = F.cross_entropy(logits, y)
+        else:
+            with torch.autocast(device.type, dtype=torch.bfloat16):
+                logits = model(x)
+                logp = F.log_softmax(logits, dim=-1)
+                loss = F.cross_entropy(logits, y)
+        loss.backward()
+        rows.append({"setup": setup, **seen, "logits": _name(logits.dtype), "log_softmax": _name(logp.dtype),
+                     "loss": _name(loss.dtype)})
+    return rows
+
+
+def _name(dtype: torch.dtype) -> str:
+    return str(dtype).removeprefix("torch.")
+
+
 def _state_and_collective_rows(model: nn.Module, optimizer: torch.optim.Optimizer,
                                comms: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Rows for the optimizer state after a step and for the collectives the step issued."""

@@ -3,7 +3,12 @@
 The accounting follows Rajbhandari et al., *ZeRO: Memory Optimizations Toward Training
 Trillion Parameter Models* (SC 2020): model states are parameters, gradients and optimizer
 state (for Adam: two moments, plus an FP32 master copy of the weights when the working
-weights are 16-bit). Activations and temporary buffers are not included.
+weights are 16-bit). Activations and temporary buffers are not included, with one
+exception that is not temporary: DDP's gradient buckets. With its default
+``gradient_as_bucket_view=False``, ``DistributedDataParallel`` keeps flat bucket buffers as
+large as all gradients for the whole run (``torch/nn/parallel/distributed.py``, the
+``gradient_as_bucket_view`` argument), next to the ``.grad`` tensors; ``per_rank_bytes(...,
+ddp_buckets=True)`` counts them. The ZeRO paper's figures leave them out.
 
 Strategies (what is divided by K):
 
@@ -17,14 +22,21 @@ Strategies (what is divided by K):
 
 Precisions (bytes per parameter):
 
-======================  =====  =====  ======  =========  ==================================
+======================  =====  =====  ======  =========  ==============================================
 name                    param  grad   master  Adam m, v  communicated
-======================  =====  =====  ======  =========  ==================================
+======================  =====  =====  ======  =========  ==============================================
 ``fp32``                4      4      0       4 + 4      FP32 params and grads
 ``amp_fp32_master``     2      2      4       4 + 4      BF16 params and grads (ZeRO paper)
-``amp_fsdp2``           4      4      0       4 + 4      BF16 params gathered, FP32 reduced
+``amp_fsdp2``           4      4      0       4 + 4      FP32 reduced; BF16 gathered for compute
+                                                         (ZeRO-3/FSDP), FP32 stored params
+                                                         gathered after the step (ZeRO-1/2)
 ``bf16``                2      2      0       2 + 2      BF16 params and grads
-======================  =====  =====  ======  =========  ==================================
+======================  =====  =====  ======  =========  ==============================================
+
+What is all-gathered depends on the strategy: ZeRO-3 and FSDP gather the parameters for
+compute, in the compute dtype (``gather dtype``); ZeRO-1 and ZeRO-2 gather the *updated
+stored* parameters after each rank's optimizer step (Rajbhandari et al., Section 5), so in
+the dtype the parameters are stored in (``param dtype``).
 
 ``amp_fsdp2`` is what ``fully_shard`` with ``MixedPrecisionPolicy(param_dtype=bfloat16,
 reduce_dtype=float32)`` stores: FP32 sharded parameters (they are the master weights),
@@ -48,13 +60,13 @@ _FP32, _BF16 = bytes_per_element("FP32"), bytes_per_element("BF16")
 # Bytes per parameter of each state (Adam keeps two optimizer states per parameter).
 PRECISIONS: dict[str, dict[str, Any]] = {
     "fp32": {"param": _FP32, "grad": _FP32, "master": 0, "optimizer": 2 * _FP32,
-             "gather dtype": "float32", "reduce dtype": "float32"},
+             "param dtype": "float32", "gather dtype": "float32", "reduce dtype": "float32"},
     "amp_fp32_master": {"param": _BF16, "grad": _BF16, "master": _FP32, "optimizer": 2 * _FP32,
-                        "gather dtype": "bfloat16", "reduce dtype": "bfloat16"},
+                        "param dtype": "bfloat16", "gather dtype": "bfloat16", "reduce dtype": "bfloat16"},
     "amp_fsdp2": {"param": _FP32, "grad": _FP32, "master": 0, "optimizer": 2 * _FP32,
-                  "gather dtype": "bfloat16", "reduce dtype": "float32"},
+                  "param dtype": "float32", "gather dtype": "bfloat16", "reduce dtype": "float32"},
     "bf16": {"param": _BF16, "grad": _BF16, "master": 0, "optimizer": 2 * _BF16,
-             "gather dtype": "bfloat16", "reduce dtype": "bfloat16"},
+             "param dtype": "bfloat16", "gather dtype": "bfloat16", "reduce dtype": "bfloat16"},
 }
 DTYPE_BYTES = {dtype: bytes_per_element(fmt) for dtype, fmt in
                (("float32", "FP32"), ("bfloat16", "BF16"), ("float16", "FP16"))}
@@ -75,16 +87,23 @@ def _check(n_params: Any, k: Any, strategy: Any, precision: Any) -> None:
         raise ValueError(f"unknown precision {precision!r}; valid precisions: {list(PRECISIONS)}")
 
 
-def per_rank_bytes(n_params: int, k: int, strategy: str, precision: str) -> dict[str, int]:
-    """Bytes of model state one rank holds: ``param``, ``grad``, ``master``, ``optimizer``, ``total``.
+def per_rank_bytes(n_params: int, k: int, strategy: str, precision: str, *,
+                   ddp_buckets: bool = False) -> dict[str, int]:
+    """Bytes of model state one rank holds: ``param``, ``grad``, ``master``, ``optimizer``,
+    ``buckets``, ``total``.
 
     A sharded component holds ``ceil(n_params / k)`` elements per rank (the largest shard).
+    ``ddp_buckets=True`` adds DDP's gradient buckets (``gradient_as_bucket_view=False``, the
+    default: buffers as large as the gradients); it applies to ``DDP`` only.
     """
     _check(n_params, k, strategy, precision)
+    if not isinstance(ddp_buckets, bool):
+        raise TypeError(f"ddp_buckets must be a bool, got {type(ddp_buckets).__name__}")
     p = PRECISIONS[precision]
     shard = math.ceil(n_params / k)
     out = {part: p[part] * (shard if part in SHARDED[strategy] else n_params)
            for part in ("param", "grad", "master", "optimizer")}
+    out["buckets"] = out["grad"] if (ddp_buckets and strategy == "DDP") else 0
     out["total"] = sum(out.values())
     return out
 
@@ -104,7 +123,7 @@ def comm_per_step(n_params: int, k: int, strategy: str, precision: str) -> pd.Da
     """The collectives of one training step: buffer elements and bytes, and bytes each rank sends.
 
     DDP all-reduces the gradients; ZeRO-1/2 reduce-scatter the gradients and all-gather the
-    updated parameters; ZeRO-3/FSDP all-gather the parameters in forward and again in backward
+    updated parameters in their stored dtype; ZeRO-3/FSDP all-gather the parameters in forward and again in backward
     and reduce-scatter the gradients. With ring algorithms a rank sends ``(k-1)/k`` of an
     all-gather or reduce-scatter buffer and ``2(k-1)/k`` of an all-reduce buffer.
     """
@@ -113,7 +132,7 @@ def comm_per_step(n_params: int, k: int, strategy: str, precision: str) -> pd.Da
     if strategy == "DDP":
         plan = [("all_reduce", p["reduce dtype"], 1, 2)]
     elif strategy in ("ZeRO-1", "ZeRO-2"):
-        plan = [("reduce_scatter", p["reduce dtype"], 1, 1), ("all_gather", p["gather dtype"], 1, 1)]
+        plan = [("reduce_scatter", p["reduce dtype"], 1, 1), ("all_gather", p["param dtype"], 1, 1)]
     else:
         plan = [("all_gather", p["gather dtype"], 2, 1), ("reduce_scatter", p["reduce dtype"], 1, 1)]
     rows = []

@@ -119,6 +119,11 @@ class RunResult:
         tokens_per_step: batch size times sequence length.
         state_bytes: bytes of optimizer state (and FP32 masters) after the run.
         param_bytes: bytes of the model's parameters.
+        grad_bytes: bytes of the gradients the last step held (the model's, and the FP32
+            masters' where there are any), counted from the tensors.
+        extra: ``first_nonfinite`` (step, the model's state and the batch of the first step
+            whose loss was not finite: replayable), ``activation_max`` (with
+            ``watch_activations``: per step and leaf module, the largest |output|).
     """
 
     regime: str
@@ -129,6 +134,7 @@ class RunResult:
     tokens_per_step: int
     state_bytes: int = 0
     param_bytes: int = 0
+    grad_bytes: int = 0
     extra: dict = field(default_factory=dict)
 
     @property
@@ -175,7 +181,8 @@ def _sync(device: torch.device) -> None:
 
 def train_regime(regime: str | Regime, *, corpus: Corpus | None = None, config: TrainConfig | None = None,
                  model_cfg: GPTConfig | None = None, device: str | torch.device | None = None,
-                 profile: Profile | None = None, cpu_threads: int | None = 1) -> RunResult:
+                 profile: Profile | None = None, cpu_threads: int | None = 1,
+                 watch_activations: bool = False) -> RunResult:
     """Train a fresh, seeded GPT under ``regime`` and return its :class:`RunResult`.
 
     Args:
@@ -188,6 +195,8 @@ def train_regime(regime: str | Regime, *, corpus: Corpus | None = None, config: 
         cpu_threads: intra-op threads on a CPU during the run (restored afterwards); one by
             default: these models are too small to gain from more, and a single thread keeps
             step times steady on a shared machine. None keeps torch's setting.
+        watch_activations: log, per step, the largest |output| of every leaf module (forward
+            hooks) in ``extra["activation_max"]``: the growth that precedes an overflow.
     """
     r = get_regime(regime) if isinstance(regime, str) else regime
     if not isinstance(r, Regime):
@@ -208,13 +217,25 @@ def train_regime(regime: str | Regime, *, corpus: Corpus | None = None, config: 
     if dev.type == "cpu" and cpu_threads is not None:
         torch.set_num_threads(cpu_threads)
     try:
-        return _train(r, setup, corpus, cfg, mcfg, dev)
+        return _train(r, setup, corpus, cfg, mcfg, dev, watch_activations)
     finally:
         torch.set_float32_matmul_precision(before)
         torch.set_num_threads(threads)
 
 
-def _train(r: Regime, setup, corpus: Corpus, cfg: TrainConfig, mcfg: GPTConfig, dev: torch.device) -> RunResult:
+def _watch(model: torch.nn.Module, sink: list[dict]) -> list:
+    """Forward hooks recording each leaf module's largest |output| (inf when it overflowed) into ``sink``."""
+    def hook(name):
+        def f(module, inputs, out):
+            if module.training and isinstance(out, torch.Tensor) and out.is_floating_point():
+                sink.append({"module": name, "max abs": float(out.detach().abs().max())})
+        return f
+    return [m.register_forward_hook(hook(n)) for n, m in model.named_modules()
+            if n and not list(m.children())]
+
+
+def _train(r: Regime, setup, corpus: Corpus, cfg: TrainConfig, mcfg: GPTConfig, dev: torch.device,
+           watch_activations: bool = False) -> RunResult:
     torch.manual_seed(cfg.seed)
     model = GPT(mcfg).to(dev)  # initialised in FP32 (identical for every regime), then cast
     model = model.to(setup.param_dtype)
@@ -229,7 +250,9 @@ def _train(r: Regime, setup, corpus: Corpus, cfg: TrainConfig, mcfg: GPTConfig, 
     if dev.type == "cuda":
         torch.cuda.reset_peak_memory_stats(dev)
 
-    rows, vals = [], []
+    rows, vals, extra = [], [], {}
+    acts: list[dict] = []
+    handles = _watch(model, acts) if watch_activations else []
     status, diverged_at, bad_run = "ok", None, 0
     for step in range(cfg.steps):
         lr = cfg.lr_at(step) * r.lr_scale
@@ -239,10 +262,16 @@ def _train(r: Regime, setup, corpus: Corpus, cfg: TrainConfig, mcfg: GPTConfig, 
         _sync(dev)
         t0 = time.perf_counter()
         opt.zero_grad(set_to_none=True)
+        n_acts = len(acts)
         with setup.autocast():
             _, loss = model(x, y)
+        for a in acts[n_acts:]:
+            a["step"] = step
         loss_val = float(loss.detach().float())
         finite = math.isfinite(loss_val)
+        if not finite and diverged_at is None:  # keep what is needed to replay this forward
+            extra["first_nonfinite"] = {"step": step, "x": x.detach().cpu(), "y": y.detach().cpu(),
+                                        "state_dict": {k: v.detach().cpu().clone() for k, v in model.state_dict().items()}}
         if not finite:
             diverged_at = step if diverged_at is None else diverged_at
             bad_run += 1
@@ -278,6 +307,10 @@ def _train(r: Regime, setup, corpus: Corpus, cfg: TrainConfig, mcfg: GPTConfig, 
         if (step + 1) % cfg.eval_every == 0 or step == cfg.steps - 1:
             vals.append({"step": step, "val_loss": evaluate(model, vx, vy, setup)})
 
+    for h in handles:
+        h.remove()
+    if watch_activations:
+        extra["activation_max"] = pd.DataFrame(acts, columns=["step", "module", "max abs"])
     log = pd.DataFrame(rows)
     if status == "ok" and scaler.is_enabled():
         n_skip = int(log["skipped"].sum())
@@ -285,11 +318,12 @@ def _train(r: Regime, setup, corpus: Corpus, cfg: TrainConfig, mcfg: GPTConfig, 
             status = f"ok, {n_skip} steps skipped"
     if status == "ok" and diverged_at is not None:
         status = f"non-finite loss at step {diverged_at}, recovered"
-    from amp_docs_lib.regimes.optimizers import optimizer_state_bytes
+    from amp_docs_lib.regimes.optimizers import gradient_bytes, optimizer_state_bytes
 
     return RunResult(r.name, status, diverged_at, log, pd.DataFrame(vals, columns=["step", "val_loss"]), tokens,
                      state_bytes=optimizer_state_bytes(opt),
-                     param_bytes=sum(p.numel() * p.element_size() for p in params))
+                     param_bytes=sum(p.numel() * p.element_size() for p in params),
+                     grad_bytes=gradient_bytes(params, opt), extra=extra)
 
 
 def _row(step, lr, loss, gnorm, dt, tokens, dev, scale, skipped) -> dict:

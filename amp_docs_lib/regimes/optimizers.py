@@ -11,6 +11,12 @@ for parameters or optimizer state in 16 bits, used by the training-regimes chapt
   in FP32, storage rounded), without the memory saving.
 * Kahan-compensated AdamW is not rebuilt here: :func:`kahan_adamw` returns
   ``optimi.AdamW(..., kahan_sum=True)`` from the ``torch-optimi`` package.
+* Stochastic rounding is not rebuilt either: :func:`stochastic_round_adamw` returns
+  torchao's ``torchao.optim._AdamW(bf16_stochastic_round=True)``, whose step
+  (``torchao.optim.adam.single_param_adam``) computes AdamW in FP32 and rounds the new BF16
+  weights up or down with probability proportional to the distance, so small updates
+  survive on average. It runs eagerly here (torchao compiles the step with
+  ``torch.compile``, which costs more than it saves at this size on a CPU).
 """
 
 from __future__ import annotations
@@ -52,12 +58,18 @@ class MasterWeights:
 
     @torch.no_grad()
     def step(self) -> None:
-        """Upcast gradients onto the masters, step, round the masters back into the model."""
+        """Upcast gradients onto the masters, step, round the masters back into the model.
+
+        The masters' FP32 gradients exist only during the step (4 bytes per parameter at the
+        step's peak); they are freed afterwards, so between steps the masters cost 4 bytes
+        per parameter and their moments 8.
+        """
         for p, m in zip(self.params, self.masters):
             m.grad = None if p.grad is None else p.grad.detach().float()
         self.optimizer.step()
         for p, m in zip(self.params, self.masters):
             p.copy_(m)
+            m.grad = None
 
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Clear the model's and the masters' gradients."""
@@ -116,6 +128,49 @@ def kahan_adamw(params, lr: float, *, betas=(0.9, 0.999), eps: float = 1e-8,
                         kahan_sum=True, foreach=False, triton=False)
 
 
+def stochastic_round_adamw(params, lr: float, *, betas=(0.9, 0.999), eps: float = 1e-8,
+                           weight_decay: float = 0.0) -> torch.optim.Optimizer:
+    """torchao's ``_AdamW(bf16_stochastic_round=True)``, stepping eagerly (see the module docstring).
+
+    Its moments are stored in the parameters' dtype (BF16 for BF16 parameters); its
+    arithmetic is torchao's ``single_param_adam``, called as it is, without ``torch.compile``.
+    """
+    from torchao.optim import _AdamW
+
+    class _EagerStochasticRoundAdamW(_AdamW):
+        @torch.no_grad()
+        def step(self, closure=None):
+            from torchao.optim.adam import single_param_adam
+
+            for group in self.param_groups:
+                lr_ = group["lr"]
+                lr_t = lr_ if isinstance(lr_, torch.Tensor) else torch.tensor(float(lr_))
+                for p in group["params"]:
+                    if p.grad is None:
+                        continue
+                    state = self.state[p]
+                    if len(state) == 0:
+                        state["step"] = torch.tensor(0.0)
+                        state["exp_avg"] = self._new_buffer(p, True)
+                        state["exp_avg_sq"] = self._new_buffer(p, False)
+                    state["step"] += 1
+                    single_param_adam(p.detach(), p.grad, state["step"], state["exp_avg"], state["exp_avg_sq"],
+                                      None, lr_t, group["betas"][0], group["betas"][1], group["weight_decay"],
+                                      group["eps"], True, p.dtype is torch.bfloat16)
+
+    return _EagerStochasticRoundAdamW(params, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
+                                      bf16_stochastic_round=True)
+
+
+def plain_optimi_adamw(params, lr: float, *, betas=(0.9, 0.999), eps: float = 1e-8,
+                       weight_decay: float = 0.0) -> torch.optim.Optimizer:
+    """``optimi.AdamW`` without Kahan summation: the control for :func:`kahan_adamw`."""
+    import optimi
+
+    return optimi.AdamW(params, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
+                        kahan_sum=False, foreach=False, triton=False)
+
+
 def _state_bytes(optimizer: torch.optim.Optimizer) -> int:
     n = 0
     for state in optimizer.state.values():
@@ -123,6 +178,14 @@ def _state_bytes(optimizer: torch.optim.Optimizer) -> int:
             if isinstance(t, torch.Tensor) and t.dim() > 0:
                 n += t.numel() * t.element_size()
     return n
+
+
+def gradient_bytes(params, optimizer=None) -> int:
+    """Bytes of the gradients held now: the parameters' and, for :class:`MasterWeights`, the masters'."""
+    tensors = [p.grad for p in params if p.grad is not None]
+    if isinstance(optimizer, MasterWeights):
+        tensors += [m.grad for m in optimizer.masters if m.grad is not None]
+    return sum(t.numel() * t.element_size() for t in tensors)
 
 
 def optimizer_state_bytes(optimizer) -> int:
@@ -151,6 +214,10 @@ def make_optimizer(regime: Regime | str, params, lr: float, *, betas=(0.9, 0.999
         return MasterWeights(params, lambda masters: torch.optim.AdamW(masters, foreach=False, **kw))
     if r.optimizer == "kahan_adamw":
         return kahan_adamw(params, **kw)
+    if r.optimizer == "optimi_adamw":
+        return plain_optimi_adamw(params, **kw)
+    if r.optimizer == "sr_adamw":
+        return stochastic_round_adamw(params, **kw)
     if r.optimizer == "adamw_bf16_moments":
         return RoundedStateAdamW(params, state_dtype=torch.bfloat16, **kw)
     raise ValueError(f"unknown optimizer recipe {r.optimizer!r}; valid: {list(OPTIMIZERS)}")

@@ -18,13 +18,31 @@ def _check(results) -> None:
         raise ValueError("results must be a non-empty dict {regime name: RunResult}")
 
 
+LINESTYLES = ("-", "--", "-.", ":")
+
+
+def _style(i: int) -> dict:
+    """Colour from the default cycle, and a line style that differs between neighbours, so that
+    curves lying on each other stay visible."""
+    return {"color": f"C{i % 10}", "ls": LINESTYLES[i % len(LINESTYLES)]}
+
+
 def _smooth(y: pd.Series, window: int) -> pd.Series:
-    return y.rolling(window, min_periods=1).mean()
+    """Rolling mean over ``window`` steps, stopped at the first non-finite value: a run that
+    produced inf/NaN is not drawn past that step (a rolling mean would skip the NaNs and draw
+    an apparent recovery)."""
+    y = y.astype(float)
+    bad = ~np.isfinite(y.to_numpy())
+    out = y.rolling(window, min_periods=1).mean()
+    if bad.any():
+        out.iloc[int(np.argmax(bad)):] = np.nan
+    return out
 
 
 def _mark_stop(ax, res, y) -> None:
+    """A cross at the first step whose loss was not finite (where the drawn curve ends)."""
     if res.diverged_at is not None and len(res.log):
-        ax.plot([res.log["step"].iloc[-1]], [y], marker="x", markersize=9, color=ax.lines[-1].get_color())
+        ax.plot([res.diverged_at], [y], marker="x", markersize=9, color=ax.lines[-1].get_color())
 
 
 def plot_losses(results, floor: float | None = None, smooth: int = 10):
@@ -35,17 +53,17 @@ def plot_losses(results, floor: float | None = None, smooth: int = 10):
     """
     _check(results)
     fig, (a, b) = plt.subplots(1, 2, figsize=(12, 4.2), sharey=True)
-    top = 0.0
-    for name, res in results.items():
+    for i, (name, res) in enumerate(results.items()):
         if res.log.empty:
             continue
-        y = _smooth(res.log["train_loss"].replace([np.inf, -np.inf], np.nan), smooth)
-        a.plot(res.log["step"], y, label=name, lw=1.4)
+        y = _smooth(res.log["train_loss"], smooth)
+        a.plot(res.log["step"], y, label=name, lw=1.4, **_style(i))
         finite = y[np.isfinite(y)]
-        top = max(top, float(finite.iloc[0]) if len(finite) else 0.0)
-        _mark_stop(a, res, float(finite.iloc[-1]) if len(finite) else top)
+        if len(finite):
+            _mark_stop(a, res, float(finite.iloc[-1]))
         v = res.val.dropna()
-        b.plot(v["step"], v["val_loss"], marker="o", ms=3, label=name, lw=1.4)
+        v = v[np.isfinite(v["val_loss"].astype(float))]
+        b.plot(v["step"], v["val_loss"], marker="o", ms=3, label=name, lw=1.4, **_style(i))
     for ax, title in ((a, f"train loss (mean of {smooth} steps)"), (b, "validation loss")):
         if floor is not None:
             ax.axhline(floor, ls="--", lw=1, color="black", label="entropy floor")
@@ -53,9 +71,41 @@ def plot_losses(results, floor: float | None = None, smooth: int = 10):
         ax.set_title(title)
         ax.grid(alpha=0.3)
     a.set_ylabel("cross-entropy (nats)")
-    if top > 0:
-        a.set_ylim(top=top * 1.08)
     b.legend(fontsize=7, ncol=2)
+    fig.tight_layout()
+    return fig
+
+
+def plot_loss_vs_baseline(results, baseline: str = "fp32", seeds: dict | None = None, smooth: int = 10):
+    """Train loss minus the baseline's, per step (rolling mean), for every finite regime.
+
+    ``seeds``: ``{regime: [(run, baseline run), ...]}`` from other seeds; for each regime listed,
+    the band between the smallest and largest (regime - baseline) difference over those seeds is
+    shaded: differences inside a band are what another seed would give.
+    """
+    _check(results)
+    if baseline not in results:
+        raise ValueError(f"baseline {baseline!r} is not among the runs: {list(results)}")
+    base = results[baseline].log.set_index("step")["train_loss"].astype(float)
+    fig, ax = plt.subplots(figsize=(9, 4.2))
+    for i, (name, res) in enumerate(results.items()):
+        if name == baseline or res.log.empty or res.diverged_at is not None:
+            continue
+        d = res.log.set_index("step")["train_loss"].astype(float) - base
+        style = _style(i)
+        ax.plot(d.index, _smooth(d, smooth), label=name, lw=1.4, **style)
+        pairs = (seeds or {}).get(name, [])
+        if pairs:
+            diffs = pd.concat([_smooth(r.log.set_index("step")["train_loss"].astype(float)
+                                       - b.log.set_index("step")["train_loss"].astype(float), smooth)
+                               for r, b in pairs], axis=1)
+            ax.fill_between(diffs.index, diffs.min(axis=1), diffs.max(axis=1), color=style["color"], alpha=0.18,
+                            label=f"{name}: other seeds ({len(pairs)})")
+    ax.axhline(0.0, color="black", lw=0.8)
+    ax.set_xlabel("step")
+    ax.set_ylabel(f"train loss minus {baseline} (nats, mean of {smooth})")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7, ncol=2)
     fig.tight_layout()
     return fig
 
@@ -64,13 +114,13 @@ def plot_grad_norm(results, smooth: int = 5):
     """Global gradient norm per step (log scale; non-finite norms are left out)."""
     _check(results)
     fig, ax = plt.subplots(figsize=(8, 3.8))
-    for name, res in results.items():
-        g = res.log["grad_norm"].replace([np.inf, -np.inf], np.nan)
-        if g.notna().any():
-            ax.plot(res.log["step"], _smooth(g, smooth), label=name, lw=1.2)
+    for i, (name, res) in enumerate(results.items()):
+        g = res.log["grad_norm"].astype(float)
+        if np.isfinite(g).any():
+            ax.plot(res.log["step"], _smooth(g, smooth), label=name, lw=1.2, **_style(i))
     ax.set_yscale("log")
     ax.set_xlabel("step")
-    ax.set_ylabel(f"global grad norm (mean of {smooth})")
+    ax.set_ylabel(f"global grad norm (mean of {smooth}; ends at a non-finite norm)")
     ax.grid(alpha=0.3, which="both")
     ax.legend(fontsize=7, ncol=2)
     fig.tight_layout()
@@ -122,10 +172,12 @@ def plot_speed(summary: pd.DataFrame):
 
 
 def plot_memory(results, summary: pd.DataFrame):
-    """Bytes of parameters and optimizer state (with FP32 masters) per regime; peak CUDA memory if measured."""
+    """Bytes of parameters, gradients and optimizer state (with FP32 masters) per regime, counted
+    from the tensors after the last step; peak CUDA memory if measured."""
     _check(results)
     names = list(results)
     par = np.array([results[n].param_bytes for n in names]) / 2**20
+    gr = np.array([results[n].grad_bytes for n in names]) / 2**20
     st = np.array([results[n].state_bytes for n in names]) / 2**20
     cuda = summary.set_index("regime")["peak CUDA mem (MB)"] if "peak CUDA mem (MB)" in summary else None
     has_cuda = cuda is not None and cuda.notna().any()
@@ -133,11 +185,12 @@ def plot_memory(results, summary: pd.DataFrame):
     a = axes[0, 0]
     pos = np.arange(len(names))
     a.barh(pos, par, label="parameters")
-    a.barh(pos, st, left=par, label="optimizer state (+ FP32 masters)")
+    a.barh(pos, gr, left=par, label="gradients")
+    a.barh(pos, st, left=par + gr, label="optimizer state (+ FP32 masters)")
     a.set_yticks(pos, names)
     a.invert_yaxis()
     a.set_xlabel("MB (counted from tensor sizes)")
-    a.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2)
+    a.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=3)
     a.grid(alpha=0.3, axis="x")
     if has_cuda:
         b = axes[0, 1]
@@ -156,9 +209,10 @@ def plot_unchanged(results, smooth: int = 5):
     """Per step, the fraction of stored weight elements the step left exactly as they were."""
     _check(results)
     fig, ax = plt.subplots(figsize=(8, 3.8))
-    for name, res in results.items():
+    for i, (name, res) in enumerate(results.items()):
         if "unchanged" in res.log and len(res.log):
-            ax.plot(res.log["step"], _smooth(res.log["unchanged"].astype(float), smooth), label=name, lw=1.4)
+            ax.plot(res.log["step"], _smooth(res.log["unchanged"].astype(float), smooth), label=name,
+                    lw=2.2 if i % 2 else 1.2, **_style(i))
     ax.set_xlabel("step")
     ax.set_ylabel(f"fraction unchanged (mean of {smooth})")
     ax.set_ylim(-0.02, 1.02)

@@ -23,15 +23,19 @@ def main() -> None:
     ap.add_argument("--world-size", type=int, default=default_world_size())
     ap.add_argument("--backend", choices=["gloo", "nccl"], default=default_backend())
     ap.add_argument("--param-dtype", default="bfloat16", help="float32, bfloat16 or float16")
-    ap.add_argument("--reduce-dtype", default="float32", help="float32, bfloat16 or float16")
+    ap.add_argument("--reduce-dtype", default="float32",
+                    help="float32, bfloat16, float16 or none (reduce_dtype=None: since torch 2.15 the "
+                         "parameters' own dtype, before that param_dtype)")
     ap.add_argument("--hidden", type=int, default=p["dist_hidden"])
     args = ap.parse_args()
+    reduce_dtype = None if args.reduce_dtype.lower() == "none" else args.reduce_dtype
 
     df = fsdp_probe.run_fsdp_probe(args.world_size, backend=args.backend, param_dtype=args.param_dtype,
-                                   reduce_dtype=args.reduce_dtype, features=p["dist_features"],
+                                   reduce_dtype=reduce_dtype, features=p["dist_features"],
                                    hidden=args.hidden, batch=p["dist_batch"])
     with pd.option_context("display.width", 200, "display.max_rows", 500):
-        print(f"backend={args.backend} world_size={args.world_size}")
+        print(f"backend={args.backend} world_size={args.world_size} param_dtype={args.param_dtype} "
+              f"reduce_dtype={reduce_dtype}")
         print(fsdp_probe.summary(df).to_string(index=False))
         print()
         print(df[df["rank"] == 0].drop(columns="rank").to_string(index=False))

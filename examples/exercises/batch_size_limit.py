@@ -4,8 +4,12 @@ On CUDA the limit is the real one: the script catches ``torch.OutOfMemoryError``
 exhausting RAM would stall the machine, so the script measures instead what one step
 needs (parameters, gradients, optimizer state, and the activations autograd saves,
 counted with ``torch.autograd.graph.saved_tensors_hooks``) and stops at a memory budget
-(``--budget-mb``). What to look for: 16-bit activations halve the saved bytes, so the
-largest batch roughly doubles; pure BF16 also halves parameters and gradients.
+(``--budget-mb``). On CUDA there is no cap unless ``--max-batch`` is given: the batch doubles
+until the device's memory runs out.
+
+Task: predict by what factor the largest batch of AMP BF16 exceeds FP32's (a power of two,
+since the batch doubles), and pass it with ``--predict-ratio``; the script prints whether the
+prediction held.
 """
 
 import argparse
@@ -36,25 +40,32 @@ def step_bytes(model: nn.Module, batch: int, setup, device: str, features: int =
     return state + sum(saved) + x.numel() * x.element_size()
 
 
-def main() -> None:
+def main() -> dict:
     p = active_profile()
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--budget-mb", type=float, default=p["exercise_memory_budget_mb"],
                     help="CPU only: the memory budget standing in for device memory")
-    ap.add_argument("--max-batch", type=int, default=p["exercise_batch_max"])
+    ap.add_argument("--max-batch", type=int, default=None,
+                    help=f"stop doubling here (default: {p['exercise_batch_max']} on a CPU; none on CUDA, "
+                         f"where the device's memory is the limit)")
+    ap.add_argument("--predict-ratio", type=float, default=None,
+                    help="your prediction: largest AMP BF16 batch / largest FP32 batch")
     ap.add_argument("--width", type=int, default=512, help="hidden width of the MLP")
     ap.add_argument("--device", default=default_device())
     args = ap.parse_args()
+    on_cuda = args.device.startswith("cuda")
+    max_batch = args.max_batch or (2**40 if on_cuda else p["exercise_batch_max"])
     budget = args.budget_mb * 2**20
-    mode = "real OOM" if args.device.startswith("cuda") else f"CPU budget {args.budget_mb:g} MiB (measured, not exhausted)"
+    mode = f"real OOM ({torch.cuda.mem_get_info()[1] / 2**30:.1f} GiB device)" if on_cuda else f"CPU budget {args.budget_mb:g} MiB (measured, not exhausted)"
     print(f"limit: {mode}")
     print(f"{'precision':>10} {'largest batch':>14} {'MiB at that batch':>18}")
+    largest = {}
     for name in ("fp32", "amp_bf16", "bf16"):
         setup = precision_setup(name, args.device)
         model = nn.Sequential(nn.Linear(256, args.width), nn.GELU(), nn.Linear(args.width, args.width),
                               nn.GELU(), nn.Linear(args.width, 10)).to(args.device, setup.param_dtype)
         batch, best, best_bytes = 8, None, None
-        while batch <= args.max_batch:
+        while batch <= max_batch:
             try:
                 if args.device.startswith("cuda"):
                     torch.cuda.reset_peak_memory_stats()
@@ -70,8 +81,20 @@ def main() -> None:
             batch *= 2
             model.zero_grad(set_to_none=True)
         mib = "n/a" if best_bytes is None else f"{best_bytes / 2**20:.1f}"
-        print(f"{name:>10} {str(best):>14} {mib:>18}")
+        capped = "  (stopped at --max-batch, not at the limit)" if best is not None and best * 2 > max_batch else ""
+        print(f"{name:>10} {str(best):>14} {mib:>18}{capped}")
+        largest[name] = {"largest batch": best, "bytes": best_bytes, "capped": bool(capped)}
+        del model
+        if on_cuda:
+            torch.cuda.empty_cache()
+    ratio = (largest["amp_bf16"]["largest batch"] / largest["fp32"]["largest batch"]
+             if largest["fp32"]["largest batch"] and largest["amp_bf16"]["largest batch"] else None)
+    print(f"largest batch, amp_bf16 / fp32: {ratio}")
+    if args.predict_ratio is not None:
+        held = ratio is not None and args.predict_ratio == ratio
+        print(f"your prediction: {args.predict_ratio:g} -> {'held' if held else 'did not hold'}")
+    return {"largest": largest, "ratio": ratio}
 
 
 if __name__ == "__main__":
-    main()
+    RESULT = main()

@@ -1,46 +1,76 @@
 """Exercise 1: train the same small model in FP32 and with AMP; compare loss, accuracy, time per step.
 
-What to look for: the final losses agree to a few digits (AMP keeps FP32 master weights);
-the time per step depends on the hardware: on a CPU without native BF16/FP16 matmul, AMP is
-slower, on a GPU with Tensor Cores it is faster.
+Every precision trains the same seeded model on the same data; then one training step of each
+is timed with the book's harness (``amp_docs_lib.bench.timing.measure``: warm-up in the
+measured precision, many runs, median and interquartile range). A precision is called faster
+or slower than FP32 only when the two medians differ by more than both spreads; otherwise
+"no measurable difference".
+
+Task: predict, for this machine, whether AMP BF16 steps are faster or slower than FP32 steps
+(``--predict faster|slower|same``); the script prints whether the prediction held.
 """
 
 import argparse
-import time
 
 import torch
 import torch.nn.functional as F
 
-from amp_docs_lib.core.devices import default_device
 from amp_docs_lib.amp.precision import PRECISIONS, precision_setup
-from amp_docs_lib.core.profiles import active_profile
 from amp_docs_lib.amp.toy_task import make_data, make_model, train_step
+from amp_docs_lib.bench.timing import measure
+from amp_docs_lib.core.devices import default_device
+from amp_docs_lib.core.profiles import active_profile
 
 
-def main() -> None:
+def compare(timing, base) -> str:
+    """'faster', 'slower' or 'same': a difference counts only beyond both interquartile ranges."""
+    gap = base.median_s - timing.median_s
+    if abs(gap) <= max(timing.iqr_s, base.iqr_s):
+        return "same"
+    return "faster" if gap > 0 else "slower"
+
+
+def main() -> dict:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--steps", type=int, default=active_profile()["exercise_steps"])
+    ap.add_argument("--steps", type=int, default=active_profile()["exercise_steps"], help="training steps")
     ap.add_argument("--precisions", nargs="+", default=["fp32", "amp_bf16", "amp_fp16"], choices=PRECISIONS)
     ap.add_argument("--samples", type=int, default=512, help="training set size (one full batch)")
+    ap.add_argument("--min-time", type=float, default=0.3, help="seconds of timing per precision")
     ap.add_argument("--device", default=default_device())
+    ap.add_argument("--predict", choices=["faster", "slower", "same"], default=None,
+                    help="your prediction for AMP BF16 against FP32 on this machine")
     args = ap.parse_args()
+    if "fp32" not in args.precisions:
+        ap.error("--precisions must include fp32, the baseline")
     x, y = make_data(args.samples, device=args.device)
-    print(f"{'precision':>10} {'final loss':>11} {'accuracy':>9} {'ms/step':>8}")
+    rows = {}
     for name in args.precisions:
         setup = precision_setup(name, args.device)
         model = make_model().to(args.device, setup.param_dtype)
         opt = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
         xs = x.to(setup.param_dtype)
-        train_step(model, opt, xs, y, setup)  # warm-up step, not timed
-        t0 = time.perf_counter()
         for _ in range(args.steps):
             loss = train_step(model, opt, xs, y, setup)
-        ms = (time.perf_counter() - t0) / args.steps * 1e3
         with torch.no_grad(), setup.autocast():
-            acc = (model(xs).argmax(1) == y).float().mean().item()
-            final = F.cross_entropy(model(xs).float(), y).item()
-        print(f"{name:>10} {final:11.4f} {acc:9.3f} {ms:8.2f}   (last training loss {loss:.4f})")
+            out = model(xs)
+            acc = (out.argmax(1) == y).float().mean().item()
+            final = F.cross_entropy(out.float(), y).item()
+        timing = measure(lambda: train_step(model, opt, xs, y, setup), device=args.device, label=name,
+                         min_run_time=args.min_time)
+        rows[name] = {"final loss": final, "accuracy": acc, "last training loss": loss, "timing": timing}
+    base = rows["fp32"]["timing"]
+    print(f"{'precision':>10} {'final loss':>11} {'accuracy':>9} {'ms/step':>8} {'IQR ms':>7}  vs fp32")
+    for name, r in rows.items():
+        t = r["timing"]
+        r["vs fp32"] = "baseline" if name == "fp32" else compare(t, base)
+        print(f"{name:>10} {r['final loss']:11.4f} {r['accuracy']:9.3f} {t.median_s * 1e3:8.3f} "
+              f"{t.iqr_s * 1e3:7.3f}  {r['vs fp32']}")
+    if args.predict is not None and "amp_bf16" in rows:
+        held = args.predict == rows["amp_bf16"]["vs fp32"]
+        print(f"your prediction: amp_bf16 {args.predict} -> {'held' if held else 'did not hold'} "
+              f"(measured: {rows['amp_bf16']['vs fp32']})")
+    return rows
 
 
 if __name__ == "__main__":
-    main()
+    RESULT = main()

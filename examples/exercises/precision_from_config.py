@@ -5,6 +5,10 @@ config names the precision (``fp32``, ``amp_fp16``, ``amp_bf16``, ``bf16``) and 
 sizes. Without ``--config`` it reads ``precision.toml`` next to this script. What to look for:
 changing one line of the config switches autocast, the GradScaler and the parameter dtype
 together, and a misspelt precision fails with the list of valid names.
+
+Task: write a config selecting pure BF16 (``precision = "bf16"``) and predict, before running,
+the parameters' dtype and whether the GradScaler is on (``--predict-params bfloat16
+--predict-scaler off``); the script prints whether the prediction held.
 """
 
 import argparse
@@ -33,10 +37,13 @@ def load_config(path: Path) -> dict:
     return {"steps": 20, "lr": 0.05, **cfg}
 
 
-def main() -> None:
+def main() -> dict:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--config", type=Path, default=DEFAULT, help="a .toml or .json file")
     ap.add_argument("--precision", help="override the config's precision")
+    ap.add_argument("--predict-params", default=None, help="your prediction: the parameters' dtype (e.g. float32)")
+    ap.add_argument("--predict-scaler", choices=["on", "off"], default=None,
+                    help="your prediction: is the GradScaler on?")
     args = ap.parse_args()
     cfg = load_config(args.config)
     if args.precision:
@@ -50,7 +57,13 @@ def main() -> None:
     opt = torch.optim.SGD(model.parameters(), lr=cfg["lr"], momentum=0.9)
     losses = [train_step(model, opt, x.to(setup.param_dtype), y, setup) for _ in range(cfg["steps"])]
     print(f"loss: first {losses[0]:.4f}, last {losses[-1]:.4f} after {cfg['steps']} steps")
+    measured = {"params": str(setup.param_dtype).removeprefix("torch."), "scaler": "on" if setup.uses_scaler else "off"}
+    for key, guess in (("params", args.predict_params), ("scaler", args.predict_scaler)):
+        if guess is not None:
+            print(f"your prediction for {key}: {guess} -> {'held' if guess == measured[key] else 'did not hold'} "
+                  f"(measured: {measured[key]})")
+    return {"precision": setup.name, **measured, "losses": losses}
 
 
 if __name__ == "__main__":
-    main()
+    RESULT = main()

@@ -1,0 +1,145 @@
+"""What rounding does to optimizer state and weight decay stored in 16 bits: targeted experiments.
+
+These isolate one update rule at a time on synthetic tensors, so the effect the training
+run is too short to show (a BF16-stored second moment that cannot decay, a decoupled weight
+decay that rounds away) is measured directly:
+
+* :func:`second_moment_changes`: one AdamW second-moment update,
+  ``v <- beta2 * v + (1 - beta2) * g**2``, computed in FP32 and stored back in BF16, over a
+  log-spaced range of ``v`` and a given ratio ``g**2 / v``: the fraction of entries whose
+  stored value changed.
+* :func:`second_moment_decay`: ``steps`` updates with ``g = 0`` (the gradient has gone
+  quiet) under several storage recipes: FP32, BF16 round-to-nearest, BF16 with
+  ``beta2 = 0.95``, BF16 with stochastic rounding (torchao's ``_fp32_to_bf16_sr``).
+* :func:`weight_decay_drift`: AdamW with zero gradients, so only decoupled weight decay
+  acts, on FP32 weights, BF16 weights (``torch.optim.AdamW``), BF16 with stochastic rounding
+  and BF16 with Kahan summation (``optimi``, which applies decoupled weight decay as
+  ``param.mul_(1 - lr * wd)`` directly on the 16-bit parameter, before and outside its
+  compensated update: ``optimi/adam.py``): the relative change of the weight norm.
+* :func:`fp16_second_moment_threshold`: the smallest gradient whose first second moment
+  ``(1 - beta2) * g**2`` is not flushed to zero in FP16.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+import torch
+
+
+def bf16_stochastic_round(x: torch.Tensor) -> torch.Tensor:
+    """Round ``x`` to BF16 stochastically: torchao's ``_fp32_to_bf16_sr`` (draws from torch's global RNG)."""
+    from torchao.optim.quant_utils import _fp32_to_bf16_sr
+
+    return _fp32_to_bf16_sr(x.float())
+
+
+def _v_grid(n: int = 4096, lo: float = 1e-12, hi: float = 1e-2) -> torch.Tensor:
+    return torch.logspace(math.log10(lo), math.log10(hi), n).to(torch.bfloat16)
+
+
+def second_moment_changes(ratios=(0.0, 0.5, 1.0, 2.0, 3.0, 4.0, 5.0, 10.0), *, beta2: float = 0.999,
+                          n: int = 4096) -> pd.DataFrame:
+    """Fraction of BF16-stored ``v`` entries one update changes, per ratio ``g**2 / v``.
+
+    ``v`` spans 1e-12 to 1e-2 (log-spaced, BF16 values); the update is computed in FP32 and
+    rounded to nearest BF16, as ``RoundedStateAdamW`` and BF16-state optimizers store it.
+    """
+    if not 0 < beta2 < 1:
+        raise ValueError(f"beta2 must be in (0, 1), got {beta2!r}")
+    v = _v_grid(n)
+    rows = []
+    for r in ratios:
+        if r < 0:
+            raise ValueError(f"ratios must be >= 0, got {r!r}")
+        new = (beta2 * v.float() + (1 - beta2) * (r * v.float())).to(torch.bfloat16)
+        rows.append({"g^2 / v": float(r), "entries changed": float((new != v).float().mean()),
+                     "FP32 relative change": (1 - beta2) * (r - 1)})
+    return pd.DataFrame(rows)
+
+
+def second_moment_decay(steps: int = 500, *, v0: float = 1e-4, beta2: float = 0.999,
+                        fast_beta2: float = 0.95, seed: int = 0, n: int = 64) -> pd.DataFrame:
+    """``v`` after ``steps`` updates with ``g = 0``, per storage recipe (mean over ``n`` entries).
+
+    Columns: recipe, beta2, v after, v after / v0, the exact value ``beta2**steps``.
+    """
+    if not isinstance(steps, int) or steps < 1:
+        raise ValueError(f"steps must be a positive int, got {steps!r}")
+    recipes = {"FP32": ("fp32", beta2), "BF16, round to nearest": ("nearest", beta2),
+               f"BF16, round to nearest, beta2 = {fast_beta2}": ("nearest", fast_beta2),
+               "BF16, stochastic rounding": ("stochastic", beta2)}
+    rows = []
+    with torch.random.fork_rng(devices=[]):  # stochastic rounding draws from the global RNG: seed it, restore it
+        torch.manual_seed(seed)
+        for label, (mode, b2) in recipes.items():
+            rows.append(_decay(label, mode, b2, steps, v0, n))
+    return pd.DataFrame(rows)
+
+
+def _decay(label: str, mode: str, b2: float, steps: int, v0: float, n: int) -> dict:
+    v = torch.full((n,), v0, dtype=torch.float32 if mode == "fp32" else torch.bfloat16)
+    start = float(v.float().mean())
+    for _ in range(steps):
+        new = b2 * v.float()  # + (1 - beta2) * g**2, which is 0 here
+        if mode == "fp32":
+            v = new
+        elif mode == "nearest":
+            v = new.to(torch.bfloat16)
+        else:
+            v = bf16_stochastic_round(new)
+    after = float(v.float().mean())
+    return {"storage": label, "beta2": b2, "v before": start, "v after": after,
+            "v after / v before": after / start, "exact beta2^steps": b2 ** steps}
+
+
+def weight_decay_drift(steps: int = 500, *, lr: float = 3e-4, weight_decay: float = 0.1,
+                       n: int = 1024, std: float = 0.02, seed: int = 0) -> pd.DataFrame:
+    """Relative change of the weight norm after ``steps`` AdamW steps with zero gradients.
+
+    With ``g = 0`` Adam's update is zero and only decoupled weight decay acts,
+    ``w <- w * (1 - lr * weight_decay)``; the exact factor is ``(1 - lr*wd)**steps``.
+    """
+    if not isinstance(steps, int) or steps < 1:
+        raise ValueError(f"steps must be a positive int, got {steps!r}")
+    gen = torch.Generator().manual_seed(seed)
+    w0 = torch.randn(n, generator=gen) * std
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        return _drift(w0, steps, lr, weight_decay)
+
+
+def _drift(w0: torch.Tensor, steps: int, lr: float, weight_decay: float) -> pd.DataFrame:
+    from amp_docs_lib.regimes.optimizers import kahan_adamw, stochastic_round_adamw
+
+    exact = (1 - lr * weight_decay) ** steps
+    makers = {
+        "FP32, torch AdamW": (torch.float32, lambda ps: torch.optim.AdamW(ps, lr=lr, weight_decay=weight_decay,
+                                                                          foreach=False)),
+        "BF16, torch AdamW": (torch.bfloat16, lambda ps: torch.optim.AdamW(ps, lr=lr, weight_decay=weight_decay,
+                                                                           foreach=False)),
+        "BF16, stochastic rounding (torchao)": (torch.bfloat16,
+                                                lambda ps: stochastic_round_adamw(ps, lr=lr, weight_decay=weight_decay)),
+        "BF16, Kahan summation (optimi)": (torch.bfloat16, lambda ps: kahan_adamw(ps, lr=lr, weight_decay=weight_decay)),
+    }
+    rows = []
+    for label, (dtype, make) in makers.items():
+        p = torch.nn.Parameter(w0.clone().to(dtype))
+        opt = make([p])
+        norm0 = float(p.detach().float().norm())
+        for _ in range(steps):
+            p.grad = torch.zeros_like(p)  # no gradient: only weight decay moves the weights
+            opt.step()
+        rows.append({"weights": label, "norm change": float(p.detach().float().norm()) / norm0 - 1,
+                     "exact (1 - lr wd)^steps - 1": exact - 1})
+    return pd.DataFrame(rows)
+
+
+def fp16_second_moment_threshold(beta2: float = 0.999) -> float:
+    """Smallest FP32 ``g > 0`` for which FP16 stores ``(1 - beta2) * g**2`` (computed in FP16) as nonzero."""
+    if not 0 < beta2 < 1:
+        raise ValueError(f"beta2 must be in (0, 1), got {beta2!r}")
+    g = torch.arange(1, 0x7C00, dtype=torch.int16).view(torch.float16)  # every positive finite FP16 value
+    v = torch.tensor(1 - beta2, dtype=torch.float16) * g * g            # the first second moment, in FP16
+    return float(g[v != 0].min())
