@@ -28,8 +28,8 @@ def test_fsdp_two_processes_report_policy_dtypes(probes):
     assert _dtypes(df, "6 gradient (sharded)") == {"float32"}
     assert _dtypes(df, "8 optimizer state") == {"float32"}
     coll = df[df["stage"] == "7 collective"]
-    assert set(coll[coll["tensor"] == "all_gather_single"]["dtype"]) == {"bfloat16"}
-    assert set(coll[coll["tensor"] == "reduce_scatter_single"]["dtype"]) == {"float32"}
+    assert set(coll[coll["tensor"] == "all_gather"]["dtype"]) == {"bfloat16"}
+    assert set(coll[coll["tensor"] == "reduce_scatter"]["dtype"]) == {"float32"}
     stored = df[df["stage"] == "1 sharded parameter (stored)"]
     w0 = stored[(stored["rank"] == 0) & (stored["tensor"] == "0.weight")].iloc[0]
     assert w0["global shape"] == (32, 16) and w0["local shape"] == (16, 16)
@@ -45,8 +45,8 @@ def test_measured_sizes_match_memory_model(probes):
     assert set(per_rank) == {memory.per_rank_bytes(n, 2, "FSDP", "amp_fsdp2")["total"]}
     coll = df[(df["stage"] == "7 collective") & (df["rank"] == 0)]
     pred = memory.comm_per_step(n, 2, "FSDP", "amp_fsdp2").set_index("collective")
-    assert coll[coll["tensor"] == "all_gather_single"]["local bytes"].sum() == pred.loc["all_gather", "buffer bytes"]
-    assert coll[coll["tensor"] == "reduce_scatter_single"]["local bytes"].sum() == pred.loc["reduce_scatter", "buffer bytes"]
+    assert coll[coll["tensor"] == "all_gather"]["local bytes"].sum() == pred.loc["all_gather", "buffer bytes"]
+    assert coll[coll["tensor"] == "reduce_scatter"]["local bytes"].sum() == pred.loc["reduce_scatter", "buffer bytes"]
 
 
 def test_ddp_hooks_change_only_the_wire_dtype(probes):
@@ -109,7 +109,7 @@ def test_reduce_dtype_none_follows_the_installed_documentation(probes):
     from torch.distributed.fsdp import MixedPrecisionPolicy
 
     df = probes[ddp_compare.REDUCE_NONE_VARIANT]
-    rs = df[(df["stage"] == "7 collective") & (df["tensor"] == "reduce_scatter_single")]
+    rs = df[(df["stage"] == "7 collective") & (df["tensor"] == "reduce_scatter")]
     documented_new = "versionchanged:: 2.15" in inspect.getdoc(MixedPrecisionPolicy)
     assert set(rs["dtype"]) == ({"float32"} if documented_new else {"bfloat16"})
 
@@ -167,3 +167,28 @@ def test_fsdp2_param_dtype_runs_norm_softmax_and_loss_in_bf16(probes):
     ns = probes[ddp_compare.NORM_SOFTMAX]
     fs = ns[ns["variant"] == "FSDP2 param_dtype=bfloat16"]
     assert set(fs["LayerNorm output"]) == set(fs["log_softmax"]) == set(fs["loss"]) == {"bfloat16"}
+
+
+def test_collective_log_records_kind_and_function_once(monkeypatch):
+    """Either torch API is recorded under its kind, and a collective implemented by another
+    wrapped collective is counted once (torch versions differ in which FSDP2 calls)."""
+    import torch
+    import torch.distributed as dist
+
+    from amp_docs_lib.distributed.comm_log import log_collectives
+
+    calls = []
+    monkeypatch.setattr(dist, "reduce_scatter_tensor", lambda output, input, *a, **k: calls.append("rst"),
+                        raising=False)
+    monkeypatch.setattr(dist, "all_gather_into_tensor",
+                        lambda output_tensor, input_tensor, *a, **k: dist.all_gather_single(output_tensor, input_tensor),
+                        raising=False)
+    monkeypatch.setattr(dist, "all_gather_single", lambda output_tensor, input_tensor, *a, **k: calls.append("ags"),
+                        raising=False)
+    with log_collectives() as log:
+        dist.reduce_scatter_tensor(torch.zeros(2), torch.zeros(4, dtype=torch.bfloat16))
+        dist.all_gather_into_tensor(torch.zeros(8), torch.zeros(4))  # calls all_gather_single inside
+    assert calls == ["rst", "ags"]
+    assert [(r["collective"], r["function"], r["dtype"], r["elements"]) for r in log] == [
+        ("reduce_scatter", "reduce_scatter_tensor", "bfloat16", 4),
+        ("all_gather", "all_gather_into_tensor", "float32", 8)]

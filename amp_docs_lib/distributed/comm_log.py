@@ -16,15 +16,17 @@ from typing import Any, Iterator
 import torch
 import torch.distributed as dist
 
-LOGGED = {  # collective -> (name of the argument holding the buffer that goes over the wire, position)
-    "all_gather_single": ("output_tensor", 0),
-    "reduce_scatter_single": ("input", 1),
-    "all_reduce": ("tensor", 0),
+LOGGED = {  # function -> (kind, name of the argument holding the buffer that goes over the wire, position)
+    "all_gather_single": ("all_gather", "output_tensor", 0),
+    "all_gather_into_tensor": ("all_gather", "output_tensor", 0),
+    "reduce_scatter_single": ("reduce_scatter", "input", 1),
+    "reduce_scatter_tensor": ("reduce_scatter", "input", 1),
+    "all_reduce": ("all_reduce", "tensor", 0),
 }
 
 
 def _buffer(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> torch.Tensor:
-    key, pos = LOGGED[name]
+    _, key, pos = LOGGED[name]
     if key in kwargs:
         return kwargs[key]
     return args[pos]
@@ -39,15 +41,22 @@ def log_collectives() -> Iterator[list[dict[str, Any]]]:
     the all-reduce tensor) and ``bytes``.
     """
     records: list[dict[str, Any]] = []
-    saved = {name: getattr(dist, name) for name in LOGGED}
+    saved = {name: getattr(dist, name) for name in LOGGED if hasattr(dist, name)}
+    depth = [0]  # wrapped calls in progress: one collective may be implemented by another
 
     def wrap(name: str, fn: Any) -> Any:
         @functools.wraps(fn)
         def logged(*args: Any, **kwargs: Any) -> Any:
-            t = _buffer(name, args, kwargs)
-            records.append({"collective": name, "dtype": str(t.dtype).removeprefix("torch."),
-                            "elements": t.numel(), "bytes": t.numel() * t.element_size()})
-            return fn(*args, **kwargs)
+            if depth[0] == 0:
+                t = _buffer(name, args, kwargs)
+                records.append({"collective": LOGGED[name][0], "function": name,
+                                "dtype": str(t.dtype).removeprefix("torch."),
+                                "elements": t.numel(), "bytes": t.numel() * t.element_size()})
+            depth[0] += 1
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                depth[0] -= 1
         return logged
 
     try:

@@ -127,10 +127,10 @@ def accumulation_worker(rank: int, world_size: int, device: torch.device, *, fea
             F.cross_entropy(model(x).float(), y).backward()
         grads = [p.grad for p in model.parameters() if p.grad is not None]
         rows.append({"microbatch": i, "gradient sync": last,
-                     "reduce-scatters": sum(c["collective"] == "reduce_scatter_single" for c in comms),
+                     "reduce-scatters": sum(c["collective"] == "reduce_scatter" for c in comms),
                      "reduce dtypes": ", ".join(sorted({c["dtype"] for c in comms
-                                                        if c["collective"] == "reduce_scatter_single"})) or None,
-                     "all-gathers": sum(c["collective"] == "all_gather_single" for c in comms),
+                                                        if c["collective"] == "reduce_scatter"})) or None,
+                     "all-gathers": sum(c["collective"] == "all_gather" for c in comms),
                      "gradients held": len(grads),
                      "gradient dtypes": ", ".join(sorted({str((t.to_local() if hasattr(t, "to_local") else t).dtype)
                                                           .removeprefix("torch.") for t in grads})) or None,

@@ -1,7 +1,7 @@
 """Exercise 1: train the same small model in FP32 and with AMP; compare loss, accuracy, time per step.
 
 Every precision trains the same seeded model on the same data; then one training step of each
-is timed with the book's harness (``amp_docs_lib.bench.timing.measure``: warm-up in the
+is timed with the book's harness (``amp_docs_lib.core.timing.measure``: warm-up in the
 measured precision, many runs, median and interquartile range). A precision is called faster
 or slower than FP32 only when the two medians differ by more than both spreads; otherwise
 "no measurable difference".
@@ -17,7 +17,7 @@ import torch.nn.functional as F
 
 from amp_docs_lib.amp.precision import PRECISIONS, precision_setup
 from amp_docs_lib.amp.toy_task import make_data, make_model, train_step
-from amp_docs_lib.bench.timing import measure
+from amp_docs_lib.core.timing import measure
 from amp_docs_lib.core.devices import default_device
 from amp_docs_lib.core.profiles import active_profile
 
