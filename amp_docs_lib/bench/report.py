@@ -115,7 +115,7 @@ def matmul_throughput(size: int | None = None, dtypes=MATMUL_DTYPES, devices=Non
                 base = gflops
             peak = datasheet_peak(torch.cuda.get_device_name(dev), label) if dev.startswith("cuda") else None
             rows.append({"device": dev, "dtype": label, "size": n,
-                         "GFLOP/s": None if gflops is None else round(gflops, 2),
+                         "GFLOP/s": gflops,  # unrounded: a slow emulated dtype can be far below 0.01
                          "vs float32": None if (gflops is None or not base) else round(gflops / base, 3),
                          "datasheet peak GFLOP/s": None if peak is None else peak * 1000,
                          "fraction of peak": None if (peak is None or gflops is None) else round(gflops / (peak * 1e3), 3),
