@@ -35,18 +35,18 @@ CHAPTERS = {
     "gamma": make_chapter("Gamma", ("", "import subprocess, sys\n"
                                         "print(subprocess.run([sys.executable, 'examples/hello.py'],"
                                         " capture_output=True, text=True, check=True).stdout)")),
-    # starts a process with an environment that drops the recorder: its inputs are unknown
-    "delta": make_chapter("Delta", ("", "import os, subprocess, sys\n"
-                                        "subprocess.run([sys.executable, '-c', 'pass'], check=True,"
-                                        " env={'PATH': os.environ.get('PATH', '')})\nprint('delta ran')")),
 }
+# starts a process with an environment that drops the recorder: what it read is unknown
+UNKNOWN = make_chapter("Delta", ("", "import os, subprocess, sys\n"
+                                     "subprocess.run([sys.executable, '-c', 'pass'], check=True,"
+                                     " env={'PATH': os.environ.get('PATH', '')})\nprint('delta ran')"))
 
 
-@pytest.fixture
-def edit_site(tmp_path: Path) -> Path:
+def make_site(tmp_path: Path, chapters: dict[str, str]) -> Path:
+    """A site with ``chapters``, a throwaway library ``mylib``, a data file and an example program."""
     (tmp_path / "docs" / "chapters").mkdir(parents=True)
     (tmp_path / "docs" / "index.md").write_text("# Home\n\n<!-- amp-docs:chapters -->\n")
-    nav = "".join(f"  - chapters/{name}.md\n" for name in CHAPTERS)
+    nav = "".join(f"  - chapters/{name}.md\n" for name in chapters)
     (tmp_path / "mkdocs.yml").write_text("site_name: edits\nnav:\n  - index.md\n" + nav + textwrap.dedent("""\
         plugins:
           - amp-docs
@@ -54,7 +54,7 @@ def edit_site(tmp_path: Path) -> Path:
               include: ["*.ipynb"]
               execute: false
         """))
-    for name, text in CHAPTERS.items():
+    for name, text in chapters.items():
         (tmp_path / "docs" / "chapters" / f"{name}.md").write_text(text)
     lib = tmp_path / "mylib"
     lib.mkdir()
@@ -67,6 +67,11 @@ def edit_site(tmp_path: Path) -> Path:
     (tmp_path / "examples").mkdir()
     (tmp_path / "examples" / "hello.py").write_text("print('hello from the example')\n")
     return tmp_path
+
+
+@pytest.fixture
+def edit_site(tmp_path: Path) -> Path:
+    return make_site(tmp_path, CHAPTERS)
 
 
 def _build(root: Path) -> dict:
@@ -94,6 +99,13 @@ def test_each_edit_re_executes_only_the_chapters_that_used_it(edit_site):
     assert set(first["executed"]) == set(CHAPTERS)
     assert all(first["reasons"][c] == "no cached result" for c in CHAPTERS)
     assert "re-executed: no cached result" in first["stderr"]  # the progress line says why
+    records = [json.loads(p.read_text()) for p in (root / ".amp-docs-cache" / "executed").glob("*.json")]
+    assert sorted(r["chapter"] for r in records) == sorted(CHAPTERS)
+    for r in records:  # editing the execution, cache or plugin modules re-executes nothing
+        assert r["format"] == CACHE_FORMAT and not r["inputs_unknown"]
+        assert [label for label in r["inputs"] if "amp_docs_lib/docsite/" in label] == [], r["chapter"]
+    alpha_inputs = next(r for r in records if r["chapter"] == "alpha")["inputs"]
+    assert "file:site/mylib/alpha.py" in alpha_inputs and "file:site/mylib/unused.py" not in alpha_inputs
     assert _build(root)["executed"] == {}
 
     # Prose: a one-word edit re-executes nothing, and the page shows the new word.
@@ -128,36 +140,29 @@ def test_each_edit_re_executes_only_the_chapters_that_used_it(edit_site):
     assert set(log["executed"]) == {"gamma"} and log["reasons"]["gamma"] == "examples/hello.py changed"
     assert "hello again" in _page(root, "gamma")
 
-    # A file nobody read: nothing re-executes, except the chapter whose inputs are unknown,
-    # which depends on everything under the site (never a stale page).
+    # A file nobody read, and the site's machinery (never recorded): nothing re-executes.
     _append(root / "mylib" / "unused.py", "# a comment\n")
-    log = _build(root)
-    assert set(log["executed"]) == {"delta"}
-    assert "inputs not recorded" in log["reasons"]["delta"]
     assert _build(root)["executed"] == {}
 
 
-def test_site_machinery_is_not_an_input_of_any_chapter(edit_site):
-    """Editing the execution, cache or plugin modules re-executes nothing: none is recorded."""
-    root = edit_site
+def test_unknown_inputs_or_a_missing_record_mean_re_execution_never_a_stale_page(tmp_path):
+    root = make_site(tmp_path, {"alpha": CHAPTERS["alpha"], "delta": UNKNOWN})
     _build(root)
-    records = [json.loads(p.read_text()) for p in (root / ".amp-docs-cache" / "executed").glob("*.json")]
-    assert {r["chapter"] for r in records} == set(CHAPTERS) and all(r["format"] == CACHE_FORMAT for r in records)
-    for r in records:
-        machinery = [label for label in r["inputs"] if "amp_docs_lib/docsite/" in label]
-        assert machinery == [], (r["chapter"], machinery)
-    alpha = next(r for r in records if r["chapter"] == "alpha")
-    assert "file:site/mylib/alpha.py" in alpha["inputs"] and "file:site/mylib/unused.py" not in alpha["inputs"]
-
-
-def test_a_chapter_whose_record_is_missing_or_broken_re_executes(edit_site):
-    root = edit_site
-    _build(root)
-    records = {json.loads(p.read_text())["chapter"]: p
-               for p in (root / ".amp-docs-cache" / "executed").glob("*.json")}
-    records["alpha"].unlink()  # the record of what it read is gone: the notebook alone is never trusted
-    records["beta"].write_text("{not json")
-    _append(root / "mylib" / "alpha.py", "# edited while its record is missing\n")
+    records = {json.loads(p.read_text())["chapter"]: p for p in (root / ".amp-docs-cache" / "executed").glob("*.json")}
+    delta = json.loads(records["delta"].read_text())
+    assert "subprocess started without the read recorder" in delta["inputs_unknown"][0]
+    # A file no chapter read: only the chapter whose inputs are unknown re-executes, saying why.
+    _append(root / "mylib" / "unused.py", "# a comment\n")
     log = _build(root)
-    assert set(log["executed"]) == {"alpha", "beta"}
-    assert log["reasons"]["alpha"] == log["reasons"]["beta"] == "no cached result"
+    assert set(log["executed"]) == {"delta"}
+    assert log["reasons"]["delta"] == "everything under site (inputs not recorded) changed"
+    # The record of what a chapter read is gone (or unreadable): its notebook alone is never trusted.
+    records["alpha"].unlink()
+    _append(root / "mylib" / "alpha.py", "VALUE = 5\n")
+    log = _build(root)
+    assert set(log["executed"]) >= {"alpha"} and log["reasons"]["alpha"] == "no cached result"
+    assert "alpha says 5" in _page(root, "alpha")
+    for p in (root / ".amp-docs-cache" / "executed").glob("alpha-*.json"):
+        p.write_text("{not json")
+    log = _build(root)
+    assert "alpha" in log["executed"] and log["reasons"]["alpha"] == "no cached result"
