@@ -138,8 +138,8 @@ class InputHasher:
         try:
             if kind == "file":
                 return _sha(path.read_bytes())
-            if kind == "dir":
-                return _sha("\n".join(sorted(os.listdir(path))).encode())
+            if kind == "dir":  # the names in it, less the interpreter's own byte-code folder
+                return _sha("\n".join(sorted(n for n in os.listdir(path) if n != "__pycache__")).encode())
             if kind == "tree":
                 return tree_hash(path)
             return DERIVED[kind](path)
@@ -232,7 +232,7 @@ def snapshot(recorded: Recorded, roots: Roots, started_at: float, extra: Iterabl
     for label in sorted(set(recorded.reads) | set(extra)):
         kind, path = roots.path(label)
         try:
-            modified = path.stat().st_mtime > started_at if kind in ("file", "dir") else False
+            modified = path.stat().st_mtime > started_at if kind == "file" else False
         except OSError:
             modified = False
         inputs[label] = CHANGED_DURING_EXECUTION if modified else hasher(label)
