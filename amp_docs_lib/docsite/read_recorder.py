@@ -22,18 +22,23 @@ Lines (tab-separated):
                    importlib's own listings of package folders)
 ``D kind path``    a file was read through a reader that declared it uses only part of
                    it (``kind``: e.g. ``headings``, see ``derived``)
-``U reason``       something may have been read that cannot be recorded (a process started
-                   with an environment that drops the recorder): the chapter's inputs are unknown
+``U reason``       something may have been read that cannot be recorded (a Python process
+                   started with an environment that drops the recorder): the chapter's inputs
+                   are unknown
 ``M path``         a module in ``sys.modules`` at the end, file under a root (``finish``)
 ``E pid``          the kernel's last cell ran (``finish``): the record is complete
 
 Only reads under the roots count (the site and the library checkout); installed
 packages are covered by their versions in the cache key. Writes are not inputs.
+Not seen: reads that bypass Python (a C library opening a file itself, a program
+that is not Python, such as ``git``); the site's chapters read their inputs through
+Python.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import sys
 
 READS_DIR_ENV_VAR = "AMP_DOCS_READS_DIR"
@@ -116,6 +121,30 @@ def _reading(mode, flags) -> bool:
     return True
 
 
+_PYTHON_NAME = re.compile(r"^python[0-9.]*(?:\.exe)?$")
+
+
+def _is_python(executable, argv) -> bool:
+    """Whether a process about to start runs a Python interpreter (only those can carry the recorder;
+    other programs, such as ``ldconfig`` that ``ctypes.util`` runs with its own environment, are
+    not recorded either way: see the module's docstring)."""
+    exe = executable
+    if exe is None and isinstance(argv, (list, tuple)) and argv:
+        exe = argv[0]
+    if isinstance(argv, (str, bytes)) and exe is None:
+        return True  # a shell command line: cannot tell, assume the worst
+    try:
+        exe = os.fsdecode(os.fspath(exe))
+    except TypeError:
+        return True
+    if _PYTHON_NAME.match(os.path.basename(exe)):
+        return True
+    try:
+        return os.path.realpath(exe) == os.path.realpath(sys.executable)
+    except OSError:
+        return True
+
+
 def _drops_recorder(env) -> bool:
     if env is None:
         return False  # inherits ours
@@ -136,7 +165,7 @@ def _hook(event: str, args: tuple) -> None:
             return
         kind = "L"
     elif event == "subprocess.Popen":
-        if _drops_recorder(args[3]):
+        if _is_python(args[0], args[1]) and _drops_recorder(args[3]):
             _state["busy"] = True
             try:
                 _emit(f"U\tsubprocess started without the read recorder: {args[1]!r}"[:500])
@@ -145,7 +174,7 @@ def _hook(event: str, args: tuple) -> None:
         return
     elif event.startswith(_EXEC_EVENTS):
         env = args[2] if len(args) > 2 else None
-        if _drops_recorder(env):
+        if _is_python(args[0], args[1] if len(args) > 1 else None) and _drops_recorder(env):
             _state["busy"] = True
             try:
                 _emit(f"U\t{event} without the read recorder: {args[0]!r}"[:500])
