@@ -6,90 +6,197 @@ import sys
 import time
 import os
 import json
+import textwrap
 
 import nbformat
 import pytest
 
-from amp_docs_lib.docsite import cache as cache_mod
-from amp_docs_lib.docsite.cache import ExecutionCache, KeyInputs, cache_key, library_source_hash
-from amp_docs_lib.core.paths import BUILD_LOG, EXECUTED_DIR
+from amp_docs_lib.core.chapters import parse_chapter
+from amp_docs_lib.core.paths import BUILD_LOG, EXECUTED_DIR, REPO_ROOT
+from amp_docs_lib.docsite.cache import Environment, ExecutionCache, code_key, merge_markdown
+from amp_docs_lib.docsite.inputs import ABSENT, InputHasher, Recorded, Roots, read_records, snapshot
 
-from conftest import REPO_ROOT, make_chapter, mkdocs_build
+from conftest import FRONT_MATTER, make_chapter, mkdocs_build
 
-TEXT = "# A chapter\n```python\nprint(1)\n```\n"
+TEXT = make_chapter("A chapter", ("", "print(1)"), ("[\"requires:cuda\"]", "print(2)"))
 
 
 @pytest.fixture(scope="module")
-def inputs():
-    return KeyInputs.current()
+def env():
+    report = {"packages": {"torch": "2.4.0", "numpy": "2.0"}, "hardware_fingerprint": "h" * 16, "profile": "cpu-small"}
+    return Environment.current(report)
 
 
-def test_key_is_stable_for_a_no_op(inputs):
-    assert cache_key(TEXT, inputs) == cache_key(TEXT, KeyInputs.current())
+def test_environment_key_follows_versions_hardware_profile_and_hidden_set(env):
+    assert env.key() == dataclasses.replace(env).key()
+    pkgs = dict(env.packages, torch="2.5.0")
+    upgraded = dataclasses.replace(env, packages=tuple(sorted(pkgs.items())))
+    assert upgraded.key() != env.key()
+    assert upgraded.differences(dataclasses.asdict(env)) == ["packages changed (torch 2.4.0 -> 2.5.0)"]
+    assert dataclasses.replace(env, hardware="0" * 16).key() != env.key()
+    assert dataclasses.replace(env, profile="gpu-full").key() != env.key()
+    assert dataclasses.replace(env, hidden_packages=("jax",)).key() != env.key()
 
 
-def test_chapter_text_changes_key(inputs):
-    assert cache_key(TEXT + "\n", inputs) != cache_key(TEXT, inputs)
+def test_code_key_ignores_prose_but_not_code_tags_or_front_matter():
+    base = code_key(parse_chapter(TEXT))
+    assert code_key(parse_chapter(TEXT.replace("# A chapter", "# A chapter\n\nNew prose."))) == base
+    assert code_key(parse_chapter(TEXT.replace("print(1)", "print(10)"))) != base
+    assert code_key(parse_chapter(TEXT.replace("requires:cuda", "requires:sm89"))) != base
+    meta = TEXT.replace("jupyter:\n", "jupyter:\n  amp_docs:\n    timing_sensitive: true\n", 1)
+    assert code_key(parse_chapter(meta)) != base
 
 
-def test_library_source_changes_key(inputs, tmp_path):
-    lib = tmp_path / "lib"
-    shutil.copytree(cache_mod.LIBRARY_ROOT, lib, ignore=shutil.ignore_patterns("__pycache__"))
-    before = library_source_hash(lib)
-    assert before == inputs.library_hash
-    (lib / "numbers" / "formats.py").write_text((lib / "numbers" / "formats.py").read_text() + "\n# edited\n")
-    after = library_source_hash(lib)
-    assert after != before
-    assert cache_key(TEXT, dataclasses.replace(inputs, library_hash=after)) != cache_key(TEXT, inputs)
+def test_markdown_is_merged_into_the_cached_outputs():
+    executed = parse_chapter(TEXT)
+    executed.cells[1].outputs = [nbformat.v4.new_output("stream", text="1\n")]
+    executed.metadata["amp_docs"] = {"seconds": 1.0}
+    edited = parse_chapter(TEXT.replace("# A chapter", "# A renamed chapter"))
+    merged = merge_markdown(executed, edited)
+    assert merged.cells[0].source == "# A renamed chapter"
+    assert merged.cells[1].outputs[0]["text"] == "1\n" and merged.metadata["amp_docs"]["seconds"] == 1.0
+    with pytest.raises(ValueError, match="code cells differ"):
+        merge_markdown(executed, parse_chapter(TEXT.replace("print(1)", "print(10)")))
 
 
-def test_example_programs_change_key(inputs, tmp_path):
-    ex = tmp_path / "examples"
-    shutil.copytree(cache_mod.EXAMPLES_ROOT, ex)
-    assert cache_mod.examples_source_hash(ex) == inputs.examples_hash
-    (ex / "format_table.py").write_text((ex / "format_table.py").read_text() + "\n# edited\n")
-    edited = cache_mod.examples_source_hash(ex)
-    assert edited != inputs.examples_hash
-    assert cache_key(TEXT, dataclasses.replace(inputs, examples_hash=edited)) != cache_key(TEXT, inputs)
-    # A config file an example reads (exercises/precision.toml) is an input too.
-    (ex / "settings.toml").write_text('precision = "amp_bf16"\n')
-    assert cache_mod.examples_source_hash(ex) != edited
+def _store(tmp_path, env, inputs, text=TEXT):
+    roots = Roots(tmp_path)
+    cache = ExecutionCache(tmp_path / "cache", roots)
+    nb = parse_chapter(text)
+    nb.metadata["amp_docs"] = {"seconds": 1.0}
+    path = cache.put("ch", nb, text=text, source=parse_chapter(text), inputs=inputs, env=env)
+    return cache, roots, path
 
 
-def test_package_version_changes_key(inputs):
-    pkgs = dict(inputs.packages)
-    pkgs["torch"] = pkgs["torch"] + ".post1"
-    upgraded = dataclasses.replace(inputs, packages=tuple(sorted(pkgs.items())))
-    assert cache_key(TEXT, upgraded) != cache_key(TEXT, inputs)
+def test_lookup_hit_merge_and_miss_say_why(tmp_path, env):
+    data = tmp_path / "data.txt"
+    data.write_text("one")
+    label = "file:site/data.txt"
+    cache, roots, path = _store(tmp_path, env, {label: InputHasher(Roots(tmp_path))(label)})
+    look = lambda text, e=env: cache.lookup("ch", text, e, InputHasher(roots), parse_chapter)  # noqa: E731
+    assert look(TEXT).status == "hit" and look(TEXT).path == path
+    merged = look(TEXT.replace("# A chapter", "# A chapter\n\nOne more word."))
+    assert merged.status == "merged" and "One more word." in merged.nb.cells[0].source
+    assert look(TEXT.replace("# A chapter", "# A chapter\n\nOne more word.")).status == "hit"  # merged once
+    assert look(TEXT.replace("print(1)", "print(10)")).reason == "code cell 1 changed"
+    other = dataclasses.replace(env, profile="gpu-full")
+    assert look(TEXT, other).reason == "profile changed (cpu-small -> gpu-full)"
+    data.write_text("two")
+    assert look(TEXT).reason == "data.txt changed"
+    data.unlink()
+    assert look(TEXT).reason == "data.txt is missing"
+    assert ExecutionCache(tmp_path / "elsewhere", roots).lookup("ch", TEXT, env, InputHasher(roots),
+                                                                 parse_chapter).reason == "no cached result"
+    with pytest.raises(TypeError, match="text must be a str"):
+        look(b"bytes")
 
 
-def test_hardware_and_profile_change_key(inputs):
-    assert cache_key(TEXT, dataclasses.replace(inputs, hardware="0" * 16)) != cache_key(TEXT, inputs)
-    other = "gpu-full" if inputs.profile == "cpu-small" else "cpu-small"
-    assert cache_key(TEXT, dataclasses.replace(inputs, profile=other)) != cache_key(TEXT, inputs)
-
-
-def test_key_rejects_non_text(inputs):
-    with pytest.raises(TypeError, match="chapter_text must be a str"):
-        cache_key(b"bytes", inputs)
-
-
-def test_cache_never_trusts_partial_or_foreign_entries(tmp_path):
-    c = ExecutionCache(tmp_path)
-    nb = nbformat.v4.new_notebook()
-    path = c.put("ch", "k" * 64, nb)
-    assert c.get("ch", "k" * 64)[0] == path
-    assert c.get("ch", "j" * 64) is None
-    # A truncated file (a build killed while writing without the atomic rename) is ignored.
-    path.write_text(path.read_text()[:40])
-    assert c.get("ch", "k" * 64) is None
-    # An entry that does not record completion is ignored.
-    nb2 = nbformat.v4.new_notebook()
-    nbformat.write(nb2, path)
-    assert c.get("ch", "k" * 64) is None
-    (tmp_path / ".tmp-123.part").write_text("{")
-    removed = c.evict_except(set())
+def test_cache_never_trusts_partial_or_foreign_entries(tmp_path, env):
+    cache, roots, path = _store(tmp_path, env, {})
+    look = lambda: cache.lookup("ch", TEXT, env, InputHasher(roots), parse_chapter)  # noqa: E731
+    assert look().status == "hit"
+    # A truncated notebook (a build killed while writing without the atomic rename) is ignored.
+    good = path.read_text()
+    path.write_text(good[:40])
+    assert look().status == "miss"
+    # A notebook that does not record completion is ignored.
+    nb = json.loads(good)
+    nb["metadata"]["amp_docs"]["complete"] = False
+    path.write_text(json.dumps(nb))
+    assert look().status == "miss"
+    path.write_text(good)
+    assert look().status == "hit"
+    # Without its record (what it read), a notebook is never trusted.
+    record = path.with_suffix(".json")
+    record.unlink()
+    assert look().reason == "no cached result"
+    (tmp_path / "cache" / ".tmp-123.part").write_text("{")
+    removed = cache.evict_except(set())
     assert {p.name for p in removed} == {path.name, ".tmp-123.part"}
+
+
+def test_a_cache_hit_reads_the_notebook_as_nbformat_does(tmp_path, env):
+    """Entries are read without schema validation, but must equal what ``nbformat.read`` gives
+    (multi-line sources and outputs are stored as lists of lines and rejoined on reading)."""
+    text = make_chapter("T", ("", "a = 1\nb = 2"))
+    cache, roots, path = _store(tmp_path, env, {}, text)
+    got = cache.lookup("ch", text, env, InputHasher(roots), parse_chapter)
+    assert got.status == "hit" and got.nb == nbformat.read(path, as_version=4)
+    assert got.nb.cells[1].source == "a = 1\nb = 2"
+
+
+def test_unknown_inputs_make_every_file_under_the_roots_an_input(tmp_path):
+    roots = Roots(tmp_path)
+    (tmp_path / "mod.py").write_text("x = 1\n")
+    complete = snapshot(Recorded(reads={"file:site/mod.py"}, complete=True), roots, time.time() + 1)
+    assert list(complete) == ["file:site/mod.py"]
+    unknown = snapshot(Recorded(reads={"file:site/mod.py"}, complete=False, unknown=["why"]), roots,
+                       time.time() + 1)
+    assert set(unknown) == {"file:site/mod.py", "tree:site"}
+    (tmp_path / "other.py").write_text("y = 2\n")  # a file nobody recorded reading
+    hasher = InputHasher(roots)
+    assert hasher.changed(complete) == [] and hasher.changed(unknown) == ["tree:site"]
+
+
+def test_a_file_changed_while_the_chapter_ran_is_never_trusted(tmp_path):
+    roots = Roots(tmp_path)
+    (tmp_path / "mod.py").write_text("x = 1\n")
+    inputs = snapshot(Recorded(reads={"file:site/mod.py"}, complete=True), roots, time.time() - 60)
+    assert InputHasher(roots).changed(inputs) == ["file:site/mod.py"]
+
+
+def _record_in_subprocess(tmp_path, code):
+    reads = tmp_path / "reads"
+    env = dict(os.environ, AMP_DOCS_READS_DIR=str(reads), AMP_DOCS_READS_ROOTS=str(tmp_path),
+               PYTHONPATH=os.pathsep.join([str(REPO_ROOT / "amp_docs_lib" / "docsite" / "hide_site"),
+                                           str(REPO_ROOT), str(tmp_path)]))
+    subprocess.run([sys.executable, "-c", code + "\nimport sys; sys.modules['amp_docs_read_recorder'].finish()"],
+                   cwd=tmp_path, env=env, check=True)
+    return read_records(reads, Roots(tmp_path))
+
+
+def test_the_recorder_sees_lazy_imports_data_files_folders_and_children(tmp_path):
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "lazy.py").write_text("X = 1\n")
+    (tmp_path / "pkg" / "never.py").write_text("X = 2\n")
+    (tmp_path / "data.txt").write_text("d")
+    (tmp_path / "child.txt").write_text("c")
+    got = _record_in_subprocess(tmp_path, textwrap.dedent("""\
+        import glob, subprocess, sys
+        def f():
+            import pkg.lazy
+        f()
+        open("data.txt").read()
+        open("written.txt", "w").write("out")
+        open("written.txt").read()
+        glob.glob("pkg/*.py")
+        subprocess.run([sys.executable, "-c", "open('child.txt').read()"], check=True)
+        """))
+    assert got.complete and not got.unknown
+    assert {"file:site/pkg/lazy.py", "file:site/data.txt", "file:site/child.txt", "dir:site/pkg"} <= got.reads
+    assert "file:site/pkg/never.py" not in got.reads
+    assert "file:site/written.txt" not in got.reads  # its own output, not an input
+
+
+def test_a_process_that_drops_the_recorder_makes_the_inputs_unknown(tmp_path):
+    got = _record_in_subprocess(tmp_path, "import subprocess, sys\n"
+                                          "subprocess.run([sys.executable, '-c', 'pass'], env={}, check=True)")
+    assert got.unknown and "without the read recorder" in got.unknown[0]
+
+
+def test_headings_read_by_the_literature_chapter_are_keyed_on_the_headings_only(tmp_path):
+    """core.chapters reads other chapters for their headings: prose edits there are not inputs."""
+    ch = tmp_path / "other.md"
+    ch.write_text("# Title\n\nSome prose.\n\n## A section\n")
+    got = _record_in_subprocess(tmp_path, "from amp_docs_lib.core.chapters import chapter_anchors\n"
+                                          f"chapter_anchors({str(ch)!r})")
+    assert got.reads == {"headings:site/other.md"}
+    inputs = snapshot(got, Roots(tmp_path), time.time() + 1)
+    ch.write_text("# Title\n\nOther prose, longer.\n\n## A section\n")
+    assert InputHasher(Roots(tmp_path)).changed(inputs) == []
+    ch.write_text("# Title\n\nOther prose, longer.\n\n## A renamed section\n")
+    assert InputHasher(Roots(tmp_path)).changed(inputs) == ["headings:site/other.md"]
 
 
 def _executed(root):
@@ -104,9 +211,13 @@ def test_incremental_builds_execute_only_what_changed(mini_site):
     a = mini_site / "docs" / "chapters" / "a.md"
     a.write_text(a.read_text() + "\nMore prose.\n")
     mkdocs_build(mini_site)
-    assert set(_executed(mini_site)) == {"a"}
+    assert _executed(mini_site) == {}, "a prose edit is merged into the cached outputs"
     html = (mini_site / "site" / "chapters" / "a" / "index.html").read_text()
-    assert "chapter a" in html
+    assert "chapter a" in html and "More prose." in html
+    a.write_text(a.read_text().replace("print('chapter a')", "print('chapter a, edited')"))
+    mkdocs_build(mini_site)
+    assert set(_executed(mini_site)) == {"a"}
+    assert "chapter a, edited" in (mini_site / "site" / "chapters" / "a" / "index.html").read_text()
 
 
 def test_killed_build_leaves_nothing_trusted(mini_site):
@@ -149,53 +260,10 @@ def test_amp_docs_build_is_a_no_op_when_nothing_changed(mini_site):
     again = sp.run(cmd, cwd=mini_site, env=env, capture_output=True, text=True, check=True)
     assert "is up to date" in again.stdout and not (mini_site / BUILD_LOG).exists()
     a = mini_site / "docs" / "chapters" / "a.md"
-    a.write_text(a.read_text() + "\nMore prose.\n")
+    a.write_text(a.read_text().replace("print('chapter a')", "print('chapter a!')"))
     sp.run(cmd, cwd=mini_site, env=env, capture_output=True, text=True, check=True)
     assert set(_executed(mini_site)) == {"a"}
     forced = sp.run(cmd + ["--force"], cwd=mini_site, env=env, capture_output=True, text=True, check=True)
     assert "up to date" not in forced.stdout and _executed(mini_site) == {}
 
 
-def test_a_cache_hit_reads_the_notebook_as_nbformat_does(tmp_path):
-    """Entries are read without schema validation, but must equal what ``nbformat.read`` gives
-    (multi-line sources and outputs are stored as lists of lines and rejoined on reading)."""
-    import nbformat
-    from nbformat.v4 import new_code_cell, new_notebook, new_output
-
-    from amp_docs_lib.docsite.cache import ExecutionCache
-
-    nb = new_notebook(cells=[new_code_cell("a = 1\nb = 2\n", outputs=[
-        new_output("display_data", data={"text/html": "<p>one</p>\n<p>two</p>\n"})])])
-    cache = ExecutionCache(tmp_path)
-    path = cache.put("ch", "k" * 40, nb)
-    path_read, got = cache.get("ch", "k" * 40)
-    assert got == nbformat.read(path, as_version=4)
-    assert got.cells[0].source == "a = 1\nb = 2\n"
-    assert got.cells[0].outputs[0]["data"]["text/html"] == "<p>one</p>\n<p>two</p>\n"
-
-
-def test_a_chapter_that_reads_others_is_keyed_on_their_text(tmp_path):
-    from amp_docs_lib.docsite.cache import key_text, reads_chapters
-
-    reader = tmp_path / "lit.md"
-    reader.write_text("---\njupyter:\n  amp_docs:\n    reads_chapters: true\n---\n# Lit\n")
-    plain = tmp_path / "a.md"
-    plain.write_text("---\njupyter: {}\n---\n# A\n\n## A heading\n")
-    other = tmp_path / "b.md"
-    other.write_text("# B\n")
-    assert reads_chapters(reader.read_text()) and not reads_chapters(plain.read_text())
-    before_reader, before_plain = key_text(reader), key_text(plain)
-    plain.write_text(plain.read_text().replace("A heading", "A renamed heading"))
-    assert key_text(reader) != before_reader  # the reading map would show the new heading
-    other.write_text("# B, edited\n")
-    assert key_text(plain) == plain.read_text() != before_plain  # a plain chapter: its own text only
-    # The flag counts only in the front matter.
-    body_only = tmp_path / "c.md"
-    body_only.write_text("---\njupyter: {}\n---\n\nreads_chapters: true\n")
-    assert not reads_chapters(body_only.read_text())
-
-
-def test_the_literature_chapter_reads_chapters():
-    from amp_docs_lib.docsite.cache import reads_chapters
-
-    assert reads_chapters((REPO_ROOT / "docs/chapters/literature.md").read_text())

@@ -9,8 +9,7 @@ import json
 
 import pytest
 
-from amp_docs_lib.docsite.cache import ExecutionCache, KeyInputs, cache_key, key_text
-from amp_docs_lib.docsite.execute import EXPECTED_ERROR_TAG, execute_notebook
+from amp_docs_lib.docsite.execute import EXPECTED_ERROR_TAG, cached_execution, execute_notebook
 from amp_docs_lib.core.chapters import chapter_id_for, read_chapter
 from amp_docs_lib.core.paths import EXECUTED_DIR
 from amp_docs_lib.core.gating import describe, requirements_from_tags
@@ -95,15 +94,7 @@ def test_executed_problems_catches_a_stale_or_incomplete_notebook(tmp_path):
 
 
 def _executed(path):
-    cid = chapter_id_for(path)
-    cache = ExecutionCache(REPO_ROOT / EXECUTED_DIR)
-    key = cache_key(key_text(path), KeyInputs.current())
-    hit = cache.get(cid, key)
-    if hit:
-        return hit[1]
-    nb = execute_notebook(read_chapter(path), cid)[0]
-    cache.put(cid, key, nb)  # a later test (or build) reuses it
-    return nb
+    return cached_execution(path, root=REPO_ROOT)[0]  # through the build's cache: a later test (or build) reuses it
 
 
 def _results(nb):

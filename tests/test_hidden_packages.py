@@ -69,18 +69,19 @@ def test_gating_honours_hidden_packages(monkeypatch, stand_in):
 
 
 def test_hidden_set_is_in_the_cache_key_and_the_build_manifest(monkeypatch):
-    from amp_docs_lib.docsite.cache import KeyInputs, cache_key
+    from amp_docs_lib.docsite.cache import Environment
     from amp_docs_lib.docsite.up_to_date import input_manifest
 
     from conftest import REPO_ROOT
 
+    report = {"packages": {"torch": "2.4.0"}, "hardware_fingerprint": "h", "profile": "cpu-small"}
     monkeypatch.delenv(HIDE_ENV_VAR, raising=False)
-    full = KeyInputs.current()
+    full = Environment.current(report)
     full_manifest = input_manifest(REPO_ROOT, [])
     monkeypatch.setenv(HIDE_ENV_VAR, "onnxruntime")
-    hidden = KeyInputs.current()
+    hidden = Environment.current(report)
     assert hidden.hidden_packages == ("onnxruntime",)
-    assert cache_key("x", hidden) != cache_key("x", full)
+    assert hidden.key() != full.key()
     assert input_manifest(REPO_ROOT, []) != full_manifest
 
 
@@ -122,18 +123,10 @@ def test_chapter_builds_without_optional_packages(path, monkeypatch):
 
     Through the build's cache: the hidden set is part of the key, so a run after the first (or after
     an `AMP_DOCS_HIDE_PACKAGES=optional amp-docs build`) reuses that execution, and never a full build's."""
-    from amp_docs_lib.core.chapters import chapter_id_for, read_chapter
-    from amp_docs_lib.core.paths import EXECUTED_DIR
-    from amp_docs_lib.docsite.cache import ExecutionCache, KeyInputs, cache_key, key_text
-    from amp_docs_lib.docsite.execute import execute_notebook
+    from amp_docs_lib.docsite.execute import cached_execution
 
     monkeypatch.setenv(HIDE_ENV_VAR, "optional")
-    cache, cid = ExecutionCache(REPO_ROOT / EXECUTED_DIR), chapter_id_for(path)
-    key = cache_key(key_text(path), KeyInputs.current())
-    hit = cache.get(cid, key)
-    nb = hit[1] if hit else execute_notebook(read_chapter(path), cid)[0]  # raises if any cell fails
-    if not hit:
-        cache.put(cid, key, nb)
+    nb = cached_execution(path, root=REPO_ROOT)[0]  # raises if any cell fails
     assert nb.metadata["amp_docs"]["hidden_packages"] == sorted(OPTIONAL_PACKAGES)
     gated = 0
     for cell in nb.cells:

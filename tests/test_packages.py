@@ -73,10 +73,10 @@ def test_hiding_a_gated_package_changes_every_key(module, monkeypatch):
 
 def test_chapter_key_follows_the_package_versions(monkeypatch):
     from amp_docs_lib.core import env
-    from amp_docs_lib.docsite.cache import KeyInputs, cache_key
+    from amp_docs_lib.docsite.cache import Environment
 
     report = {"packages": env.package_versions(), "hardware_fingerprint": "h", "profile": "p"}
-    before = cache_key("text", KeyInputs.current(report))
+    before = Environment.current(report).key()
     _pretend_installed(monkeypatch, "jax", "999.0")
     report = dict(report, packages=env.package_versions())
-    assert cache_key("text", KeyInputs.current(report)) != before
+    assert Environment.current(report).key() != before

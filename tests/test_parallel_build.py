@@ -57,19 +57,19 @@ def test_chapters_run_concurrently_and_timing_sensitive_alone(tmp_path):
                 chapter(tmp_path, "b", barrier_cell(sync, "b", "a"))]
     out = execute_chapters(chapters, jobs=2)
     assert [err for _, err in out] == [None, None, None]
-    texts = [nb.cells[-1].outputs[0]["text"].split() for nb, _ in out]
+    texts = [ex.nb.cells[-1].outputs[0]["text"].split() for ex, _ in out]
     assert texts[1] == ["a", "True"] and texts[2] == ["b", "True"]  # each saw the other running
     timed_start = float(texts[0][1])
     ends = [json.loads((sync / f"{n}.end").read_text()) for n in "ab"]
     assert timed_start > max(ends)  # the timing-sensitive chapter started after both had finished
-    assert [nb.metadata["amp_docs"]["chapter"] for nb, _ in out] == ["timed", "a", "b"]
+    assert [ex.nb.metadata["amp_docs"]["chapter"] for ex, _ in out] == ["timed", "a", "b"]
 
 
 def test_failures_are_per_chapter_and_in_order(tmp_path):
     chapters = [chapter(tmp_path, "ok", "x = 1"), chapter(tmp_path, "bad1", "1 / 0"),
                 chapter(tmp_path, "bad2", "raise KeyError('k')")]
     done = []
-    out = execute_chapters(chapters, jobs=3, on_done=lambda i, nb, err: done.append((i, err is None)))
+    out = execute_chapters(chapters, jobs=3, on_done=lambda i, execution, err: done.append((i, err is None)))
     assert sorted(done) == [(0, True), (1, False), (2, False)]  # each reported as it finished
     assert out[0][1] is None and out[0][0] is not None
     assert isinstance(out[1][1], ChapterExecutionError) and "chapter bad1 failed" in str(out[1][1])

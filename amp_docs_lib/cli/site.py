@@ -40,18 +40,19 @@ def execute(chapter: Path, no_cache: bool) -> None:
     sys.exit(rc)
 
 
-@click.command("bench-build", short_help="time cold, no-op and one-chapter builds")
+@click.command("bench-build", short_help="time cold, no-op and incremental builds")
 @click.option("--touch", default="docs/chapters/formats.md", show_default=True,
-              help="chapter to touch for the incremental build")
+              help="chapter whose prose gets a one-word edit")
 @click.option("--serial", is_flag=True,
               help="also time a cold build with one job (AMP_DOCS_JOBS=1) before the parallel one")
 @click.option("--noop-only", is_flag=True,
               help="only compare a no-op mkdocs build with mkdocs-jupyter's own no-op build, "
                    "using this checkout's execution cache (no cold build)")
-@click.option("--rounds", type=click.IntRange(min=1), default=5, show_default=True,
-              help="alternating rounds of the no-op comparison")
+@click.option("--rounds", type=click.IntRange(min=0), default=5, show_default=True,
+              help="alternating rounds of the no-op comparison (0: skip it)")
 def bench_build(touch: str, serial: bool, noop_only: bool, rounds: int) -> None:
-    """Time a cold build, a no-op rebuild and a one-chapter rebuild of this checkout."""
+    """Time a cold build, no-op rebuilds and rebuilds after a prose edit, a library edit, a site
+    machinery edit and an example edit, on a copy of this checkout; say what executed and why."""
     from amp_docs_lib.docsite import build_bench
 
     sys.exit(build_bench.noop_only(rounds) if noop_only else build_bench.main(touch, serial=serial, rounds=rounds))

@@ -9,7 +9,7 @@ module never imports the others):
 * problem sizes (``profiles``): ``Profile``, ``profile_names``, ``get_profile``, ``default_profile_name``, ``active_profile``;
 * devices (``devices``): ``available_devices``, ``default_device``, ``check_device``;
 * gated cells (``gating``): ``valid_requirements``, ``describe``, ``requirement_met``, ``requirements_from_tags``, ``unmet_requirements``, ``skip_note_html``;
-* chapter sources (``chapters``): ``read_chapter``, ``chapter_id_for``, ``chapter_path``, ``heading_anchor``, ``headings``, ``chapter_anchors``, ``heading_for_anchor``;
+* chapter sources (``chapters``): ``read_chapter``, ``parse_chapter``, ``chapter_id_for``, ``chapter_path``, ``heading_anchor``, ``headings``, ``chapter_anchors``, ``heading_for_anchor``;
 * table data (``tables``): ``table_from_rows``, ``format_cell``, ``na_to_none``;
 * package exports (``exports``): ``lazy_exports``;
 * the timing harness (``timing``): ``Timing``, ``quartiles``, ``default_threads``, ``cuda_event_times``, ``measure``, ``timings_frame``.
@@ -31,7 +31,7 @@ __all__, __getattr__, __dir__ = lazy_exports(__name__, {
     # gated cells
     "gating": ("valid_requirements", "describe", "requirement_met", "requirements_from_tags", "unmet_requirements", "skip_note_html",),
     # chapter sources
-    "chapters": ("read_chapter", "chapter_id_for", "chapter_path", "heading_anchor", "headings", "chapter_anchors", "heading_for_anchor",),
+    "chapters": ("read_chapter", "parse_chapter", "chapter_id_for", "chapter_path", "heading_anchor", "headings", "chapter_anchors", "heading_for_anchor",),
     # table data
     "tables": ("table_from_rows", "format_cell", "na_to_none",),
     # package exports

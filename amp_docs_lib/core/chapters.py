@@ -6,8 +6,10 @@ parser of the project (it skips code fences, whose ``#`` lines are comments, not
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
+import sys
 from pathlib import Path
 
 from amp_docs_lib.core.paths import CHAPTERS_DIR
@@ -17,12 +19,17 @@ _HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
 
 def read_chapter(path: str | os.PathLike):
     """Parse a jupytext Markdown chapter into a notebook (no execution)."""
-    import jupytext
-
     path = Path(path)
     if path.suffix != ".md":
         raise ValueError(f"chapters are jupytext Markdown files (.md), got {path.name!r}")
-    nb = jupytext.read(path)
+    return parse_chapter(path.read_text(encoding="utf-8"), path)
+
+
+def parse_chapter(text: str, path: str | os.PathLike = "<chapter>"):
+    """Parse the text of a jupytext Markdown chapter (``path`` names it in errors) into a notebook."""
+    import jupytext
+
+    nb = jupytext.reads(text, fmt="md")
     spec = nb.metadata.get("kernelspec", {})
     if spec.get("language") != "python":
         raise ValueError(f"{path}: not an executable chapter (needs a python kernelspec in its "
@@ -70,6 +77,19 @@ def headings(source: str) -> list[tuple[int, str]]:
     return out
 
 
+def _read_for_headings(path: Path) -> str:
+    """A chapter's text, read for its headings only.
+
+    In a chapter's kernel the build records what it reads (``docsite/read_recorder.py``, present
+    in ``sys.modules`` under that name); the read is declared as of the headings, so the reading
+    chapter's cache key covers the headings and not the prose: a prose edit elsewhere does not
+    re-execute it.
+    """
+    recorder = sys.modules.get("amp_docs_read_recorder")
+    with recorder.derived("headings") if recorder is not None else contextlib.nullcontext():
+        return path.read_text(encoding="utf-8")
+
+
 def chapter_anchors(chapter: str | os.PathLike) -> set[str]:
     """Anchors of every heading of a chapter source (a path, or one relative to ``docs/``)."""
     path = Path(chapter)
@@ -77,12 +97,12 @@ def chapter_anchors(chapter: str | os.PathLike) -> set[str]:
         path = CHAPTERS_DIR.parent / path
     if not path.exists():
         raise ValueError(f"no chapter at {path}")
-    return {heading_anchor(text) for _, text in headings(path.read_text(encoding="utf-8"))}
+    return {heading_anchor(text) for _, text in headings(_read_for_headings(path))}
 
 
 def heading_for_anchor(name: str, anchor: str) -> str:
     """The text of chapter ``name``'s heading whose anchor is ``anchor`` (the anchor itself if none)."""
-    for _, text in headings(chapter_path(name).read_text(encoding="utf-8")):
+    for _, text in headings(_read_for_headings(chapter_path(name))):
         if heading_anchor(text) == anchor:
             return text.replace("`", "")
     return anchor

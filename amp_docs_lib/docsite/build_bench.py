@@ -1,11 +1,17 @@
-"""Benchmark of the site build: cold build, no-op rebuilds, rebuild after touching one chapter.
+"""Benchmark of the site build: cold build, no-op rebuilds, and rebuilds after typical edits.
 
 Run from the repository root: ``amp-docs bench-build``. It builds a private copy
 of the checkout into a temporary directory with an empty cache, so it never
 disturbs your own site or cache. It reports wall times and which chapters
-executed in each build. Two no-op figures are reported: ``amp-docs build``
+executed in each build, and why. Two no-op figures are reported: ``amp-docs build``
 (which returns at once when no input changed) and ``amp-docs build --force``
 (mkdocs runs and renders every page, every chapter comes from the cache).
+Then, each from the warm cache the previous build left (``EDITS``): a one-word
+prose edit in a chapter (nothing executes: the new Markdown is merged into the
+cached outputs), a comment added to the quantization chapter's affine-quantization
+module (only the chapters that imported it execute), a comment added to the site's
+execution module (nothing executes: the machinery is no chapter's input) and an
+edited example program (only the chapters that show or run it execute).
 
 It also compares a plain ``mkdocs build`` with nothing changed against
 mkdocs-jupyter's own no-op build of the same chapters: a copy of the site in
@@ -118,6 +124,38 @@ def noop_only(rounds: int = 5) -> int:
     return 0
 
 
+_WORD = re.compile(r"(?<![\w-])[a-z]{5,}\b")
+
+
+def edit_one_word(text: str) -> str:
+    """``text`` (a chapter) with one word of its first prose line replaced (no code cell changes)."""
+    lines, fence, front = text.split("\n"), False, text.startswith("---\n")
+    for i, line in enumerate(lines):
+        if front:
+            front = not (i > 0 and line.strip() == "---")
+            continue
+        if line.lstrip().startswith("```"):
+            fence = not fence
+        elif not fence and line.strip() and not line.lstrip().startswith(("#", "<", "|", "-", "*", "!")):
+            m = _WORD.search(line)
+            if m:
+                lines[i] = line[:m.start()] + "edited" + line[m.end():]
+                return "\n".join(lines)
+    raise ValueError("no prose line with a word to edit")
+
+
+def _append_comment(text: str) -> str:
+    return text + "\n# bench-build: an edit that changes nothing the code does\n"
+
+
+# (name, file, edit): each applied in turn to the warm copy, each followed by one ``amp-docs build``.
+EDITS = (
+    ("comment in quantization/affine.py", "amp_docs_lib/quantization/affine.py", _append_comment),
+    ("comment in docsite/execute.py", "amp_docs_lib/docsite/execute.py", _append_comment),
+    ("example amp_patterns/amp_loop.py", "examples/amp_patterns/amp_loop.py", _append_comment),
+)
+
+
 def main(touch: str = "docs/chapters/formats.md", serial: bool = False, rounds: int = 5) -> int:
     """Run the builds and print their times; ``serial`` first adds a cold build with one job
     (``AMP_DOCS_JOBS=1``) into its own cache, to compare with the parallel cold build."""
@@ -139,19 +177,24 @@ def main(touch: str = "docs/chapters/formats.md", serial: bool = False, rounds: 
         "no-op (amp-docs build)": _build(repo, site),
         "no-op (--force: mkdocs runs)": _build(repo, site, "--force"),
     })
-    chapter = repo / touch
-    chapter.write_text(chapter.read_text() + "\n")
-    results[f"touch {Path(touch).name}"] = _build(repo, site)
-    print(f"{'build':<32}{'seconds':>8}  executed chapters")
+    for name, rel, edit in (("one-word prose edit in " + Path(touch).name, touch, edit_one_word), *EDITS):
+        path = repo / rel
+        path.write_text(edit(path.read_text()))
+        results[name] = _build(repo, site)
+    print(f"{'build':<40}{'seconds':>8}  executed chapters (why)")
     for name, (secs, log) in results.items():
         if log is None:
             ex = "none (up to date: mkdocs not started)"
         else:
-            ex = ", ".join(f"{k} ({v:.1f}s)" for k, v in log["executed"].items()) or "none"
-        print(f"{name:<32}{secs:8.2f}  {ex}")
+            reasons = log.get("reasons", {})
+            ex = "; ".join(f"{k} ({v:.1f}s: {reasons.get(k, '?')})" for k, v in log["executed"].items()) or "none"
+            if log.get("merged"):
+                ex += f"; Markdown merged: {', '.join(log['merged'])}"
+        print(f"{name:<40}{secs:8.2f}  {ex}")
     cold = results["cold"][0]
     for name in ("no-op (amp-docs build)", "no-op (--force: mkdocs runs)"):
         print(f"{name} / cold = {results[name][0] / cold:.1%}")
-    print_noop_comparison(noop_comparison(repo, work, rounds))
+    if rounds:
+        print_noop_comparison(noop_comparison(repo, work, rounds))
     shutil.rmtree(work, ignore_errors=True)
     return 0

@@ -8,9 +8,12 @@
 * Cells tagged ``raises-exception`` must raise (their traceback is the output);
   any other cell that raises fails the chapter with ``ChapterExecutionError``,
   which names the chapter and the cell.
+* What the chapter reads is recorded (``docsite/read_recorder.py`` in the kernel and
+  in every Python process it starts; a hidden last cell marks the record complete),
+  and ``Execution.inputs`` holds it with content hashes: the cache key of its result.
 
-Run ``python -m amp_docs_lib.docsite.execute docs/chapters/formats.md`` to execute
-one chapter (through the cache) and print per-cell timings.
+Run ``amp-docs execute docs/chapters/formats.md`` to execute one chapter (through
+the cache) and print per-cell timings.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ import shutil
 import sys
 import tempfile
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
@@ -34,11 +38,13 @@ from nbclient.exceptions import CellExecutionError
 from amp_docs_lib.core.chapters import read_chapter
 from amp_docs_lib.core.packages import hidden_packages, subprocess_env
 from amp_docs_lib.core.paths import EXECUTED_DIR, REFERENCE_RESULTS_DIR, REPO_ROOT
+from amp_docs_lib.docsite.inputs import FINISH_CELL_SOURCE, Roots, read_records, recording_environment, snapshot
 from amp_docs_lib.docsite.progress import ChapterProgress
 from amp_docs_lib.core.gating import requirements_from_tags, skip_note_html, unmet_requirements
 from amp_docs_lib.core.profiles import PROFILE_ENV_VAR, active_profile
 
 SAVE_REFERENCE_ENV_VAR = "AMP_DOCS_SAVE_REFERENCE"
+FINISH_CELL_FLAG = "amp_docs_finish"  # metadata of the hidden last cell (removed after execution)
 EXPECTED_ERROR_TAG = "raises-exception"
 CELL_TIMEOUT_S = 900
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
@@ -97,9 +103,11 @@ class ChapterClient(NotebookClient):
     ``$AMP_DOCS_HIDE_PACKAGES`` it cannot import the hidden packages.
     """
 
-    def __init__(self, nb: Any, chapter_id: str, progress: ChapterProgress | None = None, **kw: Any):
+    def __init__(self, nb: Any, chapter_id: str, progress: ChapterProgress | None = None,
+                 kernel_env: dict[str, str] | None = None, **kw: Any):
         super().__init__(nb, **kw)
-        code = [i for i, c in enumerate(nb.cells) if c.cell_type == "code"]
+        code = [i for i, c in enumerate(nb.cells)
+                if c.cell_type == "code" and not c.metadata.get(FINISH_CELL_FLAG)]
         self._cell_number = {i: n for n, i in enumerate(code, start=1)}  # 1-based among code cells
         self.progress = progress or ChapterProgress(chapter_id, len(code))
         # Local IPC sockets instead of TCP ports: nothing listens on the network, and the
@@ -109,6 +117,8 @@ class ChapterClient(NotebookClient):
         self.current_cell: int | None = None
         self.chapter_id = chapter_id
         self.cell_seconds: list[tuple[int, float, str]] = []
+        self.kernel_env = kernel_env
+        self.read_by_executor: set[Path] = set()  # what a skipped cell's output came from
 
     def create_kernel_manager(self):
         km = super().create_kernel_manager()
@@ -119,7 +129,7 @@ class ChapterClient(NotebookClient):
         return km
 
     async def async_start_new_kernel(self, **kwargs: Any) -> None:
-        kwargs.setdefault("env", subprocess_env())
+        kwargs.setdefault("env", self.kernel_env if self.kernel_env is not None else subprocess_env())
         await super().async_start_new_kernel(**kwargs)
 
     def cell_number(self, cell_index: int | None) -> int | None:
@@ -130,9 +140,14 @@ class ChapterClient(NotebookClient):
                                  store_history: bool = True) -> Any:
         if cell.cell_type != "code":
             return cell
+        if cell.metadata.get(FINISH_CELL_FLAG):
+            return await super().async_execute_cell(cell, cell_index, execution_count, store_history)
         tags = cell.metadata.get("tags", [])
         unmet = unmet_requirements(tags)
         if unmet:
+            # Inputs of this output: the committed reference result (or its absence) and the skip note's code.
+            import amp_docs_lib.core.gating as gating
+            self.read_by_executor.update({reference_path(self.chapter_id, cell), Path(gating.__file__)})
             cell.outputs = [nbformat.v4.new_output(
                 "display_data",
                 data={"text/html": skip_note_html(unmet, load_reference(self.chapter_id, cell)),
@@ -160,8 +175,23 @@ class ChapterClient(NotebookClient):
         return cell
 
 
-def execute_notebook(nb: Any, chapter_id: str, *, cwd: Path = REPO_ROOT) -> tuple[Any, ChapterClient]:
-    """Execute ``nb`` in a fresh kernel; raise ``ChapterExecutionError`` naming the chapter on failure.
+@dataclass
+class Execution:
+    """One chapter executed: the notebook, what it read (``inputs``: label -> content hash, see
+    ``docsite/inputs.py``) and, if what it read could not be determined, why (``unknown``)."""
+
+    nb: Any
+    inputs: dict[str, str]
+    unknown: list[str] = field(default_factory=list)
+    client: Any = None
+
+
+def execute_notebook(nb: Any, chapter_id: str, *, cwd: Path = REPO_ROOT, roots: Roots | None = None,
+                     reason: str | None = None) -> tuple[Any, ChapterClient]:
+    """Execute ``nb`` in a fresh kernel (working directory ``cwd``); raise ``ChapterExecutionError``
+    naming the chapter on failure. ``client.execution`` holds what it read under ``roots``
+    (default: ``cwd`` and the library's checkout); ``reason`` (why it executes) goes on its
+    progress line.
 
     A chapter with a claim whose check cannot fail (``amp_docs_lib.page.claim_lint``)
     is refused before anything runs.
@@ -173,12 +203,17 @@ def execute_notebook(nb: Any, chapter_id: str, *, cwd: Path = REPO_ROOT) -> tupl
     if findings:
         raise ChapterExecutionError(f"chapter {chapter_id} has claims whose check cannot fail:\n  "
                                     + "\n  ".join(findings))
+    roots = Roots(cwd, REPO_ROOT) if roots is None else roots
     # The kernel inherits the environment: pin the profile so kernel and cache key agree.
     os.environ[PROFILE_ENV_VAR] = active_profile().name
+    reads_dir = tempfile.mkdtemp(prefix="amp-docs-reads-")
+    nb.cells.append(nbformat.v4.new_code_cell(FINISH_CELL_SOURCE, metadata={FINISH_CELL_FLAG: True}))
     client = ChapterClient(nb, chapter_id, timeout=CELL_TIMEOUT_S, kernel_name="python3",
-                           allow_errors=False, resources={"metadata": {"path": str(cwd)}})
+                           allow_errors=False, resources={"metadata": {"path": str(cwd)}},
+                           kernel_env=recording_environment(subprocess_env(), reads_dir, roots))
+    started = time.time()
     t0 = time.perf_counter()
-    client.progress.started()
+    client.progress.started(reason)
     try:
         client.execute()
     except BaseException as e:
@@ -189,8 +224,13 @@ def execute_notebook(nb: Any, chapter_id: str, *, cwd: Path = REPO_ROOT) -> tupl
         raise ChapterExecutionError(
             f"chapter {chapter_id} failed to execute (cell {client.current_cell}):\n{plain}") from None
     finally:
+        nb.cells = [c for c in nb.cells if not c.metadata.get(FINISH_CELL_FLAG)]
         if client._socket_dir:
             shutil.rmtree(client._socket_dir, ignore_errors=True)
+        recorded = read_records(reads_dir, roots)
+        shutil.rmtree(reads_dir, ignore_errors=True)
+    extra = {label for p in client.read_by_executor if (label := roots.label("file", p)) is not None}
+    client.execution = Execution(nb, snapshot(recorded, roots, started, extra), recorded.unknown, client)
     nb.metadata.setdefault("amp_docs", {}).update({
         "chapter": chapter_id,
         "profile": active_profile().name,
@@ -239,32 +279,36 @@ def resolve_jobs(configured: int | None = None) -> int:
 
 
 def execute_chapters(chapters: list[tuple[str, Any]], jobs: int,
-                     on_done: Callable[[int, Any, ChapterExecutionError | None], None] | None = None,
-                     ) -> list[tuple[Any, ChapterExecutionError | None]]:
+                     on_done: Callable[[int, Execution | None, ChapterExecutionError | None], None] | None = None,
+                     *, cwd: Path = REPO_ROOT, roots: Roots | None = None,
+                     reasons: dict[str, str] | None = None,
+                     ) -> list[tuple[Execution | None, ChapterExecutionError | None]]:
     """Execute several chapters, one kernel each, ``jobs`` at a time; timing-sensitive ones alone, last.
 
-    ``chapters``: ``(chapter_id, notebook)`` pairs. Returns one ``(notebook, error)`` pair per
+    ``chapters``: ``(chapter_id, notebook)`` pairs. Returns one ``(execution, error)`` pair per
     chapter, in the order given, whatever order they finished in; a failure is returned (its
     message names its chapter), not raised, so every other chapter still completes.
-    ``on_done(index, notebook, error)`` is called as each chapter finishes (from a worker
+    ``on_done(index, execution, error)`` is called as each chapter finishes (from a worker
     thread), so its result can be cached at once: a build killed later keeps it.
+    ``reasons``: chapter id -> why it executes (shown on its progress line).
     """
     from concurrent.futures import ThreadPoolExecutor
 
     if not isinstance(jobs, int) or jobs < 1:
         raise ValueError(f"jobs must be a positive int, got {jobs!r}")
 
-    def run(i: int) -> tuple[Any, ChapterExecutionError | None]:
+    def run(i: int) -> tuple[Execution | None, ChapterExecutionError | None]:
         cid, nb = chapters[i]
         try:
-            res = execute_notebook(nb, cid)[0], None
+            res = execute_notebook(nb, cid, cwd=cwd, roots=roots,
+                                   reason=(reasons or {}).get(cid))[1].execution, None
         except ChapterExecutionError as e:
             res = None, e
         if on_done is not None:
             on_done(i, *res)
         return res
 
-    results: dict[int, tuple[Any, ChapterExecutionError | None]] = {}
+    results: dict[int, tuple[Execution | None, ChapterExecutionError | None]] = {}
     shared = [i for i, (_, nb) in enumerate(chapters) if not is_timing_sensitive(nb)]
     alone = [i for i in range(len(chapters)) if i not in set(shared)]
     if len(shared) > 1 and jobs > 1:
@@ -279,27 +323,46 @@ def execute_chapters(chapters: list[tuple[str, Any]], jobs: int,
     return [results[i] for i in range(len(chapters))]
 
 
-def execute_one(chapter: Path, *, use_cache: bool = True) -> int:
-    """``amp-docs execute``: execute one chapter through the cache and print per-cell timings."""
-    from amp_docs_lib.core.chapters import chapter_id_for
-    from amp_docs_lib.docsite.cache import ExecutionCache, KeyInputs, cache_key, key_text
+def cached_execution(chapter: str | os.PathLike, *, use_cache: bool = True,
+                     root: Path | None = None) -> tuple[Any, str, Execution | None]:
+    """Chapter ``chapter`` executed through the build's cache in ``root`` (default: the current
+    directory), as the site build does: ``(notebook, status, execution)``, status ``hit``,
+    ``merged`` or ``executed (<why>)``; execution is None unless it executed here."""
+    from amp_docs_lib.core.chapters import chapter_id_for, parse_chapter
+    from amp_docs_lib.docsite.cache import Environment, ExecutionCache
+    from amp_docs_lib.docsite.inputs import InputHasher
 
     chapter = Path(chapter)
-    nb_source = read_chapter(chapter)  # ValueError for anything but a chapter
+    root = Path.cwd() if root is None else Path(root)
+    text = chapter.read_text(encoding="utf-8")
+    source = parse_chapter(text, chapter)  # ValueError for anything but a chapter
     cid = chapter_id_for(chapter)
-    cache = ExecutionCache(Path.cwd() / EXECUTED_DIR)
-    key = cache_key(key_text(chapter), KeyInputs.current())
-    if use_cache and cache.get(cid, key):
-        print(f"{cid}: cache hit ({cache._path(cid, key)})")
-        return 0
+    roots = Roots(root, REPO_ROOT)
+    cache, env = ExecutionCache(root / EXECUTED_DIR, roots), Environment.current()
+    found = cache.lookup(cid, text, env, InputHasher(roots), lambda t: parse_chapter(t, chapter))
+    if use_cache and found.status != "miss":
+        return found.nb, found.status, None
+    reason = found.reason if use_cache else "--no-cache"
+    import copy
+    nb, client = execute_notebook(copy.deepcopy(source), cid, cwd=root, roots=roots, reason=reason)
+    ex = client.execution
+    cache.put(cid, nb, text=text, source=source, inputs=ex.inputs, env=env, unknown=ex.unknown)
+    return nb, f"executed ({reason})", ex
+
+
+def execute_one(chapter: Path, *, use_cache: bool = True) -> int:
+    """``amp-docs execute``: execute one chapter through the cache and print per-cell timings."""
     try:
-        nb, client = execute_notebook(nb_source, cid)
+        nb, status, ex = cached_execution(chapter, use_cache=use_cache)
     except ChapterExecutionError as e:
         print(e, file=sys.stderr)
         return 1
-    path = cache.put(cid, key, nb)
-    for idx, secs, what in client.cell_seconds:
+    if ex is None:
+        print(f"{chapter}: {'cache hit' if status == 'hit' else 'cached outputs, new Markdown merged'}")
+        return 0
+    for idx, secs, what in ex.client.cell_seconds:
         first = nb.cells[idx].source.strip().splitlines()[0][:70] if nb.cells[idx].source.strip() else ""
         print(f"  cell {idx:3d} {secs:7.2f}s {what:7s} {first}")
-    print(f"{cid}: executed in {nb.metadata['amp_docs']['seconds']} s -> {path}")
+    print(f"{chapter}: {status} in {nb.metadata['amp_docs']['seconds']} s; "
+          f"{len(ex.inputs)} inputs recorded" + (f" (unknown: {'; '.join(ex.unknown)})" if ex.unknown else ""))
     return 0

@@ -23,11 +23,14 @@ from mkdocs.config import config_options as c
 from mkdocs.exceptions import PluginError
 from mkdocs.plugins import BasePlugin, event_priority
 
-from amp_docs_lib.core.chapters import chapter_id_for, read_chapter
-from amp_docs_lib.core.paths import BUILD_LOG, CACHE_DIR, EXECUTED_DIR, FRAGMENTS_DIR
-from amp_docs_lib.docsite.cache import ExecutionCache, KeyInputs, cache_key, key_text
+from amp_docs_lib.core.chapters import chapter_id_for, parse_chapter
+from amp_docs_lib.core.paths import BUILD_LOG, CACHE_DIR, EXECUTED_DIR, FRAGMENTS_DIR, LIBRARY_ROOT, REPO_ROOT
+from amp_docs_lib.docsite.cache import Environment, ExecutionCache
 from amp_docs_lib.docsite.env_memo import environment_report_memo
 from amp_docs_lib.docsite.fragments import FragmentMemo
+from amp_docs_lib.docsite.hashing import tree_hash
+from amp_docs_lib.docsite.inputs import InputHasher, Roots
+from amp_docs_lib.docsite.store import write_atomic
 
 log = logging.getLogger("mkdocs.plugins.amp_docs")
 EVICT_AFTER_S = 3600  # unused entries survive an hour, so concurrent builds never lose theirs
@@ -66,7 +69,8 @@ class AmpDocsConfig(base.Config):
 class AmpDocsPlugin(BasePlugin[AmpDocsConfig]):
     def on_config(self, config):
         root = Path(config.config_file_path).resolve().parent
-        self.cache = ExecutionCache(root / EXECUTED_DIR)
+        self.roots = Roots(root, REPO_ROOT)  # reads under these are a chapter's inputs
+        self.cache = ExecutionCache(root / EXECUTED_DIR, self.roots)
         self.memo_dir = root / CACHE_DIR
         self.root = root
         self.build_log_path = root / BUILD_LOG
@@ -83,64 +87,84 @@ class AmpDocsPlugin(BasePlugin[AmpDocsConfig]):
     def on_files(self, files, config):
         from mkdocs_jupyter.plugin import NotebookFile
 
-        # Hashed once per build, not once per chapter. With nothing changed, neither the memoised
-        # environment report nor the cache hits import torch or the executor.
+        # Per build, not per chapter, and never kept from one build to the next (``mkdocs serve``
+        # rebuilds after an edit). With nothing changed, neither the memoised environment report
+        # nor the cache hits import torch or the executor.
         self.environment = environment_report_memo(self.memo_dir)
-        inputs = KeyInputs.current(self.environment)
-        self.fragments = FragmentMemo(self.root / FRAGMENTS_DIR, inputs.library_hash)
+        env = Environment.current(self.environment)
+        hasher = InputHasher(self.roots)
+        self.fragments = FragmentMemo(self.root / FRAGMENTS_DIR, tree_hash(LIBRARY_ROOT))
         self.used: set[Path] = set()
         self.chapters: dict[str, dict] = {}
-        record = {"started": time.time(), "executed": {}, "cached": []}
+        record = {"started": time.time(), "executed": {}, "reasons": {}, "merged": [], "cached": []}
         chapters = []
         for f in list(files):
             if not f.src_uri.endswith(".md") or not fnmatch.fnmatch(f.src_uri, self.config.chapters):
                 continue
             cid = chapter_id_for(Path(f.abs_src_path))
-            key = cache_key(key_text(f.abs_src_path), inputs)
-            chapters.append((f, cid, key, self.cache.get(cid, key)))
-        misses = [(f, cid, key) for f, cid, key, hit in chapters if not hit]
-        from amp_docs_lib.docsite.execute import execute_chapters, resolve_jobs
-
-        try:
-            jobs = resolve_jobs(self.config.jobs)
-        except ValueError as e:
-            raise PluginError(f"amp-docs: {e}") from None
-        if misses:
-            log.info("amp-docs: executing %d chapter(s), up to %d at once: %s", len(misses), jobs,
-                     ", ".join(cid for _, cid, _ in misses))
+            text = Path(f.abs_src_path).read_text(encoding="utf-8")
+            parse = lambda t, path=f.abs_src_path: parse_chapter(t, path)  # noqa: E731
+            try:
+                found = self.cache.lookup(cid, text, env, hasher, parse)
+            except ValueError as e:
+                raise PluginError(f"amp-docs: {e}") from None
+            chapters.append((f, cid, text, found))
+        misses = [(f, cid, text, found.reason) for f, cid, text, found in chapters if found.status == "miss"]
         executed: dict[str, tuple] = {}
+        if misses:
+            import copy
 
-        def cache_result(i: int, nb, err) -> None:  # as each chapter finishes: a killed build keeps it
-            if err is None:
-                f, cid, key = misses[i]
-                executed[cid] = (self.cache.put(cid, key, nb), nb)
+            from amp_docs_lib.docsite.execute import execute_chapters, resolve_jobs
 
-        outcomes = execute_chapters([(cid, read_chapter(f.abs_src_path)) for f, cid, _ in misses], jobs,
-                                    on_done=cache_result)
-        failures = []
-        for (f, cid, key), (nb, err) in zip(misses, outcomes):  # in file order, whatever finished first
-            if err is not None:
-                failures.append(f"amp-docs: chapter {f.src_uri} failed to execute.\n{err}")
-                continue
-            record["executed"][cid] = nb.metadata["amp_docs"]["seconds"]
-            log.info("amp-docs: %s: executed in %.1f s", cid, nb.metadata["amp_docs"]["seconds"])
-        if failures:
-            raise PluginError("\n\n".join(failures))
-        for f, cid, key, hit in chapters:
-            if hit:
-                path, nb = hit
-                record["cached"].append(cid)
-                log.info("amp-docs: %s: cached result (key %s)", cid, key[:12])
-            else:
+            try:
+                jobs = resolve_jobs(self.config.jobs)
+            except ValueError as e:
+                raise PluginError(f"amp-docs: {e}") from None
+            log.info("amp-docs: executing %d chapter(s), up to %d at once: %s", len(misses), jobs,
+                     "; ".join(f"{cid} ({why})" for _, cid, _, why in misses))
+            sources = [parse_chapter(text, f.abs_src_path) for f, _, text, _ in misses]
+
+            def cache_result(i: int, execution, err) -> None:  # as each chapter finishes: a killed build keeps it
+                if err is None:
+                    f, cid, text, _ = misses[i]
+                    path = self.cache.put(cid, execution.nb, text=text, source=sources[i], inputs=execution.inputs,
+                                          env=env, unknown=execution.unknown)
+                    executed[cid] = (path, execution.nb)
+
+            outcomes = execute_chapters([(cid, copy.deepcopy(src)) for (_, cid, _, _), src in zip(misses, sources)],
+                                        jobs, on_done=cache_result, cwd=self.root, roots=self.roots,
+                                        reasons={cid: why for _, cid, _, why in misses})
+            failures = []
+            for (f, cid, _, why), (execution, err) in zip(misses, outcomes):  # in file order
+                if err is not None:
+                    failures.append(f"amp-docs: chapter {f.src_uri} failed to execute ({why}).\n{err}")
+                    continue
+                record["executed"][cid] = execution.nb.metadata["amp_docs"]["seconds"]
+                record["reasons"][cid] = why
+                log.info("amp-docs: %s: executed in %.1f s (%s)", cid, record["executed"][cid], why)
+            if failures:
+                raise PluginError("\n\n".join(failures))
+        inputs: dict[str, str] = {}  # what every chapter of this build read (the up-to-date check)
+        for f, cid, text, found in chapters:
+            if found.status == "miss":
                 path, nb = executed[cid]
+                status = "executed in this build"
+            else:
+                path, nb = found.path, found.nb
+                record["cached" if found.status == "hit" else "merged"].append(cid)
+                status = "from cache" if found.status == "hit" else "from cache, Markdown merged"
+                log.info("amp-docs: %s: %s", cid, "cached result" if found.status == "hit"
+                         else "cached outputs, new Markdown merged (code cells unchanged)")
+            for label, h in self.cache.inputs_of(cid, path).items():
+                inputs[label] = h if inputs.get(label, h) == h else "conflict"
             self.used.add(path)
-            self.chapters[cid] = dict(nb.metadata["amp_docs"],
-                                      status="from cache" if hit else "executed in this build")
+            self.chapters[cid] = dict(nb.metadata["amp_docs"], status=status)
             # mkdocs-jupyter renders the executed notebook; the page keeps the chapter's URL.
             nb_file = NotebookFile(f, **config)
             nb_file.abs_src_path = str(path)
             files.remove(f)
             files.append(nb_file)
+        record["inputs"] = dict(sorted(inputs.items()))
         if self.config.api_reference:
             from mkdocs.structure.files import File
 
@@ -149,8 +173,7 @@ class AmpDocsPlugin(BasePlugin[AmpDocsConfig]):
             for uri, text in api_pages.pages().items():
                 files.append(File.generated(config, uri, content=text))
         record["finished"] = time.time()
-        self.build_log_path.parent.mkdir(parents=True, exist_ok=True)
-        self.build_log_path.write_text(json.dumps(record, indent=1))
+        write_atomic(self.build_log_path, json.dumps(record, indent=1))
         return files
 
     def on_page_markdown(self, markdown, page, config, files):

@@ -4,7 +4,7 @@ A GPU-profile build executes chapters for many minutes; these lines show what
 runs. They go to stderr as whole lines (one ``write`` each, under a lock), so
 chapters executing in parallel interleave cleanly::
 
-    amp-docs: [fp8] started: 48 code cells
+    amp-docs: [fp8] started: 48 code cells (re-executed: amp_docs_lib/fp8/scaling.py changed)
     amp-docs: [fp8] cell 12/48 done in 3.1 s
     amp-docs: [fp8] cell 13/48 skipped (needs cuda)
     amp-docs: [fp8] finished in 85.3 s
@@ -62,8 +62,9 @@ class ChapterProgress:
             stream.write(f"amp-docs: [{self.chapter_id}] {text}\n")
             stream.flush()
 
-    def started(self) -> None:
-        self._write(f"started: {self.n_cells} code cells")
+    def started(self, reason: str | None = None) -> None:
+        """The chapter started executing; ``reason``: why (which input changed), from the cache."""
+        self._write(f"started: {self.n_cells} code cells" + (f" (re-executed: {reason})" if reason else ""))
 
     def cell(self, number: int, seconds: float | None, outcome: str = "done") -> None:
         """Cell ``number`` (1-based) finished: ``done``, ``failed``, or ``skipped (...)``."""

@@ -5,8 +5,12 @@ docs tree, ``mkdocs.yml``, the library and example sources, package versions,
 the machine, the profile override and the arguments) with the manifest of the
 last successful build into the same site directory. If nothing changed it
 returns at once; otherwise it runs ``mkdocs build`` (whose amp-docs plugin then
-re-executes only the chapters whose own cache keys changed) and records the
-new manifest. The check imports neither torch nor mkdocs, so it is fast.
+re-executes only the chapters whose own inputs changed) and records the
+new manifest. Besides those trees, the manifest holds every input the chapters
+recorded when they executed (``last-build.json``'s ``inputs``, with the hashes the
+cache checks), so a file a chapter read outside them is an input here too: the
+same rules as the chapters' own cache. The check imports neither torch nor mkdocs,
+so it is fast.
 """
 
 from __future__ import annotations
@@ -20,8 +24,9 @@ from pathlib import Path
 
 from amp_docs_lib.core.machine import environment_inputs, machine_light
 from amp_docs_lib.core.packages import ALL_DISTRIBUTIONS, installed_versions
-from amp_docs_lib.core.paths import SITE_MANIFEST
+from amp_docs_lib.core.paths import BUILD_LOG, REPO_ROOT, SITE_MANIFEST
 from amp_docs_lib.docsite.hashing import EXAMPLE_SUFFIXES, tree_hash
+from amp_docs_lib.docsite.inputs import InputHasher, Roots
 from amp_docs_lib.docsite.store import write_atomic
 
 MANIFEST = SITE_MANIFEST
@@ -63,11 +68,24 @@ def build(mkdocs_args: list[str], *, force: bool = False, root: Path | None = No
         last = json.loads(manifest_path.read_text())
     except (OSError, ValueError):
         last = {}
-    if not force and last.get(str(site)) == manifest and (site / "index.html").exists():
+    entry = last.get(str(site))
+    if not force and isinstance(entry, dict) and entry.get("manifest") == manifest \
+            and (site / "index.html").exists() and not recorded_inputs_changed(root, entry.get("inputs")):
         print(f"amp-docs build: {site} is up to date (no input changed since its last build)")
         return 0
     rc = subprocess.run([sys.executable, "-m", "mkdocs", "build", *mkdocs_args], cwd=root).returncode
     if rc == 0:
-        last[str(site)] = manifest
+        try:
+            recorded = json.loads((root / BUILD_LOG).read_text(encoding="utf-8")).get("inputs")
+        except (OSError, ValueError, AttributeError):
+            recorded = None  # unknown: the next check runs mkdocs again
+        last[str(site)] = {"manifest": manifest, "inputs": recorded}
         write_atomic(manifest_path, json.dumps(last, indent=1))  # a killed build never records a manifest
     return rc
+
+
+def recorded_inputs_changed(root: Path, inputs: dict[str, str] | None) -> bool:
+    """Whether any input the chapters recorded (label -> hash) differs now; True if unknown."""
+    if not isinstance(inputs, dict):
+        return True
+    return bool(InputHasher(Roots(root, REPO_ROOT)).changed(inputs))
