@@ -16,7 +16,7 @@ from amp_docs_lib.core.gating import requirement_met, skip_note_html
 from conftest import CHAPTERS, REPO_ROOT, make_chapter
 
 # A package made for the test stands in for an optional one: the tests work whatever is installed.
-STAND_IN = "amp_docs_fake_optional"
+STAND_IN = "mslk"  # a listed optional package (core/packages.py) that is not installed here: the fixture fakes it
 
 
 @pytest.fixture
@@ -65,7 +65,7 @@ def test_gating_honours_hidden_packages(monkeypatch, stand_in):
     assert requirement_met(f"pkg:{STAND_IN}")
     monkeypatch.setenv(HIDE_ENV_VAR, STAND_IN)
     assert not requirement_met(f"pkg:{STAND_IN}")
-    assert f"`{STAND_IN}` (not installed in this build)" in skip_note_html([f"pkg:{STAND_IN}"])
+    assert f"the Python package {STAND_IN} (not installed in this build)" in skip_note_html([f"pkg:{STAND_IN}"])
 
 
 def test_hidden_set_is_in_the_cache_key_and_the_build_manifest(monkeypatch):
