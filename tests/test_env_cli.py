@@ -82,7 +82,7 @@ def test_a_onednn_isa_cap_below_bf16_reports_emulated_matmul():
 
 
 @pytest.mark.parametrize("argv, message", [
-    (["bench-build", "--rounds", "0"], "0 is not in the range x>=1"),
+    (["bench-build", "--rounds", "-1"], "-1 is not in the range x>=0"),
     (["execute", "no-such-chapter.md"], "does not exist"),
     (["bench", "--suite", "nope"], "unknown suite 'nope'; valid suites:"),
     (["no-such-command"], "No such command 'no-such-command'"),
