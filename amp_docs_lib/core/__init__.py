@@ -11,7 +11,9 @@ module never imports the others):
 * gated cells (``gating``): ``valid_requirements``, ``describe``, ``requirement_met``, ``requirements_from_tags``, ``unmet_requirements``, ``skip_note_html``;
 * chapter sources (``chapters``): ``read_chapter``, ``chapter_id_for``, ``chapter_path``, ``heading_anchor``, ``headings``, ``chapter_anchors``, ``heading_for_anchor``;
 * table data (``tables``): ``table_from_rows``, ``format_cell``, ``na_to_none``;
-* package exports (``exports``): ``lazy_exports``.
+* package exports (``exports``): ``lazy_exports``;
+* distribution-free statistics (``stats``): ``quartiles``, ``min_values_for``, ``median_ci``;
+* dispatch traces (``dispatch``): ``OpTrace``, ``trace_ops``.
 """
 
 from amp_docs_lib.core.exports import lazy_exports
@@ -35,4 +37,8 @@ __all__, __getattr__, __dir__ = lazy_exports(__name__, {
     "tables": ("table_from_rows", "format_cell", "na_to_none",),
     # package exports
     "exports": ("lazy_exports",),
+    # distribution-free statistics
+    "stats": ("quartiles", "min_values_for", "median_ci",),
+    # dispatch traces
+    "dispatch": ("OpTrace", "trace_ops",),
 })
