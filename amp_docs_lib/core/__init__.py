@@ -12,7 +12,7 @@ module never imports the others):
 * chapter sources (``chapters``): ``read_chapter``, ``chapter_id_for``, ``chapter_path``, ``heading_anchor``, ``headings``, ``chapter_anchors``, ``heading_for_anchor``;
 * table data (``tables``): ``table_from_rows``, ``format_cell``, ``na_to_none``;
 * package exports (``exports``): ``lazy_exports``;
-* distribution-free statistics (``stats``): ``quartiles``, ``min_values_for``, ``median_ci``;
+* distribution-free statistics (``stats``): ``quartiles``, ``min_values_for``, ``median_ci``, ``sign_test_p``;
 * dispatch traces (``dispatch``): ``OpTrace``, ``trace_ops``.
 """
 
@@ -38,7 +38,7 @@ __all__, __getattr__, __dir__ = lazy_exports(__name__, {
     # package exports
     "exports": ("lazy_exports",),
     # distribution-free statistics
-    "stats": ("quartiles", "min_values_for", "median_ci",),
+    "stats": ("quartiles", "min_values_for", "median_ci", "sign_test_p",),
     # dispatch traces
     "dispatch": ("OpTrace", "trace_ops",),
 })

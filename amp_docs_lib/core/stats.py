@@ -52,3 +52,14 @@ def median_ci(values: list[float], level: float = CI_LEVEL) -> tuple[float, floa
         raise ValueError(f"{n} values are too few for a {level:.0%} interval on the median; "
                          f"need at least {min_values_for(level)}")
     return statistics.median(xs), xs[k - 1], xs[n - k]
+
+
+def sign_test_p(wins: int, losses: int) -> float:
+    """Two-sided exact sign test: the probability of a split at least this uneven if wins and losses
+    were equally likely (ties left out). For paired comparisons, e.g. images only one model gets right."""
+    if wins < 0 or losses < 0:
+        raise ValueError(f"wins and losses must be non-negative counts, got {wins!r}, {losses!r}")
+    n, k = wins + losses, min(wins, losses)
+    if n == 0:
+        return 1.0
+    return min(1.0, 2 * sum(math.comb(n, i) for i in range(k + 1)) / 2**n)

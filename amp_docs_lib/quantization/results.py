@@ -10,9 +10,10 @@ only when the interval excludes 1. Each runner's speedup is given against PyTorc
 against its own runtime's FP32 (ONNX Runtime FP32 for ONNX Runtime rows), so a change of runtime
 is not counted as a gain of quantization.
 
-Size: the serialized file (``torch.save(state_dict)`` or the ``.onnx`` file) and the weight
-payload (bytes of the tensors a forward pass reads, scales included), which is what a memory
-decision rests on: files differ by serialization metadata too.
+Size: the serialized file (``torch.save(state_dict)`` or the ``.onnx`` file), the weight payload
+(bytes of the tensors a forward pass reads, scales and zero points included) and the weight codes
+alone (the format's cost per element), which is what a memory decision rests on: files and
+payloads also differ by metadata (serialization, per-row scales, zero points).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from torch import nn
 
 from amp_docs_lib.quantization.kernels import describe, forward_trace
 from amp_docs_lib.quantization.ptq import VARIANTS, try_variant
-from amp_docs_lib.quantization.speed import torch_ao_dynamic, weight_bytes
+from amp_docs_lib.quantization.speed import torch_ao_dynamic, weight_bytes, weight_code_bytes
 from amp_docs_lib.quantization.task import DigitsTask, state_dict_bytes
 
 ONNX_VARIANTS = (("ONNX Runtime FP32", "fp32", "fp32"),
@@ -71,16 +72,18 @@ def results_table(task: DigitsTask, timer: Callable[..., Any], *, workdir: str |
     entries: list[dict] = []  # one per row; "run" is the timed function (None: not measured)
 
     def add(label, runtime, weights, acts, model=None, inp=None, run=None, out=None, size=None, payload=None,
-            computes=None, note=None):
+            codes=None, computes=None, note=None):
         if model is not None:
             run = _torch_runner(model, inp)
             out = run().float()
             size, payload, computes = state_dict_bytes(model), weight_bytes(model), _computes(model, inp)
+            codes = weight_code_bytes(model)
         entries.append({"variant": label, "runtime": runtime, "weights": weights, "activations": acts,
                         "computes with (dispatch trace)": computes,
                         "accuracy": None if out is None else acc(out),
                         "size on disk (KiB)": None if size is None else size / 1024,
                         "weight payload (KiB)": None if payload is None else payload / 1024,
+                        "weight codes (KiB)": None if codes is None else codes / 1024,
                         "run": run, "note": note})
 
     add(TORCH_FP32, "PyTorch eager", "fp32", "fp32", fp32, x)
@@ -119,7 +122,13 @@ def results_table(task: DigitsTask, timer: Callable[..., Any], *, workdir: str |
             row[f"verdict {col}"] = None if c is None else c.verdict
         row["note"] = e["note"]
         rows.append(row)
+    base_size = entries[0]["size on disk (KiB)"]
+    for row in rows:
+        row_size = row["size on disk (KiB)"]
+        row["size vs FP32 (x)"] = None if row_size is None else row_size / base_size
     df = pd.DataFrame(rows).astype(object)
+    df = df[[c for c in df.columns if c != "size vs FP32 (x)"][:7] + ["size vs FP32 (x)"]
+            + [c for c in df.columns if c != "size vs FP32 (x)"][7:]]
     df = df.where(df.notna(), None)
     df.attrs["timing"] = res  # pairwise comparisons for the decision table
     return df
@@ -172,8 +181,8 @@ def decision_table(df: pd.DataFrame, seed_summary: pd.DataFrame | None = None,
 
     Eligible: rows that ran, not deprecated, and whose accuracy over several seeds is not resolved
     lower than FP32 (``seed_summary`` from :func:`amp_docs_lib.quantization.seeds.seed_summary`; rows
-    it does not cover stay eligible and are marked). Memory: the smallest weight payload, every
-    row with that payload listed (files differ by metadata only). Latency: rows resolved faster
+    it does not cover stay eligible). Memory: the fewest bytes of weight codes (the format), every
+    row with that many listed, with what their scales and zero points add. Latency: rows resolved faster
     than their own runtime's FP32; the fastest is named only if it is resolved faster than the
     runner-up in the same interleaved rounds. Accuracy: a variant is named only if resolved
     higher than FP32 over the seeds; otherwise every eligible variant is within noise.
@@ -183,12 +192,17 @@ def decision_table(df: pd.DataFrame, seed_summary: pd.DataFrame | None = None,
     ok = ran[[seed_verdict.get(v) != "lower than FP32" for v in ran["variant"]]]
     res = df.attrs.get("timing")
     rows = []
-    # memory
-    small = _tied_min(ok[ok["weight payload (KiB)"].notna()], "weight payload (KiB)")
-    memory = (" = ".join(small["variant"]) + f" (tie: {float(small['weight payload (KiB)'].iloc[0]):.1f} KiB of weights "
-              "and scales each)" if len(small) > 1 else
-              f"{small['variant'].iloc[0]} ({float(small['weight payload (KiB)'].iloc[0]):.1f} KiB of weights and scales)"
-              ) if len(small) else "no eligible variant"
+    # memory: the weight format (codes); scales, zero points and file metadata are reported, not ranked
+    sized = ok[ok["weight codes (KiB)"].notna()]
+    small = _tied_min(sized, "weight codes (KiB)")
+    if small.empty:
+        memory = "no eligible variant"
+    else:
+        codes = float(small["weight codes (KiB)"].iloc[0])
+        extra = ", ".join(f"{r['variant']} {float(r['weight payload (KiB)']) - codes:.1f}"
+                          for _, r in small.iterrows())
+        memory = (" = ".join(small["variant"]) + (" (tie: " if len(small) > 1 else " (")
+                  + f"{codes:.1f} KiB of weight codes; scales and zero points add (KiB): {extra})")
     # latency
     col = "verdict vs same runtime's FP32"
     faster = ok[ok[col] == "faster"].sort_values("speedup vs same runtime's FP32 (x)", ascending=False)

@@ -60,6 +60,19 @@ def weight_bytes(model: nn.Module) -> int:
     return total
 
 
+def weight_code_bytes(model: nn.Module) -> int:
+    """Bytes of the weight *codes* only: a quantized tensor's ``qdata`` (plain parameters count whole).
+
+    What a weight format costs per element; scales and zero points are the rest of
+    :func:`weight_bytes`.
+    """
+    total = 0
+    for p in model.parameters():
+        qdata = getattr(p, "qdata", None)
+        total += _tensor_bytes(qdata) if qdata is not None else _tensor_bytes(p)
+    return total
+
+
 def _tensor_bytes(t: torch.Tensor) -> int:
     if hasattr(t, "__tensor_flatten__") and type(t) not in (torch.Tensor, nn.Parameter):
         names, _ = t.__tensor_flatten__()
