@@ -66,6 +66,7 @@ def test_autocast_casts_parameters_once_per_region():
     assert c["one region per call"] == 3 * (1 + 2)  # the cache is cleared when the region exits
 
 
+@pytest.mark.slow
 def test_tiny_op_autocast_separates_kernel_and_overhead():
     rows = mistakes.tiny_op_autocast((8,), "cpu", rounds=5, min_block_s=0.002)
     r = rows[0]
@@ -73,6 +74,7 @@ def test_tiny_op_autocast_separates_kernel_and_overhead():
     assert r["_overhead"].baseline.label == "bfloat16 pre-cast" and r["_kernel"].baseline.label == "fp32"
 
 
+@pytest.mark.slow
 def test_cache_flush_measures_both_and_sizes_the_buffer():
     a = torch.randn(64, 64)
     r = mistakes.cache_flush(lambda: a @ a, "cpu", rounds=5, calls=3, flush_bytes=8 * 2**20)
@@ -129,6 +131,7 @@ def test_training_step_runs_the_optimizer():
     assert all(p.grad is None for p in m.parameters())  # and zeroed the gradients
 
 
+@pytest.mark.slow
 def test_sweep_intervals_trend_and_mfu():
     cfgs = model_sweep.ladder_configs({"a": (1, 16, 2), "b": (1, 32, 2)}, vocab=32, seq=8)
     df = model_sweep.sweep(cfgs, 2, ("fp32", "amp_bf16"), "cpu", rounds=5, min_block_s=0.002, warmup=1)

@@ -216,8 +216,8 @@ def mfu_table(df: pd.DataFrame, peak_by_dtype: dict, best_fp32_tflops: float | N
         row = {"size": r["size"], "precision": prec, "achieved TFLOP/s": rate,
                "MFU (of the dtype's peak)": None if peak is None or cpu is not None else rate / peak}
         if cpu is not None:
-            row["MFU range (FP32 peak estimate, 2 to 1 FMA units)"] = (f"{rate / cpu.high_tflops:.1%} to "
-                                                                      f"{rate / cpu.low_tflops:.1%}")
+            row["MFU range (FP32 peak estimate, 2 to 1 FMA units)"] = (f"{100 * rate / cpu.high_tflops:.2g}% to "
+                                                                      f"{100 * rate / cpu.low_tflops:.2g}%")
             row["of the best FP32 matmul measured"] = None if not best_fp32_tflops else rate / best_fp32_tflops
         rows.append(row)
     out = pd.DataFrame(rows).astype(object)
