@@ -39,12 +39,12 @@ def torch_ao_dynamic(model: nn.Module) -> nn.Module:
 
 
 def linear_variants(in_features: int, out_features: int, names: Iterable[str] = SWEEP_VARIANTS,
-                    seed: int = 0) -> dict[str, nn.Module]:
-    """FP32 ``nn.Linear`` and a quantized copy per torchao variant name (``ptq.VARIANTS``), keyed by label."""
+                    seed: int = 0, device: str | torch.device = "cpu") -> dict[str, nn.Module]:
+    """FP32 ``nn.Linear`` on ``device`` and a quantized copy per torchao variant name (``ptq.VARIANTS``), by label."""
     from amp_docs_lib.quantization.ptq import check_variant, quantize_copy
 
     torch.manual_seed(seed)
-    base = nn.Sequential(nn.Linear(in_features, out_features)).eval()
+    base = nn.Sequential(nn.Linear(in_features, out_features)).eval().to(device)
     out = {"FP32": base}
     for name in names:
         v = check_variant(name)
@@ -81,32 +81,35 @@ def _tensor_bytes(t: torch.Tensor) -> int:
 
 
 def batch_sweep(in_features: int, out_features: int, batches: Iterable[int], timer: Timer,
-                names: Iterable[str] = SWEEP_VARIANTS, *, reference: bool = True, progress=None) -> pd.DataFrame:
+                names: Iterable[str] = SWEEP_VARIANTS, *, device: str | torch.device = "cpu", reference: bool = True,
+                progress=None) -> pd.DataFrame:
     """Latency of FP32 and each variant at each batch size, with the speedup over FP32 and its interval.
 
     ``timer(fns, baseline=name)`` times a dict of functions in interleaved rounds: the site's harness,
     ``functools.partial(amp_docs_lib.bench.timing.interleaved, rounds=..., num_threads=1)``.
-    ``reference``: also time the deprecated ``torch.ao`` dynamic INT8 layer (fbgemm integer kernel).
+    ``reference``: also time the deprecated ``torch.ao`` dynamic INT8 layer (fbgemm integer kernel; CPU only).
+    On CUDA the timer gets ``device`` and times with CUDA events.
     Columns: batch, variant, weight bytes, median (us), IQR (us), speedup vs FP32 (x), interval
     low/high, verdict, FLOP/byte (FP32 layer), GFLOP/s.
     """
     batches = list(batches)
     if not batches or any(not isinstance(b, int) or b < 1 for b in batches):
         raise ValueError(f"batches must be positive ints, got {batches!r}")
-    models = linear_variants(in_features, out_features, names)
-    if reference:
+    dev = torch.device(device)
+    models = linear_variants(in_features, out_features, names, device=dev)
+    if reference and dev.type == "cpu":
         models[TORCH_AO_LABEL] = torch_ao_dynamic(models["FP32"])
     wbytes = {k: weight_bytes(m) for k, m in models.items()}
     rows = []
     for b in batches:
-        x = torch.randn(b, in_features, generator=torch.Generator().manual_seed(b))
+        x = torch.randn(b, in_features, generator=torch.Generator().manual_seed(b)).to(dev)
 
         def runner(m):
             def run():
                 with torch.inference_mode():
                     return m(x)
             return run
-        res = timer({k: runner(m) for k, m in models.items()}, baseline="FP32")
+        res = timer({k: runner(m) for k, m in models.items()}, baseline="FP32", device=dev)
         flops = 2 * b * in_features * out_features
         fp32_bytes = 4 * (in_features * out_features + out_features + b * (in_features + out_features))
         for k, t in res.timings.items():
@@ -181,13 +184,14 @@ def _profiled_kernels(fn) -> str:
     from amp_docs_lib.core.dispatch import MATMUL_OPS
 
     names = {op.replace("aten.", "aten::").replace("quantized.", "quantized::") for op in MATMUL_OPS}
-    with profile(activities=[ProfilerActivity.CPU]) as p:
+    with profile(activities=[ProfilerActivity.CPU]) as p:  # aten ops are recorded on the host on any device
         fn()
     seen = dict.fromkeys(e.key for e in p.key_averages() if e.key in names)
     return ", ".join(seen) or "none of the known matmul operators"
 
 
-def compiled_comparison(features: int, batch: int, names: Iterable[str], timer: Timer) -> pd.DataFrame:
+def compiled_comparison(features: int, batch: int, names: Iterable[str], timer: Timer,
+                        device: str | torch.device = "cpu") -> pd.DataFrame:
     """Eager FP32 and, for each name, the eager and ``torch.compile``-d layer at one batch size.
 
     ``names``: torchao variant names (``ptq.VARIANTS``) and/or ``"fp32"``. Every model is timed in the
@@ -196,9 +200,10 @@ def compiled_comparison(features: int, batch: int, names: Iterable[str], timer: 
     from amp_docs_lib.quantization.ptq import check_variant
 
     names = list(names)
-    models = linear_variants(features, features, [n for n in names if n != "fp32"])
+    dev = torch.device(device)
+    models = linear_variants(features, features, [n for n in names if n != "fp32"], device=dev)
     label = {n: "FP32" if n == "fp32" else check_variant(n).label for n in names}
-    x = torch.randn(batch, features, generator=torch.Generator().manual_seed(batch))
+    x = torch.randn(batch, features, generator=torch.Generator().manual_seed(batch)).to(dev)
     fns, errors = {}, {}
 
     def runner(m):
@@ -217,7 +222,7 @@ def compiled_comparison(features: int, batch: int, names: Iterable[str], timer: 
             fns[f"{lab} (compiled)"] = runner(c)
         except Exception as e:  # Inductor needs a C++ compiler on CPU; say why, keep the row
             errors[f"{lab} (compiled)"] = f"{type(e).__name__}: {str(e).splitlines()[0][:160]}"
-    res = timer(fns, baseline="FP32 (eager)")
+    res = timer(fns, baseline="FP32 (eager)", device=dev)
     rows = []
     for k, fn in fns.items():
         t = res.timings[k]
