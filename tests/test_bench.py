@@ -86,6 +86,9 @@ def test_best_per_dtype_keeps_each_dtypes_best_size():
     assert best.columns.tolist() == ["dtype", "best at n", "TFLOP/s", "fraction of dtype peak", "fraction of FP32 peak"]
     assert best.values.tolist() == [["fp32", 128, 2.0, 0.2, 0.2], ["bf16", 64, 3.0, None, 0.3]]  # no peak: None
     assert matmul.best_per_dtype(sweep[["dtype", "n", "tflops"]]).shape == (2, 3)
+    timed = sweep.assign(median_s=[1e-3, 2e-3, 3e-3, 4e-3], iqr_s=[1e-4, 2e-4, 3e-4, 4e-4])
+    t = matmul.best_per_dtype(timed).set_index("dtype")
+    assert t.loc["fp32", "time IQR (ms)"] == pytest.approx(0.2) and t.loc["bf16", "time median (ms)"] == pytest.approx(3.0)
     with pytest.raises(ValueError, match="missing columns"):
         matmul.best_per_dtype(sweep.drop(columns=["tflops"]))
 
