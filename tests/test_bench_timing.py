@@ -148,3 +148,11 @@ def test_sweep_intervals_trend_and_mfu():
     assert model_sweep.speedup_trend(fake) == "not resolved"
     mfu = model_sweep.mfu_table(df, {"fp32": 1.0}, 0.05, "cpu")
     assert len(mfu) == len(df) and "MFU range (FP32 peak estimate, 2 to 1 FMA units)" in mfu.columns
+
+
+def test_library_matmul_ops_are_recognised_by_name():
+    from amp_docs_lib.core.dispatch import is_matmul
+
+    assert is_matmul("aten._int_mm") and is_matmul("somelib.int4_gemm") and is_matmul("otherlib.scaled_mm")
+    assert not is_matmul("aten.add") and not is_matmul("torchao.quantize_affine")
+    assert not is_matmul("aten.mm_like_but_unlisted")  # aten ops must be listed explicitly

@@ -13,7 +13,7 @@ module never imports the others):
 * table data (``tables``): ``table_from_rows``, ``format_cell``, ``na_to_none``;
 * package exports (``exports``): ``lazy_exports``;
 * distribution-free statistics (``stats``): ``quartiles``, ``min_values_for``, ``median_ci``, ``sign_test_p``;
-* dispatch traces (``dispatch``): ``OpTrace``, ``trace_ops``.
+* dispatch traces (``dispatch``): ``is_matmul``, ``OpTrace``, ``trace_ops``.
 """
 
 from amp_docs_lib.core.exports import lazy_exports
@@ -40,5 +40,5 @@ __all__, __getattr__, __dir__ = lazy_exports(__name__, {
     # distribution-free statistics
     "stats": ("quartiles", "min_values_for", "median_ci", "sign_test_p",),
     # dispatch traces
-    "dispatch": ("OpTrace", "trace_ops",),
+    "dispatch": ("is_matmul", "OpTrace", "trace_ops",),
 })

@@ -19,6 +19,15 @@ MATMUL_OPS = frozenset({
 })
 
 
+def is_matmul(name: str) -> bool:
+    """Whether ``namespace.op`` multiplies matrices: a known aten/quantized op, or a library op (mslk,
+    fbgemm, torchao, ...) whose name says mm, gemm or matmul."""
+    if name in MATMUL_OPS:
+        return True
+    namespace, _, op = name.partition(".")
+    return namespace not in ("aten", "prims") and any(k in op for k in ("mm", "gemm", "matmul"))
+
+
 @dataclass
 class OpTrace:
     """Operators recorded by :func:`trace_ops`: a count per op and the input dtypes of each matmul call."""
@@ -46,7 +55,7 @@ def trace_ops(fn: Callable[[], Any]) -> OpTrace:
 
             name = f"{func.namespace}.{func.overloadpacket.__name__}"
             trace.counts[name] += 1
-            if name in MATMUL_OPS:
+            if is_matmul(name):
                 trace.matmuls.append((name, tuple(str(a.dtype).replace("torch.", "") for a in args
                                                   if isinstance(a, torch.Tensor))))
             return func(*args, **(kwargs or {}))
