@@ -1,5 +1,6 @@
 """Measure a training step's AMP speedup correctly: warm-up in the measured precision,
-a deliberate thread count, synchronisation on CUDA, median and IQR.
+a deliberate thread count, synchronisation on CUDA, median and IQR, and FP32 and AMP timed
+in interleaved rounds so the speedup comes with an interval.
 
     python examples/measure_amp_speedup.py
     python examples/measure_amp_speedup.py --width 1024 --batch 256 --precision amp_fp16
@@ -11,19 +12,23 @@ import argparse
 
 import torch
 
-from amp_docs_lib.core.timing import measure
+from amp_docs_lib.core.timing import interleaved
 from amp_docs_lib.core.devices import default_device
 from amp_docs_lib.amp.precision import PRECISIONS, precision_setup
 
 
 def make_step(model, x, precision, device):
+    """A whole training step: autocast forward, scaled backward, scaler.step (unscale, inf check, update)."""
     setup = precision_setup(precision, device)
+    opt = torch.optim.SGD(model.parameters(), lr=1e-6)
 
     def step():
         with setup.autocast():
             loss = model(x).float().pow(2).mean()
         setup.scaler.scale(loss).backward()
-        model.zero_grad(set_to_none=True)
+        setup.scaler.step(opt)
+        setup.scaler.update()
+        opt.zero_grad(set_to_none=True)
     return step
 
 
@@ -34,6 +39,7 @@ def main(argv=None):
     parser.add_argument("--precision", choices=[p for p in PRECISIONS if p != "fp32"], default="amp_bf16")
     parser.add_argument("--threads", type=int, default=torch.get_num_threads(),
                         help="CPU threads for the timer (torch.utils.benchmark.Timer defaults to 1)")
+    parser.add_argument("--rounds", type=int, default=9, help="interleaved timing rounds (at least 5)")
     args = parser.parse_args(argv)
 
     device = default_device()
@@ -41,15 +47,15 @@ def main(argv=None):
     model = torch.nn.Sequential(torch.nn.Linear(args.width, 4 * args.width), torch.nn.GELU(),
                                 torch.nn.Linear(4 * args.width, args.width)).to(device)
     x = torch.randn(args.batch, args.width, device=device)
-    results = {}
-    for precision in ("fp32", args.precision):
-        t = measure(make_step(model, x, precision, device), device=device, num_threads=args.threads,
-                    label=precision)
-        results[precision] = t
+    # One block of each per round, order reversed every other round: machine drift hits both alike.
+    timed = interleaved({p: make_step(model, x, p, device) for p in ("fp32", args.precision)}, baseline="fp32",
+                        device=device, rounds=args.rounds, num_threads=args.threads)
+    for precision, t in timed.timings.items():
         print(f"{precision:>9}: median {t.median_s * 1e3:8.3f} ms, IQR {t.iqr_s * 1e3:7.3f} ms "
-              f"({t.runs} runs, {t.num_threads} threads, {t.method})")
-    speedup = results["fp32"].median_s / results[args.precision].median_s
-    print(f"{args.precision} speedup over fp32 on {device}: {speedup:.2f}x")
+              f"({t.runs} rounds of {t.calls_per_run} calls, {t.num_threads} threads, {t.method})")
+    c = timed.compare(args.precision)
+    print(f"{args.precision} speedup over fp32 on {device}: {c.interval_text()} (median, {c.level:.0%} interval): "
+          f"{c.verdict}")
 
 
 if __name__ == "__main__":

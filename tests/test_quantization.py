@@ -6,7 +6,7 @@ import pytest
 import torch
 from torch import nn
 
-from amp_docs_lib.quantization import affine, calibration, ptq, qat, results, task
+from amp_docs_lib.quantization import affine, calibration, kernels, ptq, qat, task
 
 INT8_TOLERANCE = 0.01  # INT8 accuracy must stay within 1 point of FP32 on the digits test set
 
@@ -118,22 +118,15 @@ def test_fake_quantize_range_matches_torch():
     assert torch.allclose(calibration.fake_quantize_range(x, -0.5, 4.0, 8), ref, atol=1e-6)
 
 
-def test_int8_matmul_probe_is_exact_or_the_predicted_saturation():
-    p = ptq.int8_matmul_probe()
-    assert p["returned"] in (p["exact"], p["saturated prediction"])
-    with pytest.raises(ValueError, match="multiple of 8"):
-        ptq.int8_matmul_probe(7)
-
-
 @pytest.mark.slow
 def test_int8_ptq_accuracy_and_size(small_task):
     t, d = small_task, small_task.data
-    fp32_bytes = results.state_dict_bytes(t.model)
+    fp32_bytes = task.state_dict_bytes(t.model)
     for name in ("int8_wo", "int8_dyn"):
         q = ptq.quantize_variant(t.model, name)
-        assert results.state_dict_bytes(q) < 0.5 * fp32_bytes, name
+        assert task.state_dict_bytes(q) < 0.5 * fp32_bytes, name
         acc = task.accuracy(q, d.x_test, d.y_test)
-        if name == "int8_dyn" and ptq.int8_matmul_probe()["saturates"]:
+        if name == "int8_dyn" and kernels.int8_path_probe()["saturates"]:
             # integer activations on a CPU whose int8 matmul saturates (no VNNI): the loss is real
             # and shown by the chapter; weight-only INT8 (a float matmul) must still be accurate
             continue
@@ -175,37 +168,3 @@ def test_onnx_runtime_int8_accuracy_and_size(small_task, tmp_path):
     assert ortq.op_counts(tmp_path / "qdq.onnx").get("QuantizeLinear", 0) > 0
     with pytest.raises(ValueError, match="valid"):
         ortq.quantize_onnx_static(fp32, tmp_path / "x.onnx", d.x_calib, method="Magic")
-
-
-def test_decision_table_cites_measured_rows():
-    import pandas as pd
-
-    cols = ["variant", "accuracy", "size (KiB)", "latency median (us)", "speed vs FP32 (x)"]
-    df = pd.DataFrame([
-        ("FP32", 0.97, 100.0, 100.0, 1.0),
-        ("A", 0.97, 30.0, 200.0, 0.5),
-        ("B", 0.965, 25.0, 150.0, 0.67),
-        ("C", 0.90, 10.0, 10.0, 10.0),
-        ("D (deprecated)", 0.97, 5.0, 5.0, 20.0),
-    ], columns=cols)
-    row = results.decision_table(df, accuracy_tolerance=0.01).iloc[0]
-    assert row["memory"].startswith("B ")       # C is too inaccurate, D deprecated
-    assert row["latency"].startswith("stay in FP32")  # A and B are slower than FP32
-    assert row["accuracy"].startswith("A ")
-
-
-def test_time_call_rejects_bad_budget():
-    with pytest.raises(ValueError, match="min_run_time"):
-        results.time_call(lambda: None, 0)
-
-
-def test_results_without_onnxruntime_keep_its_rows_unmeasured(small_task, monkeypatch):
-    from amp_docs_lib.quantization import results
-
-    monkeypatch.setenv("AMP_DOCS_HIDE_PACKAGES", "onnxruntime")
-    df = results.results_table(small_task, min_run_time=0.01).set_index("variant")
-    onnx = [v for v in df.index if v.startswith("ONNX Runtime")]
-    assert onnx == [label for label, _, _ in results.ONNX_VARIANTS]
-    assert df.loc[onnx, "accuracy"].isna().all() and df.loc[onnx, "speed vs same runtime's FP32 (x)"].isna().all()
-    assert (df.loc[onnx, "note"] == "not run: the Python package onnxruntime is not installed in this build").all()
-    assert df.loc["FP32", "accuracy"] > 0.5 and not results.summary(df.reset_index())["variant"].str.startswith("ONNX").any()

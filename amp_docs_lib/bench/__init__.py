@@ -4,11 +4,11 @@ Exports, grouped by role (imported from their modules on first use, so importing
 module never imports the others):
 
 * matmul throughput (``matmul``): ``matmul_flops``, ``dtype_supported``, ``matmul_fn``, ``time_matmul``, ``throughput_sweep``, ``best_per_dtype``, ``alignment_sweep``;
-* datasheet peaks (``peaks``): ``datasheet_table``, ``match_gpu``, ``CpuPeak``, ``cpu_lanes_fp32``, ``cpu_clock_ghz``, ``cpu_peak``, ``device_peaks``;
-* roofline (``roofline``): ``matmul_intensity``, ``attainable_tflops``, ``copy_bandwidth``, ``plot_roofline``;
-* model sweeps (``model_sweep``): ``seed_reference``, ``count_parameters``, ``ladder_configs``, ``step_fn``, ``sweep``, ``speedup_grows``, ``speedup_summary``, ``plot_step_times``;
+* datasheet peaks (``peaks``): ``datasheet_table``, ``match_gpu``, ``cpu_lanes_fp32``, ``cpu_clock_ghz``, ``physical_cores_reported``, ``CpuPeak``, ``cpu_peak``, ``cpu_peak_table``, ``device_peaks``, ``gpu_clock_state``;
+* roofline (``roofline``): ``matmul_intensity``, ``attainable_tflops``, ``measured_intensity``, ``copy_bandwidth``, ``plot_roofline``;
+* model sweeps (``model_sweep``): ``count_parameters``, ``ladder_configs``, ``sweep_precisions``, ``step_fn``, ``step_flops``, ``sweep``, ``speedup_summary``, ``speedup_trend``, ``plot_speedup``, ``mfu_table``;
 * training memory (``memory``): ``activation_elements``, ``estimate``, ``calculator_table``, ``measure_step``, ``largest_batch``, ``comparison_table``;
-* timing mistakes (``mistakes``): ``naive_seconds``, ``thread_count``, ``first_call``, ``fp32_warmup``, ``tiny_op_autocast``, ``no_sync``;
+* timing mistakes (``mistakes``): ``naive_seconds``, ``thread_count``, ``first_call``, ``fp32_warmup``, ``tiny_op_autocast``, ``autocast_cast_counts``, ``cache_flush``, ``last_level_cache_bytes``, ``no_sync``;
 * torch.compile (``compiled``): ``DtypeRecorder``, ``top_ops``, ``compile_comparison``;
 * harness fidelity (``fidelity``): ``fidelity``;
 * amp-docs bench (``suites``): ``parse_suites``, ``records``, ``run_suite``;
@@ -21,15 +21,15 @@ __all__, __getattr__, __dir__ = lazy_exports(__name__, {
     # matmul throughput
     "matmul": ("matmul_flops", "dtype_supported", "matmul_fn", "time_matmul", "throughput_sweep", "best_per_dtype", "alignment_sweep",),
     # datasheet peaks
-    "peaks": ("datasheet_table", "match_gpu", "CpuPeak", "cpu_lanes_fp32", "cpu_clock_ghz", "cpu_peak", "device_peaks",),
+    "peaks": ("datasheet_table", "match_gpu", "cpu_lanes_fp32", "cpu_clock_ghz", "physical_cores_reported", "CpuPeak", "cpu_peak", "cpu_peak_table", "device_peaks", "gpu_clock_state",),
     # roofline
-    "roofline": ("matmul_intensity", "attainable_tflops", "copy_bandwidth", "plot_roofline",),
+    "roofline": ("matmul_intensity", "attainable_tflops", "measured_intensity", "copy_bandwidth", "plot_roofline",),
     # model sweeps
-    "model_sweep": ("seed_reference", "count_parameters", "ladder_configs", "step_fn", "sweep", "speedup_grows", "speedup_summary", "plot_step_times",),
+    "model_sweep": ("count_parameters", "ladder_configs", "sweep_precisions", "step_fn", "step_flops", "sweep", "speedup_summary", "speedup_trend", "plot_speedup", "mfu_table",),
     # training memory
     "memory": ("activation_elements", "estimate", "calculator_table", "measure_step", "largest_batch", "comparison_table",),
     # timing mistakes
-    "mistakes": ("naive_seconds", "thread_count", "first_call", "fp32_warmup", "tiny_op_autocast", "no_sync",),
+    "mistakes": ("naive_seconds", "thread_count", "first_call", "fp32_warmup", "tiny_op_autocast", "autocast_cast_counts", "cache_flush", "last_level_cache_bytes", "no_sync",),
     # torch.compile
     "compiled": ("DtypeRecorder", "top_ops", "compile_comparison",),
     # harness fidelity

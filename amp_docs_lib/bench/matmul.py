@@ -115,7 +115,8 @@ def throughput_sweep(sizes: Iterable[int], dtypes: Iterable[str] = MATMUL_DTYPES
 def best_per_dtype(sweep: pd.DataFrame) -> pd.DataFrame:
     """One row per dtype of a :func:`throughput_sweep`: its best TFLOP/s and the size that reached it.
 
-    Columns: dtype, best at n, TFLOP/s, and (when ``sweep`` has the columns ``fraction of peak``
+    Columns: dtype, best at n, TFLOP/s, (when ``sweep`` has ``median_s`` and ``iqr_s``) the time's
+    median and IQR in ms, and (when ``sweep`` has the columns ``fraction of peak``
     and ``fraction of FP32 peak``) fraction of dtype peak, fraction of FP32 peak. Missing values
     (no peak known for a dtype) are None. Raises ValueError for an empty sweep.
     """
@@ -125,6 +126,8 @@ def best_per_dtype(sweep: pd.DataFrame) -> pd.DataFrame:
                          f"missing columns {sorted(missing)}, {len(sweep)} rows")
     best = sweep.loc[sweep.groupby("dtype", sort=False)["tflops"].idxmax()]
     out = pd.DataFrame({"dtype": best["dtype"], "best at n": best["n"], "TFLOP/s": best["tflops"]})
+    if {"median_s", "iqr_s"} <= set(best.columns):  # a published rate keeps its spread
+        out["time median (ms)"], out["time IQR (ms)"] = best["median_s"] * 1e3, best["iqr_s"] * 1e3
     for src, dst in (("fraction of peak", "fraction of dtype peak"), ("fraction of FP32 peak", "fraction of FP32 peak")):
         if src in best:
             out[dst] = best[src]

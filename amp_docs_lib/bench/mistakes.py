@@ -7,20 +7,28 @@ how far apart they are on the machine that builds it:
 * :func:`thread_count`: ``torch.utils.benchmark.Timer`` defaults to one thread;
 * :func:`first_call`: timing the first call (lazy initialisation, kernel selection);
 * :func:`fp32_warmup`: warming up in FP32, then timing a few BF16 calls;
-* :func:`tiny_op_autocast`: ops so small that autocast's entry and casts dominate;
+* :func:`tiny_op_autocast`: autocast's own cost (entry, casts) separated from the 16-bit kernel's;
+* :func:`autocast_cast_counts`: autocast's cast cache lives only while a region is open;
+* :func:`cache_flush`: warm caches against a flushed last-level cache;
 * :func:`no_sync` (CUDA): a host clock around asynchronous kernel launches.
 """
 
 from __future__ import annotations
 
+import copy
+import glob
+import re
+import statistics
 import time
 from typing import Any, Callable
 
 import torch
 import torch.utils.benchmark as benchmark
 
-from amp_docs_lib.core.timing import Timing, default_threads, measure, quartiles
+from amp_docs_lib.core.timing import Timing, default_threads, interleaved, measure, quartiles
 from amp_docs_lib.core.devices import check_device
+from amp_docs_lib.core.dispatch import trace_ops
+from amp_docs_lib.core.stats import median_ci
 
 
 def _sync(device: torch.device) -> None:
@@ -109,25 +117,135 @@ def fp32_warmup(width: int = 320, batch: int = 64, calls: int = 3, device: str |
 
 
 def tiny_op_autocast(sizes: tuple[int, ...] = (8, 512), device: str | torch.device = "cpu",
-                     dtype: torch.dtype = torch.bfloat16, *, min_run_time: float = 0.1) -> list[dict[str, Any]]:
-    """Per size: a Linear(n, n) on a (n, n) input timed in FP32 and under autocast; autocast's speedup."""
+                     dtype: torch.dtype = torch.bfloat16, *, rounds: int = 9, min_block_s: float = 0.01
+                     ) -> list[dict[str, Any]]:
+    """Per size: Linear(n, n) on an (n, n) input in FP32, in ``dtype`` with weights and input cast
+    beforehand (no autocast), and under autocast; interleaved rounds.
+
+    Pre-cast ``dtype`` against FP32 is the kernel's cost (on a CPU without native BF16 matmul an
+    emulated kernel); autocast against pre-cast is what autocast itself adds (entering the region,
+    casting the weight, bias and input on every call). Each ratio has its interval.
+    """
+
     dev = check_device(device)
     rows = []
     for n in sizes:
+        torch.manual_seed(n)
         lin, x = torch.nn.Linear(n, n).to(dev), torch.randn(n, n, device=dev)
+        low_lin, low_x = copy.deepcopy(lin).to(dtype), x.to(dtype)
 
         def plain():
             with torch.no_grad():
                 return lin(x)
 
+        def precast():
+            with torch.no_grad():
+                return low_lin(low_x)
+
         def amp():
             with torch.no_grad(), torch.autocast(dev.type, dtype=dtype):
                 return lin(x)
-        t32 = measure(plain, device=dev, min_run_time=min_run_time, label=f"fp32 {n}")
-        tlo = measure(amp, device=dev, min_run_time=min_run_time, label=f"autocast {n}")
-        rows.append({"n": n, "fp32 (µs)": t32.median_s * 1e6, "autocast (µs)": tlo.median_s * 1e6,
-                     "autocast speedup": t32.median_s / tlo.median_s})
+        low = str(dtype).replace("torch.", "")
+        res = interleaved({"fp32": plain, f"{low} pre-cast": precast, "autocast": amp}, device=dev,
+                          rounds=rounds, min_block_s=min_block_s)
+        kernel = res.compare(f"{low} pre-cast", "fp32")
+        overhead = res.compare("autocast", f"{low} pre-cast")
+        total = res.compare("autocast", "fp32")
+        t = res.timings
+        rows.append({"n": n, "fp32 (µs)": t["fp32"].median_s * 1e6,
+                     f"{low}, pre-cast (µs)": t[f"{low} pre-cast"].median_s * 1e6,
+                     "autocast (µs)": t["autocast"].median_s * 1e6,
+                     f"autocast overhead (µs)": (t["autocast"].median_s - t[f"{low} pre-cast"].median_s) * 1e6,
+                     f"{low} kernel vs fp32 (x)": kernel.interval_text(),
+                     f"autocast vs pre-cast {low} (x)": overhead.interval_text(),
+                     "autocast vs fp32 (x)": total.interval_text(),
+                     "_kernel": kernel, "_overhead": overhead, "_total": total})
     return rows
+
+
+def autocast_cast_counts(device: str | torch.device = "cpu", dtype: torch.dtype = torch.bfloat16,
+                         calls: int = 3) -> dict[str, int]:
+    """Casts (``aten._to_copy``) autocast performs for ``calls`` Linear calls: in one region, and one region per call.
+
+    Autocast keeps a cache of casts of leaf tensors that require grad (the parameters) while a
+    region is open and clears it when the outermost region exits (``torch/amp/autocast_mode.py``,
+    ``__exit__``). Counted from a dispatch trace.
+    """
+    dev = check_device(device)
+    lin, x = torch.nn.Linear(16, 16).to(dev), torch.randn(4, 16, device=dev)
+
+    def one_region():
+        with torch.autocast(dev.type, dtype=dtype):
+            for _ in range(calls):
+                lin(x)
+
+    def region_per_call():
+        for _ in range(calls):
+            with torch.autocast(dev.type, dtype=dtype):
+                lin(x)
+    return {"one region": trace_ops(one_region).counts["aten._to_copy"],
+            "one region per call": trace_ops(region_per_call).counts["aten._to_copy"],
+            "calls": calls, "parameters": len(list(lin.parameters()))}
+
+
+def cache_flush(fn: Callable[[], Any], device: str | torch.device = "cpu", *, rounds: int = 9,
+                calls: int = 5, flush_bytes: int | None = None) -> dict[str, Any]:
+    """Per-call time of ``fn`` with warm caches and after overwriting a buffer larger than the last-level cache.
+
+    Each round times ``calls`` single calls back to back (warm: operands cache-resident from the
+    previous call) and ``calls`` single calls each preceded by writing ``flush_bytes`` (cold), in
+    alternating order; on CUDA the flush writes twice the L2 size and calls are timed with events.
+    Returns both timings' medians and the cold/warm ratio with its interval.
+    """
+    dev = check_device(device)
+    if flush_bytes is None:
+        flush_bytes = 2 * (last_level_cache_bytes() if dev.type == "cpu"
+                           else torch.cuda.get_device_properties(dev).L2_cache_size)
+    buf = torch.empty(flush_bytes // 4, dtype=torch.float32, device=dev)
+    for _ in range(3):
+        fn()
+
+    def one(flush: bool) -> float:
+        if flush:
+            buf.fill_(1.0)
+        if dev.type == "cuda":
+            s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            s.record()
+            fn()
+            e.record()
+            torch.cuda.synchronize()
+            return s.elapsed_time(e) / 1e3
+        t0 = time.perf_counter()
+        fn()
+        return time.perf_counter() - t0
+    warm, cold, ratios = [], [], []
+    for r in range(rounds):
+        order = (False, True) if r % 2 == 0 else (True, False)
+        got = {}
+        for flush in order:
+            got[flush] = [one(flush) for _ in range(calls)]
+        warm += got[False]
+        cold += got[True]
+        ratios.append(statistics.median(got[True]) / statistics.median(got[False]))
+    med, lo, hi = median_ci(ratios)
+    qw, qc = quartiles(warm), quartiles(cold)
+    return {"warm median (us)": qw[1] * 1e6, "warm IQR (us)": (qw[2] - qw[0]) * 1e6,
+            "flushed median (us)": qc[1] * 1e6, "flushed IQR (us)": (qc[2] - qc[0]) * 1e6,
+            "flushed / warm (x)": med, "interval": (lo, hi), "flush bytes": flush_bytes}
+
+
+def last_level_cache_bytes() -> int:
+    """Size of the largest CPU cache this process can see (sysfs), or 64 MiB where it is not reported."""
+    best = 0
+    for p in glob.glob("/sys/devices/system/cpu/cpu0/cache/index*/size"):
+        try:
+            txt = open(p).read().strip()
+        except OSError:
+            continue
+        m = re.fullmatch(r"(\d+)([KMG]?)", txt)
+        if m:
+            best = max(best, int(m.group(1)) * {"": 1, "K": 2**10, "M": 2**20, "G": 2**30}[m.group(2)])
+    return best or 64 * 2**20
 
 
 def no_sync(n: int = 4096, device: str | torch.device = "cuda", calls: int = 10) -> dict[str, float]:

@@ -1,49 +1,36 @@
-"""GPT forward+backward step time per model size and precision.
+"""GPT training-step time per model size and precision, with speedups from interleaved rounds and MFU.
 
-The ladder of sizes comes from the active profile (``perf_gpt_ladder``: on a
-GPU the GPT-2 small/medium/large/xl and 2.7B shapes used in common benchmarking
-exercises; on CPU a small ladder). Each point times one training step
-(forward, loss, backward, zeroed gradients; no optimizer step) with the
-harness, the autocast region inside the timed function, so warm-up runs in
-the measured precision.
+The ladder of sizes comes from the active profile (``perf_gpt_ladder``: on a GPU the GPT-2
+small/medium/large/xl and 2.7B shapes; on CPU a small ladder). One training step is what a
+training loop runs: forward and loss under the precision's autocast, backward through the
+precision's ``GradScaler`` (disabled where the precision needs none), ``scaler.step(optimizer)``
+(unscale, inf/NaN check, AdamW step), ``scaler.update()`` and zeroed gradients.
 
-``SEED_REFERENCE`` holds the figures of the project's seed benchmarking notes
-(context 128; FP32 vs BF16 step time in ms), shown as an outside reference.
+Per size, the precisions are timed in interleaved rounds (:func:`core.timing.interleaved`), so
+each speedup over FP32 has an interval. The step's FLOPs are counted by
+``torch.utils.flop_counter.FlopCounterMode`` on one step (matmuls and attention; the optimizer's
+elementwise work is not counted), and the achieved rate divided by a peak is the model-FLOPs
+utilisation (MFU).
 """
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any, Iterable
 
 import pandas as pd
 import torch
 
-from amp_docs_lib.core.timing import measure
+from amp_docs_lib.core.timing import interleaved, measurements
 from amp_docs_lib.core.devices import check_device
 from amp_docs_lib.gpt import GPT, GPTConfig, random_batch
 from amp_docs_lib.amp.precision import precision_setup
 
+TF32 = "fp32_tf32"  # FP32 weights and autocast off, TF32 Tensor Core matmuls allowed (CUDA, sm80+)
 SWEEP_PRECISIONS = ("fp32", "amp_bf16", "amp_fp16")
 # name: (n_layer, n_embd, n_head); the d_ff = 4·d_model shapes of GPT-2 small ... 2.7B.
 GPU_LADDER = {"small": (12, 768, 12), "medium": (24, 1024, 16), "large": (36, 1280, 20),
               "xl": (48, 1600, 25), "2.7B": (32, 2560, 32)}
-SEED_SOURCE = "project seed benchmarking notes, session log 2026-02-03 (context 128; GPU not named)"
-SEED_REFERENCE = pd.DataFrame({
-    "size": ["small", "medium", "large", "xl", "2.7B"],
-    "fp32_ms": [51.46, 93.50, 184.01, 325.25, 500.17],
-    "bf16_ms": [53.65, 98.61, 145.66, 193.14, 229.67],
-    "stated speedup": [0.96, 0.95, 1.26, 1.68, 2.18],
-})
-
-
-def seed_reference() -> pd.DataFrame:
-    """The seed notes' figures, with the speedup recomputed from their own milliseconds."""
-    df = SEED_REFERENCE.copy()
-    df["recomputed speedup"] = df["fp32_ms"] / df["bf16_ms"]
-    cfgs = {k: GPTConfig(vocab_size=10_000, block_size=128, n_layer=v[0], n_embd=v[1], n_head=v[2])
-            for k, v in GPU_LADDER.items()}
-    df["parameters"] = [count_parameters(cfgs[s]) for s in df["size"]]
-    return df
 
 
 def count_parameters(cfg: GPTConfig) -> int:
@@ -62,91 +49,176 @@ def ladder_configs(ladder: dict[str, tuple[int, int, int]], vocab: int, seq: int
             for name, (L, d, h) in ladder.items()}
 
 
-def step_fn(model: GPT, batch: tuple[torch.Tensor, torch.Tensor], precision: str, device: torch.device):
-    """One training step's compute (forward, loss, backward) under ``precision``; no optimizer step."""
-    setup = precision_setup(precision, device)
+@contextlib.contextmanager
+def _tf32(enabled: bool):
+    prev = torch.backends.cuda.matmul.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = enabled
+    try:
+        yield
+    finally:
+        torch.backends.cuda.matmul.allow_tf32 = prev
+
+
+def sweep_precisions(device: str | torch.device) -> tuple[str, ...]:
+    """The precisions the sweep times on ``device``: FP32, AMP BF16/FP16, and TF32 on CUDA sm80+."""
+    dev = check_device(device)
+    tf32 = dev.type == "cuda" and torch.cuda.get_device_capability(dev) >= (8, 0)
+    return SWEEP_PRECISIONS[:1] + ((TF32,) if tf32 else ()) + SWEEP_PRECISIONS[1:]
+
+
+def step_fn(model: GPT, batch: tuple[torch.Tensor, torch.Tensor], precision: str, device: torch.device,
+            optimizer: torch.optim.Optimizer | None = None, *, lr: float = 1e-5):
+    """One full training step under ``precision``: forward, loss, scaled backward, scaler.step, update, zero_grad.
+
+    ``precision`` is a precision-switch name (``amp_docs_lib.precision.PRECISIONS``) or
+    :data:`TF32`. ``optimizer`` defaults to AdamW over the model's parameters.
+    """
+    tf32 = precision == TF32
+    setup = precision_setup("fp32" if tf32 else precision, device)
+    opt = optimizer or torch.optim.AdamW(model.parameters(), lr=lr)
     x, y = batch
 
     def step():
-        with setup.autocast():
-            _, loss = model(x, y)
-        setup.scaler.scale(loss).backward()
-        model.zero_grad(set_to_none=True)
+        with _tf32(True) if tf32 else contextlib.nullcontext():
+            with setup.autocast():
+                _, loss = model(x, y)
+            setup.scaler.scale(loss).backward()
+            setup.scaler.step(opt)  # unscales, skips the step on inf/NaN gradients
+            setup.scaler.update()
+            opt.zero_grad(set_to_none=True)
     return step
 
 
-def sweep(configs: dict[str, GPTConfig], batch: int, precisions: Iterable[str] = SWEEP_PRECISIONS,
-          device: str | torch.device = "cpu", *, min_run_time: float = 0.2, warmup: int = 2,
+def step_flops(model: GPT, batch: tuple[torch.Tensor, torch.Tensor]) -> int:
+    """FLOPs of one forward + backward of ``model`` on ``batch``, counted by ``FlopCounterMode``."""
+    from torch.utils.flop_counter import FlopCounterMode
+
+    x, y = batch
+    with FlopCounterMode(display=False) as fc:
+        _, loss = model(x, y)
+        loss.backward()
+    model.zero_grad(set_to_none=True)
+    return int(fc.get_total_flops())
+
+
+def sweep(configs: dict[str, GPTConfig], batch: int, precisions: Iterable[str] | None = None,
+          device: str | torch.device = "cpu", *, rounds: int = 9, min_block_s: float = 0.02, warmup: int = 2,
           progress=None) -> pd.DataFrame:
-    """Step time per (size, precision). Columns: size, parameters, precision, median_ms, iqr_ms, speedup vs fp32."""
+    """Step time per (size, precision), interleaved per size.
+
+    Columns: size, parameters, precision, median_ms, iqr_ms, speedup vs fp32, interval low/high,
+    verdict, step GFLOP (counted), achieved TFLOP/s.
+    """
     dev = check_device(device)
+    precisions = tuple(precisions or sweep_precisions(dev))
+    if "fp32" not in precisions:
+        raise ValueError(f"precisions must include 'fp32' (the baseline), got {precisions!r}")
     rows: list[dict[str, Any]] = []
+    measured: list = []
     for name, cfg in configs.items():
         torch.manual_seed(0)
-        model = GPT(cfg).to(dev)
+        models = {p: GPT(cfg).to(dev) for p in precisions}  # one model (and optimizer) per precision
         data = random_batch(cfg, batch, dev)
-        base = None
-        for prec in precisions:
-            t = measure(step_fn(model, data, prec, dev), device=dev, warmup=warmup,
-                        min_run_time=min_run_time, label=f"{name} {prec}")
-            base = t.median_s if prec == "fp32" else base
-            rows.append({"size": name, "parameters": count_parameters(cfg), "precision": prec,
+        flops = step_flops(models["fp32"], data)
+        res = interleaved({p: step_fn(models[p], data, p, dev) for p in precisions}, baseline="fp32", device=dev,
+                          rounds=rounds, min_block_s=min_block_s, warmup=warmup)
+        measured += measurements(res, "GPT training step", name)
+        for p in precisions:
+            t = res.timings[p]
+            c = None if p == "fp32" else res.compare(p)
+            rows.append({"size": name, "parameters": count_parameters(cfg), "precision": p,
                          "median_ms": t.median_s * 1e3, "iqr_ms": t.iqr_s * 1e3,
-                         "speedup vs fp32": None if base is None else base / t.median_s})
-            if progress:
-                progress()
-        del model
+                         "speedup vs fp32": None if c is None else c.ratio,
+                         "interval low": None if c is None else c.ratio_lo,
+                         "interval high": None if c is None else c.ratio_hi,
+                         "verdict": None if c is None else c.verdict,
+                         "step GFLOP": flops / 1e9, "achieved TFLOP/s": flops / t.median_s / 1e12})
+        if progress:
+            progress()
+        del models
         if dev.type == "cuda":
             torch.cuda.empty_cache()
-    return pd.DataFrame(rows)
-
-
-def speedup_grows(df: pd.DataFrame, precision: str = "amp_bf16") -> bool:
-    """Whether ``precision``'s speedup over FP32 rises with every step up the ladder (strictly)."""
-    s = df[df["precision"] == precision].sort_values("parameters")["speedup vs fp32"].astype(float).tolist()
-    if len(s) < 2:
-        raise ValueError(f"need at least two sizes with precision {precision!r}, got {len(s)}")
-    return all(b > a for a, b in zip(s, s[1:]))
+    df = pd.DataFrame(rows).astype(object)
+    df = df.where(df.notna(), None)
+    df.attrs["measurements"] = measured  # for torch.utils.benchmark.Compare (timing.compare_text)
+    return df
 
 
 def speedup_summary(df: pd.DataFrame) -> pd.DataFrame:
-    """One row per model size of a :func:`sweep`: FP32 step time and each precision's speedup.
-
-    Columns: size, parameters, FP32 step (ms), then ``<precision> speedup (x)`` for every
-    precision other than fp32 (None where FP32 was not measured). Raises ValueError for a
-    frame that is not a sweep.
-    """
-    missing = {"size", "parameters", "precision", "median_ms", "speedup vs fp32"} - set(df.columns)
+    """One row per model size of a :func:`sweep`: FP32 step time with IQR and each precision's speedup with its interval."""
+    missing = {"size", "parameters", "precision", "median_ms", "iqr_ms", "speedup vs fp32",
+               "interval low", "interval high"} - set(df.columns)
     if missing or df.empty:
         raise ValueError(f"need a non-empty sweep() frame; missing columns {sorted(missing)}, {len(df)} rows")
     rows = []
     for size, g in df.groupby("size", sort=False):
         by = g.set_index("precision")
         row = {"size": size, "parameters": int(g["parameters"].iloc[0]),
-               "FP32 step (ms)": float(by.loc["fp32", "median_ms"]) if "fp32" in by.index else None}
+               "FP32 step (ms)": float(by.loc["fp32", "median_ms"]) if "fp32" in by.index else None,
+               "FP32 step IQR (ms)": float(by.loc["fp32", "iqr_ms"]) if "fp32" in by.index else None}
         for prec in by.index:
             if prec != "fp32":
-                v = by.loc[prec, "speedup vs fp32"]
-                row[f"{prec} speedup (x)"] = None if v is None or v != v else float(v)
+                v = by.loc[prec]
+                row[f"{prec} speedup (x)"] = None if v["speedup vs fp32"] is None else float(v["speedup vs fp32"])
+                row[f"{prec} interval"] = (None if v["interval low"] is None else
+                                           f"[{float(v['interval low']):.2f}, {float(v['interval high']):.2f}]")
         rows.append(row)
     out = pd.DataFrame(rows).astype(object)
     return out.where(out.notna(), None)
 
 
-def plot_step_times(df: pd.DataFrame, reference: pd.DataFrame | None = None):
-    """Speedup over FP32 against parameter count, per precision; the seed reference as a dashed line."""
+def speedup_trend(df: pd.DataFrame, precision: str = "amp_bf16") -> str:
+    """``"rises"`` if each size's speedup interval lies wholly above the previous size's, ``"falls"`` if
+    wholly below, else ``"not resolved"`` (the intervals of some neighbours overlap)."""
+    g = df[df["precision"] == precision].sort_values("parameters")
+    if len(g) < 2:
+        raise ValueError(f"need at least two sizes with precision {precision!r}, got {len(g)}")
+    lo, hi = g["interval low"].astype(float).tolist(), g["interval high"].astype(float).tolist()
+    if all(lo[i + 1] > hi[i] for i in range(len(lo) - 1)):
+        return "rises"
+    if all(hi[i + 1] < lo[i] for i in range(len(lo) - 1)):
+        return "falls"
+    return "not resolved"
+
+
+def plot_speedup(df: pd.DataFrame):
+    """Speedup over FP32 with its interval against parameter count, per precision (this build only)."""
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(6.4, 3.6))
     for prec, g in df[df["precision"] != "fp32"].groupby("precision", sort=False):
         g = g.sort_values("parameters")
-        ax.plot(g["parameters"], g["speedup vs fp32"].astype(float), "o-", label=f"{prec} (this build)")
-    if reference is not None:
-        ax.plot(reference["parameters"], reference["recomputed speedup"], "s--",
-                label="BF16, seed notes (outside reference, GPU)")
+        s = g["speedup vs fp32"].astype(float)
+        ax.errorbar(g["parameters"].astype(float), s, yerr=[s - g["interval low"].astype(float),
+                                                            g["interval high"].astype(float) - s],
+                    fmt="o-", capsize=3, label=prec)
     ax.axhline(1.0, color="0.5", lw=0.8)
     ax.set_xscale("log")
     ax.set_xlabel("parameters")
-    ax.set_ylabel("speedup over FP32 (step time)")
+    ax.set_ylabel("speedup over FP32 (step time), interval")
     ax.legend(fontsize=8)
     return fig
+
+
+def mfu_table(df: pd.DataFrame, peak_by_dtype: dict, best_fp32_tflops: float | None,
+              device: str | torch.device = "cpu") -> pd.DataFrame:
+    """Per size and precision of a :func:`sweep`: achieved TFLOP/s, MFU against the dtype's peak, and on a
+    CPU the range over the peak estimate's assumed FMA units and the fraction of the best measured matmul."""
+    from amp_docs_lib.bench.peaks import cpu_peak
+
+    dev = check_device(device)
+    compute = {"fp32": "fp32", TF32: "tf32", "amp_bf16": "bf16", "amp_fp16": "fp16", "bf16": "bf16"}
+    cpu = cpu_peak() if dev.type == "cpu" else None
+    rows = []
+    for _, r in df.iterrows():
+        rate, prec = float(r["achieved TFLOP/s"]), r["precision"]
+        peak = peak_by_dtype.get(compute.get(prec, prec))
+        row = {"size": r["size"], "precision": prec, "achieved TFLOP/s": rate,
+               "MFU (of the dtype's peak)": None if peak is None or cpu is not None else rate / peak}
+        if cpu is not None:
+            row["MFU range (FP32 peak estimate, 2 to 1 FMA units)"] = (f"{100 * rate / cpu.high_tflops:.2g}% to "
+                                                                      f"{100 * rate / cpu.low_tflops:.2g}%")
+            row["of the best FP32 matmul measured"] = None if not best_fp32_tflops else rate / best_fp32_tflops
+        rows.append(row)
+    out = pd.DataFrame(rows).astype(object)
+    return out.where(out.notna(), None)

@@ -1,11 +1,10 @@
-"""Peak throughput: datasheet dense peaks of common GPUs, and a CPU peak estimate.
+"""Peak throughput: datasheet dense peaks of common GPUs, and a CPU peak estimate with its inputs named.
 
-GPU figures are NVIDIA's published *dense* Tensor Core peaks (datasheet
-figures marked "with sparsity" are twice these and are not peaks for dense
-matmuls). A CPU has no datasheet figure here: its FP32 peak is estimated as
-cores × clock × FP32 lanes per vector × 2 (a fused multiply-add is two
-operations) × FMA units per core, or, where the clock is unknown, replaced by
-the best FP32 rate measured in this build; :func:`cpu_peak` says which.
+GPU figures are NVIDIA's published *dense* peaks: the datasheets print Tensor Core figures "with
+sparsity" (2:4 structured sparsity), twice the dense ones, so each dense figure here is the
+datasheet's halved (FP32 has no sparsity figure and is copied). Each row names its datasheet.
+A GPU that is not listed gets no row (never the row of another model). A CPU has no datasheet figure
+here: :func:`cpu_peak` estimates one from named inputs, two of them assumed, as a range.
 """
 
 from __future__ import annotations
@@ -18,25 +17,37 @@ import torch
 
 from amp_docs_lib.core.tables import table_from_rows
 
-# Dense peaks in TFLOP/s and memory bandwidth in TB/s. None: the GPU has no such Tensor Core mode.
-DATASHEET_SOURCE = ("NVIDIA H100 Tensor Core GPU datasheet (2023; dense = the 'with sparsity' figure / 2) and "
-                    "NVIDIA A100 Tensor Core GPU datasheet (r4, 2021)")
-GPU_PEAKS: dict[str, dict[str, float | None]] = {
-    "H100 SXM": {"fp32": 67.0, "tf32": 494.7, "bf16": 989.4, "fp16": 989.4, "fp8": 1978.9, "bandwidth_tbs": 3.35},
-    "H100 PCIe": {"fp32": 51.0, "tf32": 378.0, "bf16": 756.0, "fp16": 756.0, "fp8": 1513.0, "bandwidth_tbs": 2.0},
-    "A100 SXM 80GB": {"fp32": 19.5, "tf32": 156.0, "bf16": 312.0, "fp16": 312.0, "fp8": None,
-                      "bandwidth_tbs": 2.039},
+A100_SOURCE = "NVIDIA A100 Tensor Core GPU datasheet (r4)"
+H100_SOURCE = "NVIDIA H100 Tensor Core GPU datasheet"
+H200_SOURCE = "NVIDIA H200 Tensor Core GPU datasheet"
+_A100 = {"fp32": 19.5, "tf32": 156.0, "bf16": 312.0, "fp16": 312.0, "fp8": None, "int8": 624.0}
+_H100_SXM = {"fp32": 67.0, "tf32": 989 / 2, "bf16": 1979 / 2, "fp16": 1979 / 2, "fp8": 3958 / 2, "int8": 3958 / 2}
+# Dense peaks (TFLOP/s; INT8: TOPS), memory bandwidth (TB/s) and the datasheet each row comes from.
+GPU_PEAKS: dict[str, dict[str, float | str | None]] = {
+    "H100 SXM": {**_H100_SXM, "bandwidth_tbs": 3.35, "source": H100_SOURCE},
+    "H100 PCIe": {"fp32": 51.0, "tf32": 756 / 2, "bf16": 1513 / 2, "fp16": 1513 / 2, "fp8": 3026 / 2,
+                  "int8": 3026 / 2, "bandwidth_tbs": 2.0, "source": H100_SOURCE},
+    "H200 SXM": {**_H100_SXM, "bandwidth_tbs": 4.8, "source": H200_SOURCE},
+    "A100 SXM 80GB": {**_A100, "bandwidth_tbs": 2.039, "source": A100_SOURCE},
+    "A100 SXM 40GB": {**_A100, "bandwidth_tbs": 1.555, "source": A100_SOURCE},
+    "A100 PCIe 80GB": {**_A100, "bandwidth_tbs": 1.935, "source": A100_SOURCE},
+    "A100 PCIe 40GB": {**_A100, "bandwidth_tbs": 1.555, "source": A100_SOURCE},
 }
-# How torch.cuda.get_device_name() spells them (H100 SXM reports its memory type, "HBM3").
-_NAME_PATTERNS = (("H100 PCIe", r"H100.*PCIe"), ("H100 SXM", r"H100.*(SXM|HBM3)"),
-                  ("A100 SXM 80GB", r"A100.*(SXM|80GB)"))
-DTYPE_KEYS = ("fp32", "tf32", "bf16", "fp16", "fp8")
+DATASHEET_SOURCE = "; ".join(dict.fromkeys(v["source"] for v in GPU_PEAKS.values())) + \
+    " (dense = the 'with sparsity' figure / 2)"
+# How torch.cuda.get_device_name() spells each (anchored: an unlisted variant such as H100 NVL or H200 NVL
+# matches nothing).
+_NAME_PATTERNS = (("H100 PCIe", r"H100 PCIe$"), ("H100 SXM", r"H100 (80GB HBM3|SXM5?( 80GB)?)$"),
+                  ("H200 SXM", r"H200$"), ("A100 SXM 80GB", r"A100-SXM4?-80GB$"), ("A100 SXM 40GB", r"A100-SXM4?-40GB$"),
+                  ("A100 PCIe 80GB", r"A100 80GB PCIe$"), ("A100 PCIe 40GB", r"A100-PCIE-40GB$"))
+DTYPE_KEYS = ("fp32", "tf32", "bf16", "fp16", "fp8", "int8")
 
 
 def datasheet_table() -> pd.DataFrame:
     """The datasheet peaks as a table (show it with ``show_table(..., source=DATASHEET_SOURCE)``)."""
-    rows = [{"GPU": gpu, **{f"{k.upper()} dense (TFLOP/s)": v[k] for k in DTYPE_KEYS},
-             "memory bandwidth (TB/s)": v["bandwidth_tbs"]} for gpu, v in GPU_PEAKS.items()]
+    rows = [{"GPU": gpu, **{(f"{k.upper()} dense (TOPS)" if k == "int8" else f"{k.upper()} dense (TFLOP/s)"): v[k]
+                            for k in DTYPE_KEYS},
+             "memory bandwidth (TB/s)": v["bandwidth_tbs"], "datasheet": v["source"]} for gpu, v in GPU_PEAKS.items()]
     return table_from_rows(rows)
 
 
@@ -45,18 +56,9 @@ def match_gpu(name: str) -> str | None:
     if not isinstance(name, str):
         raise TypeError(f"name must be a str, got {type(name).__name__}")
     for row, pat in _NAME_PATTERNS:
-        if re.search(pat, name, re.I):
+        if re.search(pat, name.strip(), re.I):
             return row
     return None
-
-
-@dataclass(frozen=True)
-class CpuPeak:
-    """An FP32 peak for this CPU and how it was obtained."""
-
-    tflops: float
-    kind: str  # "estimate" or "best measured"
-    detail: str
 
 
 def cpu_lanes_fp32(capability: str | None = None) -> int:
@@ -75,36 +77,87 @@ def cpu_clock_ghz() -> float | None:
     return max(mhz) / 1e3 if mhz else None
 
 
-def cpu_peak(best_measured_tflops: float | None = None, *, cores: int | None = None,
-             fma_units: int = 2) -> CpuPeak:
-    """FP32 peak of this CPU: cores × clock × lanes × 2 × ``fma_units``, else the best measured rate.
+INTEL_FMA_SOURCE = ("Intel ARK processor specifications, field '# of AVX-512 FMA Units' (1 on most Xeon "
+                    "Silver/Gold 5xxx, 2 on Gold 6xxx/Platinum)")
 
-    Args:
-        best_measured_tflops: the best FP32 matmul rate measured here; used when
-            the clock is unknown or when it exceeds the estimate (turbo clocks).
-        cores: cores computing (default: ``torch.get_num_threads()``).
-        fma_units: FMA units per core (2 on most server cores; an assumption).
+
+def physical_cores_reported() -> int | None:
+    """Physical cores as ``/proc/cpuinfo`` reports them (``cpu cores`` × distinct ``physical id``), None where absent."""
+    try:
+        text = open("/proc/cpuinfo").read()
+    except OSError:
+        return None
+    cores = re.findall(r"^cpu cores\s*:\s*(\d+)", text, re.M)
+    sockets = set(re.findall(r"^physical id\s*:\s*(\d+)", text, re.M))
+    return int(cores[0]) * max(1, len(sockets)) if cores else None
+
+
+@dataclass(frozen=True)
+class CpuPeak:
+    """An FP32 peak estimate for this CPU: a range over the assumed FMA units, with every input named."""
+
+    low_tflops: float   # 1 FMA unit per core
+    high_tflops: float  # 2 FMA units per core
+    inputs: tuple[tuple[str, str, str], ...]  # (input, value, how it was obtained)
+
+    @property
+    def tflops(self) -> float:
+        """The upper estimate (what a roofline's roof uses: nothing measured may exceed a peak)."""
+        return self.high_tflops
+
+
+def cpu_peak(threads: int | None = None) -> CpuPeak:
+    """FP32 peak of this CPU: cores × clock × lanes × 2 (FMA) × FMA units, for 1 and 2 FMA units.
+
+    Cores: the threads torch computes with, capped at the physical cores ``/proc/cpuinfo`` reports.
+    Clock: ``/proc/cpuinfo``'s MHz, an assumption (AVX-512 code can run at a lower licence clock,
+    turbo at a higher one). Raises ValueError where the clock is not reported.
     """
-    cores = cores or torch.get_num_threads()
+    threads = threads or torch.get_num_threads()
+    phys = physical_cores_reported()
+    cores = min(threads, phys) if phys else threads
     lanes = cpu_lanes_fp32()
     ghz = cpu_clock_ghz()
-    if ghz is not None:
-        est = cores * ghz * 1e9 * lanes * 2 * fma_units / 1e12
-        detail = (f"{cores} cores × {ghz:.2f} GHz × {lanes} FP32 lanes ({torch.backends.cpu.get_cpu_capability()}) "
-                  f"× 2 (FMA) × {fma_units} FMA units")
-        if best_measured_tflops is None or best_measured_tflops <= est:
-            return CpuPeak(est, "estimate", detail)
-    if best_measured_tflops is None:
-        raise ValueError("the CPU clock is unknown here: pass best_measured_tflops")
-    return CpuPeak(best_measured_tflops, "best measured", "best FP32 matmul rate measured in this build")
+    if ghz is None:
+        raise ValueError("the CPU clock is not reported in /proc/cpuinfo here: no estimate; use the best measured rate")
+    one = cores * ghz * 1e9 * lanes * 2 / 1e12
+    cap = torch.backends.cpu.get_cpu_capability()
+    inputs = (
+        ("cores computing", str(cores), f"read: torch threads {threads}"
+         + (f", physical cores reported {phys}" if phys else ", physical cores not reported")),
+        ("clock", f"{ghz:.2f} GHz", "assumed: /proc/cpuinfo's reported clock; AVX-512 code may run slower, "
+                                      "turbo faster"),
+        ("FP32 lanes per vector", str(lanes), f"read: torch's CPU capability {cap}"),
+        ("operations per lane per FMA", "2", "definition: a fused multiply-add is two operations"),
+        ("FMA units per core", "1 or 2", f"assumed: not readable here; {INTEL_FMA_SOURCE}"),
+    )
+    return CpuPeak(one, 2 * one, inputs)
+
+
+def cpu_peak_table(best_measured_fp32_tflops: float | None = None) -> pd.DataFrame:
+    """The CPU estimate's inputs and results, with the best measured FP32 rate beside it."""
+    p = cpu_peak()
+    rows = [{"quantity": i, "value": v, "how obtained": h} for i, v, h in p.inputs]
+    rows += [{"quantity": "FP32 peak estimate, 1 FMA unit", "value": f"{p.low_tflops * 1e3:.1f} GFLOP/s",
+              "how obtained": "product of the inputs"},
+             {"quantity": "FP32 peak estimate, 2 FMA units", "value": f"{p.high_tflops * 1e3:.1f} GFLOP/s",
+              "how obtained": "product of the inputs"}]
+    if best_measured_fp32_tflops is not None:
+        b = best_measured_fp32_tflops
+        rows.append({"quantity": "best FP32 matmul measured in this build", "value": f"{b * 1e3:.1f} GFLOP/s",
+                     "how obtained": f"measured: {b / p.high_tflops:.0%} of the 2-unit estimate, "
+                                     f"{b / p.low_tflops:.0%} of the 1-unit estimate"})
+    return pd.DataFrame(rows)
 
 
 def device_peaks(device: str = "cpu", best_measured_fp32_tflops: float | None = None
                  ) -> tuple[dict[str, float | None], str]:
     """Peak TFLOP/s per dtype key for ``device`` and a sentence saying where they come from.
 
-    On a GPU in :data:`GPU_PEAKS`: its datasheet row. On an unknown GPU or the
-    CPU: FP32 from :func:`cpu_peak` (CPU) or the best measured rate, other dtypes None.
+    On a GPU in :data:`GPU_PEAKS`: its datasheet row. On an unknown GPU: the best measured FP32
+    rate, other dtypes None. On the CPU: the upper end of :func:`cpu_peak`'s range (2 FMA units), or
+    the best measured rate where that is higher (a turbo clock above the reported one) or the clock
+    is not reported.
     """
     if torch.device(device).type == "cuda":
         name = torch.cuda.get_device_name(torch.device(device))
@@ -115,5 +168,30 @@ def device_peaks(device: str = "cpu", best_measured_fp32_tflops: float | None = 
             raise ValueError(f"{name} has no datasheet row; pass best_measured_fp32_tflops")
         return ({"fp32": best_measured_fp32_tflops},
                 f"{name}: no datasheet row, peak = best measured FP32 rate")
-    p = cpu_peak(best_measured_fp32_tflops)
-    return {"fp32": p.tflops}, f"CPU FP32 peak, {p.kind}: {p.detail}"
+    try:
+        p = cpu_peak()
+    except ValueError:
+        if best_measured_fp32_tflops is None:
+            raise
+        return {"fp32": best_measured_fp32_tflops}, "CPU: clock not reported, peak = best measured FP32 rate"
+    if best_measured_fp32_tflops is not None and best_measured_fp32_tflops > p.high_tflops:
+        return ({"fp32": best_measured_fp32_tflops},
+                "CPU: the best measured FP32 rate exceeds the estimate (clock above the reported one); peak = best measured")
+    return {"fp32": p.high_tflops}, ("CPU FP32 peak: upper estimate (2 FMA units per core at the reported clock; "
+                                     "the inputs are in the table below)")
+
+
+def gpu_clock_state(index: int = 0) -> pd.DataFrame:
+    """Clocks, power, temperature and throttle reasons of GPU ``index`` from ``nvidia-smi`` (one row)."""
+    import shutil
+    import subprocess
+
+    fields = ("name", "clocks.sm", "clocks.max.sm", "clocks.mem", "power.draw", "power.limit", "temperature.gpu",
+              "clocks_throttle_reasons.active", "persistence_mode")
+    if shutil.which("nvidia-smi") is None:
+        raise RuntimeError("nvidia-smi is not on PATH: no GPU clock state to read")
+    out = subprocess.run(["nvidia-smi", f"--id={index}", f"--query-gpu={','.join(fields)}", "--format=csv"],
+                         capture_output=True, text=True, check=True, timeout=30).stdout.strip().splitlines()
+    header = [h.strip() for h in out[0].split(",")]
+    values = [v.strip() for v in out[1].split(",")]
+    return pd.DataFrame([dict(zip(header, values))])

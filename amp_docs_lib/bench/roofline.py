@@ -16,6 +16,9 @@ from amp_docs_lib.core.timing import measure
 from amp_docs_lib.core.devices import check_device
 
 
+OFF_PLOT_FACTOR = 1000  # points this far below the roof are named, not drawn
+
+
 def matmul_intensity(n: int, element_bytes: int) -> float:
     """Arithmetic intensity (FLOP/byte) of an n×n matmul with ``element_bytes`` per element."""
     if n < 1 or element_bytes < 1:
@@ -26,6 +29,16 @@ def matmul_intensity(n: int, element_bytes: int) -> float:
 def attainable_tflops(intensity: float, peak_tflops: float, bandwidth_tbs: float) -> float:
     """The roofline: min(peak, intensity × bandwidth), in TFLOP/s (bandwidth in TB/s)."""
     return min(peak_tflops, intensity * bandwidth_tbs)
+
+
+def measured_intensity(n: int, dtype: torch.dtype = torch.bfloat16) -> float:
+    """FLOP/byte of an n×n @ n×n matmul from torch's FLOP counter and the operands' and result's ``nbytes``."""
+    from torch.utils.flop_counter import FlopCounterMode
+
+    a, b = torch.ones(n, n, dtype=dtype), torch.ones(n, n, dtype=dtype)
+    with FlopCounterMode(display=False) as fc:
+        c = a @ b
+    return fc.get_total_flops() / (a.nbytes + b.nbytes + c.nbytes)
 
 
 def copy_bandwidth(device: str | torch.device = "cpu", mib: int = 64, *, min_run_time: float = 0.1) -> float:
@@ -39,9 +52,17 @@ def copy_bandwidth(device: str | torch.device = "cpu", mib: int = 64, *, min_run
 
 def plot_roofline(points: pd.DataFrame, peak_tflops: float, bandwidth_tbs: float, *, peak_label: str = "peak",
          extra_roofs: dict[str, float] | None = None):
-    """Roofline with measured points (columns dtype, intensity, tflops), one marker series per dtype."""
+    """Roofline with measured points (columns dtype, intensity, tflops), one marker series per dtype.
+
+    Points more than :data:`OFF_PLOT_FACTOR` times below the roof (emulated 16-bit matmuls on a CPU
+    without native support) would squash the plot; they are left off and named in a note on the figure.
+    """
     import matplotlib.pyplot as plt
     import numpy as np
+
+    roof = np.minimum(peak_tflops, points["intensity"].astype(float) * bandwidth_tbs)
+    far = points["tflops"].astype(float) < roof / OFF_PLOT_FACTOR
+    off, points = points[far], points[~far]
 
     lo = min(points["intensity"].min() / 4, peak_tflops / bandwidth_tbs / 8)
     hi = max(points["intensity"].max() * 4, peak_tflops / bandwidth_tbs * 8)
@@ -59,4 +80,7 @@ def plot_roofline(points: pd.DataFrame, peak_tflops: float, bandwidth_tbs: float
     ax.set_xlabel("arithmetic intensity (FLOP/byte)")
     ax.set_ylabel("TFLOP/s")
     ax.legend(fontsize=7)
+    if len(off):
+        ax.text(0.01, 0.01, f"off the plot (>{OFF_PLOT_FACTOR}x below the roof): "
+                + ", ".join(sorted(set(off["dtype"]))), transform=ax.transAxes, fontsize=7, va="bottom")
     return fig

@@ -79,20 +79,22 @@ def run_suite(name: str, device: str):
         tc = mistakes.thread_count(P["perf_alignment_base"] * 2, min_run_time=mrt)
         first, steady = mistakes.first_call(device=device)
         wrong, right = mistakes.fp32_warmup(device=device)
-        tiny = mistakes.tiny_op_autocast((8, P["perf_alignment_base"] * 2), device)
+        tiny = mistakes.tiny_op_autocast((8, P["perf_alignment_base"] * 2), device, rounds=P["perf_rounds"])
         rows = [{"mistake": k, "seconds": v.median_s} for k, v in tc.items()]
         rows += [{"mistake": "first call", "seconds": first}, {"mistake": "steady state", "seconds": steady.median_s},
                  {"mistake": "BF16 after FP32 warm-up", "seconds": wrong},
                  {"mistake": "BF16 after BF16 warm-up", "seconds": right.median_s}]
-        rows += [{"mistake": f"autocast speedup, Linear({r['n']})", "seconds": None, "ratio": r["autocast speedup"]}
-                 for r in tiny]
+        rows += [{"mistake": f"autocast vs FP32, Linear({r['n']})", "seconds": None, "ratio": r["_total"].ratio,
+                  "interval": f"[{r['_total'].ratio_lo:.2f}, {r['_total'].ratio_hi:.2f}]"} for r in tiny]
         return pd.DataFrame(rows), (f"first call {first / steady.median_s:.1f}x steady; FP32 warm-up "
-                                    f"{wrong / right.median_s:.1f}x; tiny-op autocast {tiny[0]['autocast speedup']:.2f}x")
+                                    f"{wrong / right.median_s:.1f}x; tiny-op autocast {tiny[0]['_total'].interval_text()}")
     if name == "model":
         cfgs = model_sweep.ladder_configs(P["perf_gpt_ladder"], P["perf_gpt_vocab"], P["perf_gpt_seq"])
-        df = model_sweep.sweep(cfgs, P["perf_gpt_batch"], device=device, min_run_time=mrt)
+        df = model_sweep.sweep(cfgs, P["perf_gpt_batch"], device=device, rounds=P["perf_rounds"])
         sp = df[df["precision"] == "amp_bf16"]
-        return df, "amp_bf16 speedup " + ", ".join(f"{r.size} {r._6:.2f}x" for r in sp.itertuples())
+        return df, "amp_bf16 speedup " + ", ".join(
+            f"{r['size']} {float(r['speedup vs fp32']):.2f}x [{float(r['interval low']):.2f}, {float(r['interval high']):.2f}]"
+            for _, r in sp.iterrows())
     if name == "memory":
         cfgs = model_sweep.ladder_configs(P["perf_gpt_ladder"], P["perf_gpt_vocab"], P["perf_gpt_seq"])
         parts = []

@@ -12,7 +12,9 @@ module never imports the others):
 * chapter sources (``chapters``): ``read_chapter``, ``parse_chapter``, ``chapter_id_for``, ``chapter_path``, ``heading_anchor``, ``headings``, ``chapter_anchors``, ``heading_for_anchor``;
 * table data (``tables``): ``table_from_rows``, ``format_cell``, ``na_to_none``;
 * package exports (``exports``): ``lazy_exports``;
-* the timing harness (``timing``): ``Timing``, ``quartiles``, ``default_threads``, ``cuda_event_times``, ``measure``, ``timings_frame``.
+* the timing harness (``timing``): ``Timing``, ``default_threads``, ``cuda_event_times``, ``measure``, ``timings_frame``, ``Comparison``, ``interleaved``, ``Interleaved``, ``measurements``, ``compare_text``;
+* distribution-free statistics (``stats``): ``quartiles``, ``min_values_for``, ``median_ci``, ``sign_test_p``;
+* dispatch traces (``dispatch``): ``is_matmul``, ``OpTrace``, ``trace_ops``.
 """
 
 from amp_docs_lib.core.exports import lazy_exports
@@ -37,5 +39,9 @@ __all__, __getattr__, __dir__ = lazy_exports(__name__, {
     # package exports
     "exports": ("lazy_exports",),
     # the timing harness
-    "timing": ("Timing", "quartiles", "default_threads", "cuda_event_times", "measure", "timings_frame",),
+    "timing": ("Timing", "default_threads", "cuda_event_times", "measure", "timings_frame", "Comparison", "interleaved", "Interleaved", "measurements", "compare_text",),
+    # distribution-free statistics
+    "stats": ("quartiles", "min_values_for", "median_ci", "sign_test_p",),
+    # dispatch traces
+    "dispatch": ("is_matmul", "OpTrace", "trace_ops",),
 })

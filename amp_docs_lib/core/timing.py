@@ -12,7 +12,15 @@ times it:
   without synchronisation times the launch, not the work).
 
 The result is a :class:`Timing`: median and interquartile range of the
-per-call times, with how they were obtained.
+runs, with how they were obtained. On CPU a run is a block of ``calls_per_run``
+calls and its time is the block's mean per call, so the IQR is that of block
+means (narrower than the spread of single calls); on the CUDA-events path a run
+is one call.
+
+``interleaved({name: fn, ...})`` compares functions: every round times one block
+of each, the order reversed every other round, and a speedup is the median of
+the per-round ratios with a distribution-free interval (``core.stats.median_ci``);
+:class:`Comparison` says "faster" or "slower" only when that interval excludes 1.
 """
 
 from __future__ import annotations
@@ -26,6 +34,7 @@ import torch
 import torch.utils.benchmark as benchmark  # its cpp_extension notice is quietened in amp_docs_lib/__init__
 
 from amp_docs_lib.core.devices import check_device
+from amp_docs_lib.core.stats import CI_LEVEL, median_ci, min_values_for, quartiles
 
 METHODS = ("blocked", "adaptive", "cuda_events")
 MIN_RUNS = 5  # blocks (runs) a CPU measurement gathers at least, so it has a spread
@@ -33,7 +42,10 @@ MIN_RUNS = 5  # blocks (runs) a CPU measurement gathers at least, so it has a sp
 
 @dataclass(frozen=True)
 class Timing:
-    """Per-call time of a measured function: median and interquartile range (seconds)."""
+    """Time per call of a measured function: median and interquartile range of its runs (seconds).
+
+    ``runs`` runs of ``calls_per_run`` calls each; a run's time is its mean per call.
+    """
 
     label: str
     median_s: float
@@ -52,16 +64,6 @@ class Timing:
     def as_dict(self) -> dict[str, Any]:
         """The fields as a plain dict (for tables, JSON and CSV)."""
         return asdict(self)
-
-
-def quartiles(values: list[float]) -> tuple[float, float, float]:
-    """First quartile, median and third quartile of ``values`` (inclusive method)."""
-    if not values:
-        raise ValueError("quartiles of an empty list")
-    if len(values) == 1:
-        return values[0], values[0], values[0]
-    q1, q2, q3 = statistics.quantiles(values, n=4, method="inclusive")
-    return q1, q2, q3
 
 
 def default_threads() -> int:
@@ -99,15 +101,16 @@ def cuda_event_times(fn: Callable[[], Any], runs: int) -> list[float]:
 def measure(fn: Callable[[], Any], *, device: str | torch.device = "cpu", label: str = "",
             warmup: int = 3, min_run_time: float = 0.2, method: str | None = None,
             num_threads: int | None = None) -> Timing:
-    """Time ``fn()`` after ``warmup`` calls; return the median and IQR per call.
+    """Time ``fn()`` after ``warmup`` calls; return the median and IQR of the runs (block means on CPU).
 
     Args:
         fn: the work, including its autocast region if any (so warm-up runs in
             the measured precision).
         device: ``"cpu"`` or ``"cuda"``; decides the default method.
         label: name of the measurement (kept in the result).
-        warmup: untimed calls first (first calls pay for lazy initialisation,
-            kernel selection, autocast's cast caches).
+        warmup: untimed calls first (first calls pay for lazy initialisation and
+            kernel selection; autocast's cast cache is not among them: it is
+            cleared whenever the outermost autocast region exits).
         min_run_time: seconds of measurement ``Timer`` aims for, or the
             budget that sizes the number of CUDA-event runs.
         method: ``"blocked"`` (``Timer.blocked_autorange``), ``"adaptive"``
@@ -161,3 +164,156 @@ def timings_frame(timings: list[Timing]):
     return pd.DataFrame([{"what": t.label, "median (ms)": t.median_s * 1e3, "IQR (ms)": t.iqr_s * 1e3,
                           "runs": t.runs, "calls/run": t.calls_per_run, "threads": t.num_threads,
                           "method": t.method} for t in timings])
+
+
+# ---- interleaved A/B comparison -------------------------------------------------------------------
+
+MIN_ROUNDS = min_values_for(CI_LEVEL)  # fewest rounds for which the interval on a median ratio exists
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Interleaved A/B timing of a candidate against a baseline.
+
+    ``ratio`` is the median over rounds of baseline time / candidate time (above 1: the
+    candidate is faster) and ``[ratio_lo, ratio_hi]`` its distribution-free interval at
+    ``level``. ``verdict`` is "faster" or "slower" only when the interval excludes 1,
+    else "no difference resolved".
+    """
+
+    baseline: Timing
+    candidate: Timing
+    ratio: float
+    ratio_lo: float
+    ratio_hi: float
+    rounds: int
+    level: float
+
+    @property
+    def verdict(self) -> str:
+        """"faster" or "slower" when the interval excludes 1, else "no difference resolved"."""
+        if self.ratio_lo > 1:
+            return "faster"
+        if self.ratio_hi < 1:
+            return "slower"
+        return "no difference resolved"
+
+    def interval_text(self) -> str:
+        """``"1.23x [1.10, 1.40]"``: the median ratio and its interval."""
+        return f"{self.ratio:.2f}x [{self.ratio_lo:.2f}, {self.ratio_hi:.2f}]"
+
+
+def _calls_for(timer: Any, min_block_s: float) -> int:
+    """Calls per block so that one block takes at least ``min_block_s`` (at least one call)."""
+    number = 1
+    while True:
+        t = timer.timeit(number).mean * number
+        if t >= min_block_s or number >= 10**6:
+            return number
+        number = max(number * 2, int(number * min_block_s / max(t, 1e-9) * 1.2))
+
+
+def interleaved(fns: dict[str, Callable[[], Any]], *, baseline: str | None = None,
+                device: str | torch.device = "cpu", rounds: int = 9, min_block_s: float = 0.02,
+                warmup: int = 3, num_threads: int | None = None, level: float = CI_LEVEL
+                ) -> "Interleaved":
+    """Time several functions in interleaved rounds; compare each with ``baseline``.
+
+    Every round times one block of each function, the order reversed every other round
+    (A B C, C B A, ...), so slow drifts of the machine (other processes, clocks) hit all
+    of them alike. Per function: median and IQR of its block means (a :class:`Timing`,
+    ``runs`` = rounds). Per non-baseline function: the median over rounds of the
+    per-round ratio baseline/candidate and its interval (:func:`median_ci`).
+
+    Args:
+        fns: name -> zero-argument function (autocast regions inside, as for :func:`measure`).
+        baseline: the name the others are compared with (default: the first).
+        rounds: interleaved rounds, at least :data:`MIN_ROUNDS`.
+        min_block_s: shortest block; a function's calls per block are chosen once, untimed.
+
+    Raises:
+        ValueError: fewer than two functions, unknown baseline, too few rounds, bad device.
+    """
+    dev_obj = check_device(device)
+    if not isinstance(fns, dict) or len(fns) < 2:
+        raise ValueError(f"fns must be a dict of at least two named functions, got {fns!r}")
+    baseline = next(iter(fns)) if baseline is None else baseline
+    if baseline not in fns:
+        raise ValueError(f"baseline {baseline!r} is not one of {list(fns)}")
+    if not isinstance(rounds, int) or rounds < MIN_ROUNDS:
+        raise ValueError(f"rounds must be an int >= {MIN_ROUNDS}, got {rounds!r}")
+    for name, fn in fns.items():
+        _check(fn, warmup, min_block_s, "blocked", num_threads)
+    threads = default_threads() if num_threads is None else num_threads
+    cuda = dev_obj.type == "cuda"
+    names = list(fns)
+    block_times: dict[str, list[float]] = {n: [] for n in names}
+    prev = torch.get_num_threads()
+    try:
+        for n in names:
+            for _ in range(warmup):
+                fns[n]()
+        if cuda:
+            torch.cuda.synchronize()
+        if cuda:
+            calls = {n: max(1, min(1000, int(min_block_s / max(statistics.median(cuda_event_times(fns[n], 3)),
+                                                                1e-7)))) for n in names}
+        else:
+            timers = {n: benchmark.Timer(stmt="fn()", globals={"fn": fns[n]}, num_threads=threads) for n in names}
+            calls = {n: _calls_for(timers[n], min_block_s) for n in names}
+        for r in range(rounds):
+            for n in (names if r % 2 == 0 else names[::-1]):
+                if cuda:
+                    block_times[n].append(statistics.mean(cuda_event_times(fns[n], calls[n])))
+                else:
+                    block_times[n].append(timers[n].timeit(calls[n]).mean)
+    finally:
+        torch.set_num_threads(prev)
+    timings = {}
+    for n in names:
+        q1, med, q3 = quartiles(block_times[n])
+        timings[n] = Timing(n, med, q3 - q1, rounds, calls[n], threads, str(dev_obj),
+                            "interleaved cuda_events" if cuda else "interleaved blocks")
+    return Interleaved(timings, block_times, baseline, level)
+
+
+@dataclass(frozen=True)
+class Interleaved:
+    """What :func:`interleaved` measured: a :class:`Timing` per function and its block means per round."""
+
+    timings: dict[str, Timing]
+    block_times: dict[str, list[float]]
+    baseline: str
+    level: float = CI_LEVEL
+
+    def compare(self, candidate: str, baseline: str | None = None) -> Comparison:
+        """Per-round ratio baseline/candidate (same rounds), its median and interval."""
+        baseline = self.baseline if baseline is None else baseline
+        for n in (candidate, baseline):
+            if n not in self.timings:
+                raise ValueError(f"{n!r} was not timed; timed: {list(self.timings)}")
+        ratios = [b / c for b, c in zip(self.block_times[baseline], self.block_times[candidate])]
+        med, lo, hi = median_ci(ratios, self.level)
+        return Comparison(self.timings[baseline], self.timings[candidate], med, lo, hi, len(ratios), self.level)
+
+    def comparisons(self) -> dict[str, Comparison]:
+        """Every function other than the baseline, compared with it."""
+        return {n: self.compare(n) for n in self.timings if n != self.baseline}
+
+
+def measurements(result: "Interleaved", label: str, sub_label: str) -> list:
+    """``torch.utils.benchmark.Measurement`` objects for an :class:`Interleaved` result (one per function),
+    so ``torch.utils.benchmark.Compare`` can lay several results side by side."""
+    from torch.utils.benchmark.utils.common import Measurement, TaskSpec
+
+    return [Measurement(number_per_run=t.calls_per_run, raw_times=[b * t.calls_per_run for b in result.block_times[n]],
+                        task_spec=TaskSpec(stmt=n, setup="", label=label, sub_label=sub_label, description=n,
+                                           num_threads=t.num_threads))
+            for n, t in result.timings.items()]
+
+
+def compare_text(measured: list) -> str:
+    """``torch.utils.benchmark.Compare`` of ``measured`` (significant figures trimmed to the spread), as text."""
+    c = benchmark.Compare(measured)
+    c.trim_significant_figures()
+    return str(c)

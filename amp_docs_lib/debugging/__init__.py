@@ -15,11 +15,9 @@ __all__, __getattr__, __dir__ = lazy_exports(__name__, {
     # planted-fault models
     "models": ("Magnitude", "UnstableMLP", "make_inputs",),
     # locating non-finite values
-    "locate": ("check_floating", "check_input", "model_output", "default_loss", "call_model", "resolve_modules",
-               "NonfiniteReport", "locate_nonfinite", "anomaly_report",),
+    "locate": ("check_floating", "check_input", "model_output", "default_loss", "call_model", "resolve_modules", "NonfiniteReport", "locate_nonfinite", "anomaly_report",),
     # per-layer statistics
-    "stats": ("tensor_stats", "layer_stats", "compare_precisions", "first_divergence", "growth_before_overflow",
-              "plot_activation_growth",),
+    "stats": ("tensor_stats", "layer_stats", "compare_precisions", "first_divergence", "growth_before_overflow", "plot_activation_growth",),
     # precision bisection
     "bisect": ("lowered", "output_error", "bisect_precision",),
 })

@@ -6,9 +6,9 @@ module never imports the others):
 * launching processes (``launch``): ``free_port``, ``default_backend``, ``default_world_size``, ``run_workers``;
 * collective dtypes (``comm_log``): ``log_collectives``;
 * FSDP2 probe (``fsdp_probe``): ``make_mlp``, ``fsdp_worker``, ``accumulation_worker``, ``norm_softmax_worker``, ``run_fsdp_probe``, ``summary``;
-* DDP (``ddp_compare``): ``ddp_worker``, ``distinct_storage_bytes``, ``run_ddp_compare``, ``run_distributed_probes``;
-* FP16 loss scaling across ranks (``loss_scaling``): ``scaler_agreement_worker``;
-* memory and communication model (``memory``): ``per_rank_bytes``, ``memory_table``, ``comm_per_step``, ``comm_table``.
+* DDP (``ddp_compare``): ``distinct_storage_bytes``, ``ddp_worker``, ``run_ddp_compare``, ``run_distributed_probes``;
+* memory and communication model (``memory``): ``per_rank_bytes``, ``memory_table``, ``comm_per_step``, ``comm_table``;
+* loss scaling across ranks (``loss_scaling``): ``scaler_agreement_worker``.
 """
 
 from amp_docs_lib.core.exports import lazy_exports
@@ -19,12 +19,11 @@ __all__, __getattr__, __dir__ = lazy_exports(__name__, {
     # collective dtypes
     "comm_log": ("log_collectives",),
     # FSDP2 probe
-    "fsdp_probe": ("make_mlp", "fsdp_worker", "accumulation_worker", "norm_softmax_worker", "run_fsdp_probe",
-                   "summary",),
+    "fsdp_probe": ("make_mlp", "fsdp_worker", "accumulation_worker", "norm_softmax_worker", "run_fsdp_probe", "summary",),
     # DDP
-    "ddp_compare": ("ddp_worker", "distinct_storage_bytes", "run_ddp_compare", "run_distributed_probes",),
-    # FP16 loss scaling across ranks
-    "loss_scaling": ("scaler_agreement_worker",),
+    "ddp_compare": ("distinct_storage_bytes", "ddp_worker", "run_ddp_compare", "run_distributed_probes",),
     # memory and communication model
     "memory": ("per_rank_bytes", "memory_table", "comm_per_step", "comm_table",),
+    # loss scaling across ranks
+    "loss_scaling": ("scaler_agreement_worker",),
 })

@@ -9,10 +9,10 @@ module never imports the others):
 * NVFP4 (``nvfp4``): ``nvfp4_tensor_scale``, ``NVFP4Quantized``, ``nvfp4_quantize``, ``torchao_nvfp4``, ``block_amax_error``, ``fp4_block_comparison``, ``gaussian_blocks``, ``scale_floor_comparison``, ``wide_range_blocks``;
 * fine-grained scaling and accumulation (``fine_grained``): ``quantize_tiles``, ``tile_vs_tensor``, ``outlier_tensor``, ``round_significand``, ``limited_precision_matmul``, ``accumulation_study``, ``promotion_gain``;
 * scaled matmul (``gemm``): ``fp8_gemm_support``, ``fp8_gemm_plan``, ``fp8_device``, ``public_scaled_mm_available``, ``quantize_operand``, ``scaled_mm``, ``operands``, ``rel_error``, ``gemm_error_table``, ``check_scale_convention``, ``throughput_table``, ``fast_accum_comparison``, ``accumulation_knobs``;
-* scale conventions (``conventions``): ``classify``, ``scale_convention_table``, ``te_scale_conventions``;
-* float8 training (``float8_training``): ``pattern_batches``, ``float8_config``, ``this_machine_plan``, ``cast_float8_inputs_for_cpu_autocast``, ``convert``, ``linear_layer``, ``fsdp_float8_all_gather_support``, ``build_model``, ``train_curves``, ``curve_summary``, ``plot_curves``, ``float8_modules``, ``recipe_config_table``;
+* float8 training (``float8_training``): ``pattern_batches``, ``float8_config``, ``this_machine_plan``, ``cast_float8_inputs_for_cpu_autocast``, ``convert``, ``linear_layer``, ``build_model``, ``train_curves``, ``curve_summary``, ``plot_curves``, ``float8_modules``, ``recipe_config_table``, ``fsdp_float8_all_gather_support``;
 * memory (``memory``): ``memory_table``, ``saved_for_backward``;
-* Transformer Engine (``transformer_engine``): ``recipe_table``, ``autocast_table``, ``installed_recipe_defaults``, ``te_linear_check``.
+* Transformer Engine (``transformer_engine``): ``recipe_table``, ``autocast_table``, ``installed_recipe_defaults``, ``te_linear_check``;
+* scale conventions (``conventions``): ``classify``, ``scale_convention_table``, ``te_scale_conventions``.
 """
 
 from amp_docs_lib.core.exports import lazy_exports
@@ -30,12 +30,12 @@ __all__, __getattr__, __dir__ = lazy_exports(__name__, {
     "fine_grained": ("quantize_tiles", "tile_vs_tensor", "outlier_tensor", "round_significand", "limited_precision_matmul", "accumulation_study", "promotion_gain",),
     # scaled matmul
     "gemm": ("fp8_gemm_support", "fp8_gemm_plan", "fp8_device", "public_scaled_mm_available", "quantize_operand", "scaled_mm", "operands", "rel_error", "gemm_error_table", "check_scale_convention", "throughput_table", "fast_accum_comparison", "accumulation_knobs",),
-    # scale conventions
-    "conventions": ("classify", "scale_convention_table", "te_scale_conventions",),
     # float8 training
-    "float8_training": ("pattern_batches", "float8_config", "this_machine_plan", "cast_float8_inputs_for_cpu_autocast", "convert", "linear_layer", "fsdp_float8_all_gather_support", "build_model", "train_curves", "curve_summary", "plot_curves", "float8_modules", "recipe_config_table",),
+    "float8_training": ("pattern_batches", "float8_config", "this_machine_plan", "cast_float8_inputs_for_cpu_autocast", "convert", "linear_layer", "build_model", "train_curves", "curve_summary", "plot_curves", "float8_modules", "recipe_config_table", "fsdp_float8_all_gather_support",),
     # memory
     "memory": ("memory_table", "saved_for_backward",),
     # Transformer Engine
     "transformer_engine": ("recipe_table", "autocast_table", "installed_recipe_defaults", "te_linear_check",),
+    # scale conventions
+    "conventions": ("classify", "scale_convention_table", "te_scale_conventions",),
 })

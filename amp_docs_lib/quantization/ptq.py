@@ -9,7 +9,10 @@ The configs are those of torchao 0.18 (checked against its source):
 ``Int8WeightOnlyConfig``, ``Int8DynamicActivationInt8WeightConfig``,
 ``IntxWeightOnlyConfig(weight_dtype=torch.int4, granularity=PerGroup(32))``
 (INT4 on any device, stored unpacked in int8), ``Int4WeightOnlyConfig``
-(packed INT4; needs the ``mslk`` kernels / CUDA), FP8 configs (CUDA sm 8.9+).
+(packed INT4: the default plain packing needs the ``mslk`` kernels, ``int4_packing_format=
+"tile_packed_to_4d"`` the tinygemm kernel; both CUDA), FP8 configs (weight-only runs anywhere
+and is memory-only; dynamic needs CUDA sm 8.9+). Each variant's ``note`` says how it computes
+per torchao's source; the chapter checks it against a dispatch trace (``quantization.kernels``).
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ class Variant:
     activations: str
     make_config: Callable[[], object]
     needs: str  # human description of the hardware/kernels it needs
+    note: str | None = None  # how it computes, from torchao 0.18's source (the chapter's dispatch trace checks it)
 
 
 def _int8_wo():
@@ -66,6 +70,11 @@ def _int4_wo():
     return Int4WeightOnlyConfig(group_size=32)
 
 
+def _int4_wo_tile():
+    from torchao.quantization import Int4WeightOnlyConfig
+    return Int4WeightOnlyConfig(group_size=32, int4_packing_format="tile_packed_to_4d")
+
+
 def _fp8_wo():
     from torchao.quantization import Float8WeightOnlyConfig
     return Float8WeightOnlyConfig()
@@ -78,19 +87,23 @@ def _fp8_dyn():
 
 VARIANTS: dict[str, Variant] = {v.name: v for v in (
     Variant("int8_wo", "torchao INT8 weight-only", "int8 per-row", "fp32",
-            _int8_wo, "any device"),
+            _int8_wo, "any device", "dequantizes the weight, float matmul"),
     Variant("int8_dyn", "torchao INT8 dynamic act + INT8 weight", "int8 per-row", "int8 per-token (dynamic)",
-            _int8_dyn, "any device"),
+            _int8_dyn, "any device", "quantizes activations per call, integer matmul (aten._int_mm)"),
     Variant("int4_wo", "torchao INT4 weight-only (Intx, group 32)", "int4 group 32 (stored in int8)", "fp32",
-            _intx_wo, "any device"),
+            _intx_wo, "any device", "dequantizes the weight, float matmul"),
     Variant("int8_dyn_int4", "torchao INT8 dynamic act + INT4 weight (Intx)", "int4 group 32 (stored in int8)",
-            "int8 per-token (dynamic)", _int8_dyn_int4, "any device"),
-    Variant("int4_wo_packed", "torchao Int4WeightOnlyConfig (packed INT4)", "int4 group 32 (packed)", "bf16",
-            _int4_wo, "CUDA and the mslk kernels"),
+            "int8 per-token (dynamic), dequantized again", _int8_dyn_int4, "any device",
+            "quantizes and dequantizes activations, dequantizes the weight, float matmul"),
+    Variant("int4_wo_packed", "torchao Int4WeightOnlyConfig (packed INT4, plain)", "int4 group 32 (packed)", "bf16",
+            _int4_wo, "CUDA and the mslk kernels", "mslk kernel: dequantizes in-kernel, BF16 compute"),
+    Variant("int4_wo_tile", "torchao Int4WeightOnlyConfig (tile_packed_to_4d, tinygemm)", "int4 group 32 (packed)",
+            "bf16", _int4_wo_tile, "CUDA sm80+ (tinygemm, aten._weight_int4pack_mm)",
+            "tinygemm: dequantizes in-kernel, BF16 compute"),
     Variant("fp8_wo", "torchao FP8 weight-only", "float8 e4m3 per-row", "fp32", _fp8_wo,
-            "runs anywhere; fast only with FP8 hardware"),
+            "any device", "memory-only: dequantizes the weight, matmul in the activations' dtype"),
     Variant("fp8_dyn", "torchao FP8 dynamic act + FP8 weight", "float8 e4m3", "float8 e4m3 (dynamic)",
-            _fp8_dyn, "CUDA compute capability 8.9+"),
+            _fp8_dyn, "CUDA compute capability 8.9+", "FP8 matmul (torch._scaled_mm)"),
 )}
 
 
@@ -141,7 +154,8 @@ def variant_status(model: nn.Module, x: torch.Tensor) -> pd.DataFrame:
     for name, v in VARIANTS.items():
         _, err = try_variant(model, name, x)
         rows.append({"variant": v.label, "config": type(v.make_config()).__name__, "weights": v.weights,
-                     "activations": v.activations, "needs": v.needs, "ran here": err is None,
+                     "activations": v.activations, "needs": v.needs, "computes (torchao 0.18 source)": v.note,
+                     "ran here": err is None,
                      "error here": err})
     return pd.DataFrame(rows)
 
@@ -213,20 +227,73 @@ def keep_fp32_table(model: nn.Module, configs: dict[str, Callable[[], object]], 
     return pd.DataFrame(rows)
 
 
-def int8_matmul_probe(k: int = 64) -> dict[str, int | bool]:
-    """Does this CPU's ``torch._int_mm`` (the integer matmul under torchao's INT8 dynamic path) saturate?
+def metadata_bits_per_weight(q: nn.Module) -> pd.DataFrame:
+    """Per quantized Linear: bytes of its weight tensor's parts and the scale + zero-point bits per weight.
 
-    Multiplies two ``k``-long rows of int8 127s. The exact dot product is
-    ``127 * 127 * k``. A kernel without VNNI that runs int8 x int8 as uint8 x
-    int8 (``vpmaddubsw``: the first operand shifted by +128, pairs of products
-    summed into 16 bits with saturation, the shift compensated afterwards)
-    returns ``32767 * k / 2 - 128 * 127 * k`` instead.
+    Read from the tensor subclass itself (``__tensor_flatten__``), not from a formula.
     """
-    if k <= 0 or k % 8:
-        raise ValueError(f"k must be a positive multiple of 8, got {k!r}")
-    a = torch.full((k, k), 127, dtype=torch.int8)
-    got = int(torch._int_mm(a, a)[0, 0])
-    exact = 127 * 127 * k
-    saturated = 32767 * (k // 2) - 128 * 127 * k
-    return {"k": k, "exact": exact, "returned": got, "saturated prediction": saturated,
-            "saturates": got != exact}
+    rows = []
+    for name, m in q.named_modules():
+        if not isinstance(m, nn.Linear) or not hasattr(m.weight, "__tensor_flatten__"):
+            continue
+        w = m.weight
+        parts = {n: getattr(w, n) for n in w.__tensor_flatten__()[0] if getattr(w, n) is not None}
+        nbytes = {n: t.numel() * t.element_size() for n, t in parts.items()}
+        meta = sum(b for n, b in nbytes.items() if n != "qdata")
+        rows.append({"layer": name, "weights": w.numel(),
+                     **{f"{n} ({str(t.dtype).replace('torch.', '')}) bytes": nbytes[n] for n, t in parts.items()},
+                     "scale + zero-point bits per weight": 8 * meta / w.numel()})
+    return pd.DataFrame(rows)
+
+
+def gpu_table(task, names, timer, *, features: int, batches: tuple[int, ...]) -> pd.DataFrame:
+    """On CUDA: per variant, digits accuracy (BF16 model) and a large BF16 layer's speedup over BF16 per batch.
+
+    Variants that cannot run on this GPU keep their row with the error. ``timer(fns, baseline=name,
+    device="cuda")`` is the site's harness (``core.timing.interleaved``; CUDA events): one interleaved
+    run per batch size, BF16 as the baseline.
+    """
+    from amp_docs_lib.quantization.task import accuracy
+
+    dev = torch.device("cuda")
+    d = task.data
+    bf_model = copy.deepcopy(task.model).to(torch.bfloat16).to(dev)
+    xt, yt = d.x_test.to(dev).to(torch.bfloat16), d.y_test.to(dev)
+    torch.manual_seed(0)
+    layer = nn.Sequential(nn.Linear(features, features)).to(torch.bfloat16).to(dev).eval()
+    rows = {"BF16": {"variant": "BF16", "digits accuracy": accuracy(bf_model, xt, yt), "error": None}}
+    layers = {"BF16": layer}
+    for n in names:
+        v = check_variant(n)
+        try:
+            qd = quantize_copy(bf_model, v.make_config())
+            acc = accuracy(qd, xt, yt)
+            layers[v.label] = quantize_copy(layer, v.make_config())
+            rows[v.label] = {"variant": v.label, "digits accuracy": acc, "error": None}
+        except Exception as e:  # a config this GPU or installation cannot run keeps its row
+            rows[v.label] = {"variant": v.label, "digits accuracy": None,
+                             "error": f"{type(e).__name__}: {str(e).splitlines()[0][:160]}"}
+    for b in batches:
+        x = torch.randn(b, features, device=dev, dtype=torch.bfloat16)
+
+        def runner(m):
+            def run():
+                with torch.inference_mode():
+                    return m(x)
+            return run
+        fns = {}
+        for k, m in layers.items():
+            try:
+                runner(m)()
+                fns[k] = runner(m)
+            except Exception as e:
+                rows[k]["error"] = rows[k]["error"] or f"{type(e).__name__}: {str(e).splitlines()[0][:160]}"
+        res = timer(fns, baseline="BF16", device=dev)
+        for k in rows:
+            t = res.timings.get(k)
+            rows[k][f"batch {b}: median (us)"] = None if t is None else t.median_s * 1e6
+            rows[k][f"batch {b}: IQR (us)"] = None if t is None else t.iqr_s * 1e6
+            c = None if t is None or k == "BF16" else res.compare(k)
+            rows[k][f"batch {b}: speedup vs BF16"] = None if c is None else c.interval_text()
+    df = pd.DataFrame(list(rows.values())).astype(object)
+    return df.where(df.notna(), None)

@@ -37,18 +37,44 @@ def qat_model(task: DigitsTask, base_config: object, epochs: int, lr: float = 3e
     return fq_acc, m.eval()
 
 
+def _correct(model, x, y):
+    import torch
+
+    with torch.inference_mode():
+        return model(x).argmax(1) == y
+
+
+def paired(a_correct, b_correct) -> dict:
+    """Images only ``a`` gets right, only ``b`` gets right, and the two-sided sign-test p of that split."""
+    from amp_docs_lib.core.stats import sign_test_p
+
+    a_only, b_only = int((a_correct & ~b_correct).sum()), int((b_correct & ~a_correct).sum())
+    return {"a only": a_only, "b only": b_only, "p": sign_test_p(a_only, b_only)}
+
+
 def qat_table(task: DigitsTask, configs: dict[str, Callable[[], object]], epochs: int,
               lr: float = 3e-4) -> pd.DataFrame:
-    """Per config: FP32, FP32 fine-tuned as long as QAT, PTQ, QAT (fake-quantized) and QAT converted."""
+    """Per config: FP32, FP32 fine-tuned as long as QAT, PTQ, QAT (fake-quantized) and QAT converted.
+
+    One split of the test set, so the differences are also given per image, paired: images only one
+    of two models classifies correctly, and the exact sign test's p for that split (PTQ against FP32,
+    QAT against PTQ, QAT against PTQ of the fine-tuned model).
+    """
     d = task.data
     ft = train(copy.deepcopy(task.model), d, epochs, lr=lr, seed=2)
     ft_acc = accuracy(ft, d.x_test, d.y_test)
     rows = []
     for name, make in configs.items():
-        ptq = accuracy(quantize_copy(task.model, make()), d.x_test, d.y_test)
-        ptq_ft = accuracy(quantize_copy(ft, make()), d.x_test, d.y_test)
+        ptq_m, ptq_ft_m = quantize_copy(task.model, make()), quantize_copy(ft, make())
         fq, conv = qat_model(task, make(), epochs, lr)
+        c = {k: _correct(m, d.x_test, d.y_test) for k, m in
+             (("fp32", task.model), ("ptq", ptq_m), ("ptq_ft", ptq_ft_m), ("qat", conv))}
+        lost, gain, gain_ft = paired(c["fp32"], c["ptq"]), paired(c["qat"], c["ptq"]), paired(c["qat"], c["ptq_ft"])
         rows.append({"weights": name, "FP32": task.fp32_accuracy, "FP32 fine-tuned": ft_acc,
-                     "PTQ": ptq, "PTQ of fine-tuned": ptq_ft, "QAT (fake-quant)": fq,
-                     "QAT converted": accuracy(conv, d.x_test, d.y_test)})
+                     "PTQ": float(c["ptq"].float().mean()), "PTQ of fine-tuned": float(c["ptq_ft"].float().mean()),
+                     "QAT (fake-quant)": fq, "QAT converted": float(c["qat"].float().mean()),
+                     "images only FP32 / only PTQ gets right": f"{lost['a only']} / {lost['b only']}",
+                     "p (PTQ vs FP32)": lost["p"],
+                     "images only QAT / only PTQ gets right": f"{gain['a only']} / {gain['b only']}",
+                     "p (QAT vs PTQ)": gain["p"], "p (QAT vs PTQ of fine-tuned)": gain_ft["p"]})
     return pd.DataFrame(rows)

@@ -1,42 +1,42 @@
-"""The one results table (accuracy, size on disk, latency, speed vs FP32) and the decision table.
+"""The one results table (accuracy, size, latency with spread, speedups with intervals) and the decision table.
 
-Latency is measured with ``torch.utils.benchmark.Timer.blocked_autorange`` on one
-thread (its default, and ONNX Runtime sessions are given one intra-op thread
-too), on one batch: the whole test set. ``median`` and ``IQR`` are over the
-timed blocks. Size on disk is the serialized file: ``torch.save(state_dict)``
-for PyTorch models, the ``.onnx`` file for ONNX Runtime.
+Latency: every runner (PyTorch FP32 and BF16, each torchao variant that runs here, the deprecated
+``torch.ao`` dynamic model, ONNX Runtime FP32 / dynamic / static) is timed by the one harness,
+:func:`amp_docs_lib.core.timing.interleaved`, on one thread, on one batch (the whole test set):
+every round times one block of each runner, in alternating order, so a busy machine slows them
+alike. A latency is the median of the block means and its IQR; a speedup is the median over
+rounds of the per-round ratio, with a distribution-free interval; "faster" or "slower" is said
+only when the interval excludes 1. Each runner's speedup is given against PyTorch FP32 and
+against its own runtime's FP32 (ONNX Runtime FP32 for ONNX Runtime rows), so a change of runtime
+is not counted as a gain of quantization.
+
+Size: the serialized file (``torch.save(state_dict)`` or the ``.onnx`` file), the weight payload
+(bytes of the tensors a forward pass reads, scales and zero points included) and the weight codes
+alone (the format's cost per element), which is what a memory decision rests on: files and
+payloads also differ by metadata (serialization, per-row scales, zero points).
 """
 
 from __future__ import annotations
 
 import copy
 import tempfile
-import warnings
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 import pandas as pd
 import torch
 from torch import nn
 
+from amp_docs_lib.quantization.kernels import describe, forward_trace
 from amp_docs_lib.quantization.ptq import VARIANTS, try_variant
+from amp_docs_lib.quantization.speed import torch_ao_dynamic, weight_bytes, weight_code_bytes
 from amp_docs_lib.quantization.task import DigitsTask, state_dict_bytes
-from amp_docs_lib.core.tables import table_from_rows
 
 ONNX_VARIANTS = (("ONNX Runtime FP32", "fp32", "fp32"),
                  ("ONNX Runtime dynamic INT8", "int8 per-tensor", "uint8 (dynamic)"),
                  ("ONNX Runtime static INT8 (QDQ)", "int8 per-tensor", "int8 (calibrated)"))
-
-
-def time_call(fn: Callable[[], object], min_run_time: float = 0.2) -> tuple[float, float]:
-    """``(median, IQR)`` in seconds of ``fn()`` from ``torch.utils.benchmark`` (one thread)."""
-    from torch.utils import benchmark
-
-    if min_run_time <= 0:
-        raise ValueError(f"min_run_time must be positive, got {min_run_time!r}")
-    fn()  # warm-up (lazy initialisation, first-call packing)
-    m = benchmark.Timer(stmt="fn()", globals={"fn": fn}, num_threads=1).blocked_autorange(min_run_time=min_run_time)
-    return float(m.median), float(m.iqr)
+TORCH_FP32 = "FP32"
+ORT_FP32 = "ONNX Runtime FP32"
 
 
 def _torch_runner(model: nn.Module, x: torch.Tensor) -> Callable[[], object]:
@@ -46,148 +46,184 @@ def _torch_runner(model: nn.Module, x: torch.Tensor) -> Callable[[], object]:
     return run
 
 
-def _row(variant, runtime, weights, acts, acc, size, timing, note=None):
-    return {"variant": variant, "runtime": runtime, "weights": weights, "activations": acts,
-            "accuracy": acc, "size (KiB)": None if size is None else size / 1024,
-            "latency median (us)": None if timing is None else timing[0] * 1e6,
-            "latency IQR (us)": None if timing is None else timing[1] * 1e6, "note": note}
+def _computes(model: nn.Module, x: torch.Tensor) -> str:
+    """What the forward pass multiplied with, read from a dispatch trace."""
+    d = describe(forward_trace(model, x[:8]))
+    return d["matmuls that ran (input dtypes)"]
 
 
-def results_table(task: DigitsTask, min_run_time: float = 0.2, workdir: str | Path | None = None,
+def results_table(task: DigitsTask, timer: Callable[..., Any], *, workdir: str | Path | None = None,
                   onnx_fp32: str | Path | None = None) -> pd.DataFrame:
-    """Every variant on the digits test set: accuracy, size on disk, latency, speed relative to FP32.
+    """Every variant on the digits test set: accuracy, size, latency (median, IQR) and speedups with intervals.
 
-    Rows: PyTorch FP32 and BF16, each torchao PTQ variant (variants that
-    cannot run on this device keep their row, with the error as the note),
-    ``torch.ao.quantization.quantize_dynamic`` (deprecated), and ONNX Runtime
-    FP32, dynamic INT8 and static QDQ INT8. ``onnx_fp32``: an already exported
-    and pre-processed FP32 ONNX file of ``task.model`` (exported here if None or
-    missing). Without ``onnxruntime`` (``gating.requirement_met("pkg:onnxruntime")``,
-    which honours ``$AMP_DOCS_HIDE_PACKAGES``) the ONNX Runtime rows keep their
-    place with no measurement and a note saying why.
+    Rows: PyTorch FP32 and BF16, each torchao PTQ variant (variants that cannot run on this device
+    keep their row, with the error as the note), ``torch.ao.quantization.quantize_dynamic``
+    (deprecated), and ONNX Runtime FP32, dynamic INT8 and static QDQ INT8. Without
+    ``onnxruntime`` (``gating.requirement_met("pkg:onnxruntime")``) the ONNX Runtime rows keep
+    their place with no measurement and a note saying why. ``timer(fns, baseline=name)`` is the
+    site's harness, ``functools.partial(amp_docs_lib.core.timing.interleaved, rounds=..., num_threads=1)``.
     """
     from amp_docs_lib.core.gating import requirement_met
 
     d = task.data
     x, y = d.x_test, d.y_test
     acc = lambda out: float((out.argmax(1) == y).float().mean())  # noqa: E731
-    rows = []
     fp32 = task.model
-    rows.append(_row("FP32", "PyTorch eager", "fp32", "fp32", acc(_torch_runner(fp32, x)()),
-                     state_dict_bytes(fp32), time_call(_torch_runner(fp32, x), min_run_time)))
+    entries: list[dict] = []  # one per row; "run" is the timed function (None: not measured)
+
+    def add(label, runtime, weights, acts, model=None, inp=None, run=None, out=None, size=None, payload=None,
+            codes=None, computes=None, note=None):
+        if model is not None:
+            run = _torch_runner(model, inp)
+            out = run().float()
+            size, payload, computes = state_dict_bytes(model), weight_bytes(model), _computes(model, inp)
+            codes = weight_code_bytes(model)
+        entries.append({"variant": label, "runtime": runtime, "weights": weights, "activations": acts,
+                        "computes with (dispatch trace)": computes,
+                        "accuracy": None if out is None else acc(out),
+                        "size on disk (KiB)": None if size is None else size / 1024,
+                        "weight payload (KiB)": None if payload is None else payload / 1024,
+                        "weight codes (KiB)": None if codes is None else codes / 1024,
+                        "run": run, "note": note})
+
+    add(TORCH_FP32, "PyTorch eager", "fp32", "fp32", fp32, x)
     bf = copy.deepcopy(fp32).to(torch.bfloat16)
-    xb = x.to(torch.bfloat16)
-    rows.append(_row("BF16", "PyTorch eager", "bf16", "bf16", acc(_torch_runner(bf, xb)().float()),
-                     state_dict_bytes(bf), time_call(_torch_runner(bf, xb), min_run_time)))
+    add("BF16", "PyTorch eager", "bf16", "bf16", bf, x.to(torch.bfloat16))
     for name, v in VARIANTS.items():
         q, err = try_variant(fp32, name, x)
         if q is None:
-            rows.append(_row(v.label, "torchao", v.weights, v.activations, None, None, None,
-                             f"does not run on this device ({v.needs}): {err}"))
-            continue
-        rows.append(_row(v.label, "torchao", v.weights, v.activations, acc(_torch_runner(q, x)()),
-                         state_dict_bytes(q), time_call(_torch_runner(q, x), min_run_time)))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        from torch.ao.quantization import quantize_dynamic
-
-        tq = quantize_dynamic(copy.deepcopy(fp32), {nn.Linear}, dtype=torch.qint8)
-        rows.append(_row("torch.ao quantize_dynamic (deprecated)", "PyTorch eager (fbgemm/x86)",
-                         "int8 per-tensor", "uint8 (dynamic)", acc(_torch_runner(tq, x)()), state_dict_bytes(tq),
-                         time_call(_torch_runner(tq, x), min_run_time)))
+            add(v.label, "torchao", v.weights, v.activations, note=f"does not run on this device ({v.needs}): {err}")
+        else:
+            add(v.label, "torchao", v.weights, v.activations, q, x, note=v.note)
+    tq = torch_ao_dynamic(fp32)
+    add("torch.ao quantize_dynamic (deprecated)", "PyTorch eager (fbgemm/x86)", "int8 per-tensor",
+        "uint8 (dynamic)", tq, x)
     if not requirement_met("pkg:onnxruntime"):
         for label, w, a in ONNX_VARIANTS:
-            rows.append(_row(label, "ONNX Runtime (CPU)", w, a, None, None, None,
-                             "not run: the Python package onnxruntime is not installed in this build"))
+            add(label, "ONNX Runtime (CPU)", w, a,
+                note="not run: the Python package onnxruntime is not installed in this build")
     else:
-        rows += _onnx_rows(task, min_run_time, workdir, onnx_fp32)
-    df = table_from_rows(rows)  # None (not applicable) stays None: shown as n/a
-    base = df.loc[0, "latency median (us)"]
-    df.insert(df.columns.get_loc("note"), "speed vs FP32 (x)",
-              pd.Series([None if t is None or pd.isna(t) else base / t for t in df["latency median (us)"]],
-                        dtype=object))
-    ort_base = df.loc[df["variant"] == "ONNX Runtime FP32", "latency median (us)"].iloc[0]  # None without it
-    df.insert(df.columns.get_loc("note"), "speed vs same runtime's FP32 (x)",
-              pd.Series([None if t is None or pd.isna(t) else (ort_base if rt.startswith("ONNX") else base) / t
-                         for t, rt in zip(df["latency median (us)"], df["runtime"])], dtype=object))
-    df.insert(df.columns.get_loc("size (KiB)") + 1, "size vs FP32 (x)",
-              pd.Series([None if s is None or pd.isna(s) else s / df.loc[0, "size (KiB)"] for s in df["size (KiB)"]],
-                        dtype=object))
+        for e in _onnx_entries(task, workdir, onnx_fp32):
+            add(**e)
+    runs = {e["variant"]: e["run"] for e in entries if e["run"] is not None}
+    res = timer(runs, baseline=TORCH_FP32)
+    rows = []
+    for e in entries:
+        row = {k: v for k, v in e.items() if k not in ("run", "note")}
+        t = res.timings.get(e["variant"])
+        row["latency median (us)"] = None if t is None else t.median_s * 1e6
+        row["latency IQR (us)"] = None if t is None else t.iqr_s * 1e6
+        row["blocks"] = None if t is None else t.runs
+        for col, base in (("vs PyTorch FP32", TORCH_FP32),
+                          ("vs same runtime's FP32", ORT_FP32 if e["runtime"].startswith("ONNX") else TORCH_FP32)):
+            c = None if t is None or e["variant"] == base or base not in res.timings else res.compare(e["variant"], base)
+            row[f"speedup {col} (x)"] = None if c is None else c.ratio
+            row[f"interval {col}"] = None if c is None else f"[{c.ratio_lo:.2f}, {c.ratio_hi:.2f}]"
+            row[f"verdict {col}"] = None if c is None else c.verdict
+        row["note"] = e["note"]
+        rows.append(row)
+    base_size = entries[0]["size on disk (KiB)"]
+    for row in rows:
+        row_size = row["size on disk (KiB)"]
+        row["size vs FP32 (x)"] = None if row_size is None else row_size / base_size
+    df = pd.DataFrame(rows).astype(object)
+    df = df[[c for c in df.columns if c != "size vs FP32 (x)"][:7] + ["size vs FP32 (x)"]
+            + [c for c in df.columns if c != "size vs FP32 (x)"][7:]]
+    df = df.where(df.notna(), None)
+    df.attrs["timing"] = res  # pairwise comparisons for the decision table
     return df
 
 
-def _onnx_rows(task: DigitsTask, min_run_time: float, workdir: str | Path | None,
-               onnx_fp32: str | Path | None) -> list[dict]:
+def _onnx_entries(task: DigitsTask, workdir: str | Path | None, onnx_fp32: str | Path | None) -> list[dict]:
     from amp_docs_lib.quantization import onnx_runtime as ortq  # imports onnxruntime
 
     d = task.data
-    x, y = d.x_test, d.y_test
-    acc = lambda out: float((out.argmax(1) == y).float().mean())  # noqa: E731
-    fp32, rows = task.model, []
-    with tempfile.TemporaryDirectory() if workdir is None else _nullcontext(workdir) as wd:
-        wd = Path(wd)
-        if onnx_fp32 is None or not Path(onnx_fp32).exists():
-            pre = ortq.preprocess(ortq.export_onnx(fp32, wd / "fp32_raw.onnx", x[:8]), wd / "fp32.onnx")
-        else:
-            pre = Path(onnx_fp32)
-        paths = [pre, ortq.quantize_onnx_dynamic(pre, wd / "dyn.onnx"),
-                 ortq.quantize_onnx_static(pre, wd / "static.onnx", d.x_calib)]
-        for (label, w, a), path in zip(ONNX_VARIANTS, paths):
-            sess = ortq.session(path)
-            feed = {sess.get_inputs()[0].name: x.numpy()}
-            out = torch.from_numpy(sess.run(None, feed)[0])
-            rows.append(_row(label, "ONNX Runtime (CPU)", w, a, acc(out), ortq.file_size(path),
-                             time_call(lambda s=sess, f=feed: s.run(None, f), min_run_time)))
-    return rows
-
-
-class _nullcontext:
-    def __init__(self, value):
-        self.value = value
-
-    def __enter__(self):
-        return self.value
-
-    def __exit__(self, *exc):
-        return False
+    x = d.x_test
+    out = []
+    wd_ctx = tempfile.TemporaryDirectory() if workdir is None else None
+    wd = Path(wd_ctx.name if wd_ctx is not None else workdir)
+    if onnx_fp32 is None or not Path(onnx_fp32).exists():
+        pre = ortq.preprocess(ortq.export_onnx(task.model, wd / "fp32_raw.onnx", x[:8]), wd / "fp32.onnx")
+    else:
+        pre = Path(onnx_fp32)
+    paths = [pre, ortq.quantize_onnx_dynamic(pre, wd / "dyn.onnx"),
+             ortq.quantize_onnx_static(pre, wd / "static.onnx", d.x_calib)]
+    for (label, w, a), path in zip(ONNX_VARIANTS, paths):
+        sess = ortq.session(path)
+        feed = {sess.get_inputs()[0].name: x.numpy()}
+        logits = torch.from_numpy(sess.run(None, feed)[0])
+        out.append({"label": label, "runtime": "ONNX Runtime (CPU)", "weights": w, "acts": a,
+                    "run": (lambda s=sess, f=feed: s.run(None, f)), "out": logits, "size": ortq.file_size(path),
+                    "computes": ", ".join(f"{k} x{v}" for k, v in ortq.op_counts(path).items()
+                                          if k in ("MatMul", "Gemm", "MatMulInteger", "DynamicQuantizeLinear",
+                                                   "QLinearMatMul", "DequantizeLinear", "QuantizeLinear"))})
+    out[0]["note"] = None
+    return out
 
 
 def summary(df: pd.DataFrame) -> pd.DataFrame:
-    """The rows that ran, with the columns a reader compares first."""
+    """The rows that ran, with the columns a reader compares first (latency with its IQR, speedup with its interval)."""
     ran = df[df["accuracy"].notna()]
-    return ran[["variant", "accuracy", "size (KiB)", "latency median (us)", "speed vs FP32 (x)"]].reset_index(drop=True)
+    cols = ["variant", "accuracy", "size on disk (KiB)", "latency median (us)", "latency IQR (us)",
+            "speedup vs same runtime's FP32 (x)", "interval vs same runtime's FP32"]
+    return ran[cols].reset_index(drop=True)
 
 
-def decision_table(df: pd.DataFrame, accuracy_tolerance: float = 0.01, device: str = "CPU (this machine)"
-                   ) -> pd.DataFrame:
-    """Which configuration for which goal, each cell backed by a measured row of ``df``.
+def _tied_min(rows: pd.DataFrame, col: str) -> pd.DataFrame:
+    """Rows whose ``col`` equals the minimum (exact: payload bytes are integers of a format's definition)."""
+    v = rows[col].astype(float)
+    return rows[v == v.min()]
 
-    Among the rows within ``accuracy_tolerance`` of FP32 (deprecated APIs excluded): the
-    smallest on disk (memory), the fastest (latency; FP32 if none is faster
-    than FP32 here) and the most accurate. A CUDA row is only backed by a
-    measurement when this build has a GPU; otherwise it says so.
+
+def decision_table(df: pd.DataFrame, seed_summary: pd.DataFrame | None = None,
+                   device: str = "CPU (this machine)") -> pd.DataFrame:
+    """Which configuration for which goal, decided only on differences larger than their uncertainty.
+
+    Eligible: rows that ran, not deprecated, and whose accuracy over several seeds is not resolved
+    lower than FP32 (``seed_summary`` from :func:`amp_docs_lib.quantization.seeds.seed_summary`; rows
+    it does not cover stay eligible). Memory: the fewest bytes of weight codes (the format), every
+    row with that many listed, with what their scales and zero points add. Latency: rows resolved faster
+    than their own runtime's FP32; the fastest is named only if it is resolved faster than the
+    runner-up in the same interleaved rounds. Accuracy: a variant is named only if resolved
+    higher than FP32 over the seeds; otherwise every eligible variant is within noise.
     """
-    ran = df[df["accuracy"].notna()].copy()
-    fp32 = ran.iloc[0]
-    ok = ran[(ran["accuracy"] >= fp32["accuracy"] - accuracy_tolerance) & (ran["variant"] != "FP32")
-             & ~ran["variant"].str.contains("deprecated")]
-    ok = ok.sort_values("latency median (us)")  # ties on size or accuracy go to the faster row
-
-    def cite(r):
-        return (f"{r['variant']} (accuracy {r['accuracy']:.3f}, {r['size (KiB)']:.0f} KiB, "
-                f"{r['speed vs FP32 (x)']:.2f}x FP32 speed)")
-
+    ran = df[df["accuracy"].notna() & ~df["variant"].str.contains("deprecated") & (df["variant"] != TORCH_FP32)]
+    seed_verdict = {} if seed_summary is None else dict(zip(seed_summary["variant"], seed_summary["verdict"]))
+    ok = ran[[seed_verdict.get(v) != "lower than FP32" for v in ran["variant"]]]
+    res = df.attrs.get("timing")
     rows = []
-    if len(ok):
-        small = ok.loc[ok["size (KiB)"].astype(float).idxmin()]
-        fast = ok.iloc[0]
-        best = ok.loc[ok["accuracy"].astype(float).idxmax()]
-        fast_txt = cite(fast) if fast["latency median (us)"] < fp32["latency median (us)"] else \
-            f"stay in FP32: no quantized variant was faster here (fastest: {cite(fast)})"
-        rows.append({"device": device, "memory": cite(small), "latency": fast_txt, "accuracy": cite(best)})
+    # memory: the weight format (codes); scales, zero points and file metadata are reported, not ranked
+    sized = ok[ok["weight codes (KiB)"].notna()]
+    small = _tied_min(sized, "weight codes (KiB)")
+    if small.empty:
+        memory = "no eligible variant"
     else:
-        rows.append({"device": device, "memory": "no variant within tolerance", "latency": None, "accuracy": None})
+        codes = float(small["weight codes (KiB)"].iloc[0])
+        extra = ", ".join(f"{r['variant']} {float(r['weight payload (KiB)']) - codes:.1f}"
+                          for _, r in small.iterrows())
+        memory = (" = ".join(small["variant"]) + (" (tie: " if len(small) > 1 else " (")
+                  + f"{codes:.1f} KiB of weight codes; scales and zero points add (KiB): {extra})")
+    # latency
+    col = "verdict vs same runtime's FP32"
+    faster = ok[ok[col] == "faster"].sort_values("speedup vs same runtime's FP32 (x)", ascending=False)
+    if faster.empty:
+        latency = "stay with FP32: no quantized variant was resolved faster than its runtime's FP32 here"
+    else:
+        top = faster.iloc[0]
+        ratio, interval = top["speedup vs same runtime's FP32 (x)"], top["interval vs same runtime's FP32"]
+        txt = f"{top['variant']} ({ratio:.2f}x {interval} against its runtime's FP32)"
+        if len(faster) > 1 and res is not None:
+            c = res.compare(top["variant"], faster.iloc[1]["variant"])
+            txt += (f"; resolved faster than {faster.iloc[1]['variant']} ({c.interval_text()})" if c.verdict == "faster"
+                    else f"; not resolved from {faster.iloc[1]['variant']} ({c.interval_text()}): either")
+        latency = txt
+    # accuracy
+    higher = [v for v in ok["variant"] if seed_verdict.get(v) == "higher than FP32"]
+    accuracy = (", ".join(higher) + " (resolved higher than FP32 over the seeds)" if higher else
+                "any eligible variant: none is resolved more or less accurate than FP32 over the seeds"
+                if seed_summary is not None else "not decided: no multi-seed accuracy given")
+    rows.append({"device": device, "memory": memory, "latency": latency, "accuracy": accuracy})
     cuda = "not measurable here (this build has no CUDA GPU)" if not torch.cuda.is_available() else \
-        "see the CUDA cell of this page (measured on this build's GPU)"
+        "see the CUDA cells of this page (measured on this build's GPU)"
     rows.append({"device": "CUDA GPU", "memory": cuda, "latency": cuda, "accuracy": cuda})
     return pd.DataFrame(rows)

@@ -4,7 +4,10 @@
 
 Trains a small MLP in FP32 on scikit-learn's bundled digits (no download),
 quantizes copies with three torchao configs, and prints accuracy, size on
-disk and latency of each next to FP32. Runs on any device (CPU here).
+disk and latency of each next to FP32: latency as the median and IQR of
+interleaved timing rounds (the site's harness, amp_docs_lib.core.timing),
+speed as the median ratio to FP32 with its 90% interval, and whether that
+interval resolves a difference. Runs on any device (CPU here).
 """
 import copy
 import io
@@ -12,10 +15,11 @@ import io
 import torch
 from sklearn.datasets import load_digits
 from torch import nn
-from torch.utils import benchmark
 from torchao.quantization import (Int8DynamicActivationInt8WeightConfig, Int8WeightOnlyConfig,
                                   IntxWeightOnlyConfig, quantize_)
 from torchao.quantization.granularity import PerGroup
+
+from amp_docs_lib.core.timing import interleaved
 
 torch.set_num_threads(1)  # a model this small gains nothing from more threads
 torch.manual_seed(0)
@@ -35,18 +39,7 @@ for epoch in range(15):
         opt.step()
 model.eval()
 
-
-def report(name, m):
-    buf = io.BytesIO()
-    torch.save(m.state_dict(), buf)  # the checkpoint's size on disk
-    with torch.inference_mode():
-        acc = (m(x[test]).argmax(1) == y[test]).float().mean().item()
-        t = benchmark.Timer("m(xb)", globals={"m": m, "xb": x[test]}).blocked_autorange(min_run_time=0.2)
-    print(f"{name:<34} accuracy {acc:.3f}  size {buf.getbuffer().nbytes / 1024:6.1f} KiB  "
-          f"latency {t.median * 1e6:7.1f} us")
-
-
-report("FP32", model)
+models = {"FP32": model}
 configs = {
     "INT8 weight-only": Int8WeightOnlyConfig(),
     "INT8 dynamic act + INT8 weight": Int8DynamicActivationInt8WeightConfig(),
@@ -55,4 +48,27 @@ configs = {
 for name, config in configs.items():
     q = copy.deepcopy(model)
     quantize_(q, config)  # replaces each nn.Linear weight with a quantized tensor, in place
-    report(name, q)
+    models[name] = q
+
+
+def runner(m):
+    def run():
+        with torch.inference_mode():
+            return m(x[test])
+    return run
+
+
+# All models timed together: each round times one block of each, in alternating order.
+timed = interleaved({name: runner(m) for name, m in models.items()}, baseline="FP32", rounds=9, num_threads=1)
+for name, m in models.items():
+    buf = io.BytesIO()
+    torch.save(m.state_dict(), buf)  # the checkpoint's size on disk
+    with torch.inference_mode():
+        acc = (m(x[test]).argmax(1) == y[test]).float().mean().item()
+    t = timed.timings[name]
+    line = (f"{name:<32} accuracy {acc:.3f}  size {buf.getbuffer().nbytes / 1024:6.1f} KiB  "
+            f"latency {t.median_s * 1e6:7.1f} us (IQR {t.iqr_s * 1e6:6.1f})")
+    if name != "FP32":
+        c = timed.compare(name)
+        line += f"  speed vs FP32 {c.interval_text()}: {c.verdict}"
+    print(line)

@@ -1,0 +1,95 @@
+"""Which kernels a quantized model really runs: a dispatch trace, not the config's name.
+
+:func:`trace_ops` runs a function under a ``TorchDispatchMode`` that records every
+operator reaching the dispatcher (``aten.*``, torchao's registered ops such as
+``torchao.quantize_affine``, ``quantized.*``) with the dtypes of its tensor inputs.
+:func:`kernel_table` reduces the trace of one forward pass per torchao variant to what a
+reader asks: which matmul ran, on which dtypes, and whether an integer matmul
+(``aten._int_mm``) ran at all.
+
+:func:`int8_path_probe` runs torchao's own INT8 matmul entry point
+(``torchao.kernel.intmm.int_scaled_matmul``, what ``Int8DynamicActivationInt8WeightConfig``
+calls on CPU) on inputs whose exact result is known, and reports the path torchao chose
+(u8s8 on CPUs with VNNI and without AMX, s8s8 otherwise: read from the trace) and whether the
+result saturated.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+import torch
+from torch import nn
+
+from amp_docs_lib.core.dispatch import MATMUL_OPS, OpTrace, trace_ops
+
+INT_MATMUL = "aten._int_mm"
+INTEGER_KERNELS = (INT_MATMUL, "quantized.linear_dynamic", "quantized.linear")  # int8 arithmetic inside
+
+
+def forward_trace(model: nn.Module, x: torch.Tensor) -> OpTrace:
+    """The trace of one inference-mode forward pass of ``model`` on ``x`` (after one untraced warm-up)."""
+    with torch.inference_mode():
+        model(x)
+        return trace_ops(lambda: model(x))
+
+
+QUANT_OPS = ("torchao.choose_qparams_affine", "torchao.quantize_affine", "torchao.dequantize_affine")
+
+
+def describe(trace: OpTrace) -> dict[str, Any]:
+    """The columns :func:`kernel_table` shows for one trace."""
+    int_mm = [dt for op, dt in trace.matmuls if op == INT_MATMUL]
+    float_mm = [dt for op, dt in trace.matmuls if op not in INTEGER_KERNELS]
+    return {
+        "matmuls that ran (input dtypes)": trace.matmul_summary(),
+        "integer matmul (aten._int_mm)": bool(int_mm),
+        "integer kernel (_int_mm or quantized.*)": any(op in INTEGER_KERNELS for op, _ in trace.matmuls),
+        "float matmul": bool(float_mm),
+        "activations quantized at run time": trace.counts.get("torchao.quantize_affine", 0) > 0
+        or any(dt and dt[0] in ("int8", "uint8") for dt in int_mm),
+        "torchao quantize/dequantize ops": ", ".join(f"{o.split('.')[-1]} x{trace.counts[o]}"
+                                                     for o in QUANT_OPS if trace.counts.get(o)) or "none",
+    }
+
+
+def kernel_table(models: dict[str, nn.Module], x: torch.Tensor) -> pd.DataFrame:
+    """One row per model: the matmuls its forward pass ran (from a dispatch trace) and what they were."""
+    return pd.DataFrame([{"variant": name, **describe(forward_trace(m, x))} for name, m in models.items()])
+
+
+def cpu_int8_path() -> dict[str, Any]:
+    """What torchao reads to choose its CPU INT8 matmul path, read with torchao's own helpers."""
+    from torchao.utils import _cpu_is_amx_tile_supported, _cpu_is_vnni_supported
+
+    vnni, amx = bool(_cpu_is_vnni_supported()), bool(_cpu_is_amx_tile_supported())
+    return {"VNNI (torchao._cpu_is_vnni_supported)": vnni, "AMX tiles (torchao._cpu_is_amx_tile_supported)": amx}
+
+
+def int8_path_probe(k: int = 64) -> dict[str, Any]:
+    """torchao's CPU INT8 matmul on two ``k``-long rows of int8 127s: the path it took and the result.
+
+    The exact dot product is ``127 * 127 * k``. The probe calls
+    ``torchao.kernel.intmm.int_scaled_matmul`` (unit scales), the function
+    ``Int8DynamicActivationInt8WeightConfig``'s linear calls, under a dispatch trace, so the
+    ``aten._int_mm`` input dtypes say which path torchao took: ``uint8 x int8`` (u8s8: activations
+    shifted by +128, the shift subtracted afterwards) or ``int8 x int8`` (s8s8). A kernel that sums
+    pairs of u8·s8 products in 16 bits with saturation (``vpmaddubsw``, no VNNI) returns
+    ``32767 * k/2 - 128 * 127 * k`` on the u8s8 path instead of the exact value.
+    """
+    if not isinstance(k, int) or k <= 0 or k % 8:
+        raise ValueError(f"k must be a positive multiple of 8, got {k!r}")
+    from torchao.kernel.intmm import int_scaled_matmul
+
+    a = torch.full((k, k), 127, dtype=torch.int8)
+    one = torch.ones(k, 1, dtype=torch.float32)
+    out: list[torch.Tensor] = []
+    trace = trace_ops(lambda: out.append(int_scaled_matmul(a, a, one)))
+    got = int(out[0][0, 0])
+    paths = [dt for op, dt in trace.matmuls if op == INT_MATMUL]
+    exact = 127 * 127 * k
+    return {"k": k, "torchao path (aten._int_mm inputs)": " x ".join(paths[0]) if paths else "no _int_mm",
+            "exact": exact, "returned": got,
+            "saturated prediction (u8s8, 16-bit pair sums)": 32767 * (k // 2) - 128 * 127 * k,
+            "saturates": got != exact}

@@ -1,0 +1,40 @@
+"""Saving and reloading a torchao-quantized model, and checking it computes the same outputs.
+
+torchao's quantized weights are tensor subclasses; ``torch.save(model.state_dict())`` stores them
+with their scales, and ``load_state_dict(sd, assign=True)`` puts them back into a model built the
+same way. :func:`save_reload_check` does it through a file and compares the outputs bit for bit.
+"""
+
+from __future__ import annotations
+
+import copy
+import tempfile
+from pathlib import Path
+
+import torch
+from torch import nn
+
+
+def save_reload(quantized: nn.Module, skeleton: nn.Module, path: str | Path | None = None) -> nn.Module:
+    """Save ``quantized``'s state_dict to a file and load it into a deep copy of ``skeleton`` (assign=True)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        p = Path(path) if path is not None else Path(tmp) / "quantized.pt"
+        torch.save(quantized.state_dict(), p)
+        sd = torch.load(p, weights_only=True)  # torchao registers its tensor subclasses as safe to load
+    fresh = copy.deepcopy(skeleton).eval()
+    fresh.load_state_dict(sd, assign=True)
+    return fresh
+
+
+def compare_outputs(a: nn.Module, b: nn.Module, x: torch.Tensor) -> dict:
+    """Weight classes of two models and how their outputs on ``x`` differ (max |difference|, bit equality)."""
+    with torch.inference_mode():
+        ya, yb = a(x), b(x)
+    classes = lambda m: ", ".join(sorted({type(p).__name__ for p in m.parameters()}))  # noqa: E731
+    return {"weight classes before": classes(a), "weight classes after": classes(b),
+            "max |difference| of outputs": float((ya - yb).abs().max()), "bitwise equal": bool(torch.equal(ya, yb))}
+
+
+def save_reload_check(quantized: nn.Module, skeleton: nn.Module, x: torch.Tensor) -> dict:
+    """:func:`compare_outputs` of ``quantized`` and its copy saved to a file and reloaded into ``skeleton``."""
+    return compare_outputs(quantized, save_reload(quantized, skeleton), x)

@@ -1,0 +1,238 @@
+"""Where quantization speeds a linear layer up: latency against batch size, memory- vs compute-bound.
+
+A linear layer ``y = x W^T`` with ``W`` of shape ``(N, K)`` reads the weights once per call
+whatever the batch ``B``: ``K·N·e_w`` bytes against ``2·B·K·N`` FLOPs. At small ``B`` the
+arithmetic intensity (FLOPs per byte) is low and the layer waits on memory: fewer weight bytes
+(weight-only INT8/INT4) can only help there, and only if the kernel reads the small integers
+directly instead of first writing a dequantized float copy. At large ``B`` the layer is
+compute-bound: only a faster arithmetic (an integer matmul with more operations per
+instruction, such as VNNI's ``vpdpbusd``) helps.
+
+:func:`batch_sweep` times FP32 and torchao variants of one layer at each batch size in
+interleaved rounds (:func:`amp_docs_lib.core.timing.interleaved`), so every speedup comes with
+an interval; :func:`crossovers` reads off where each variant changes from slower to faster
+than FP32 (only where both sides are resolved).
+"""
+
+from __future__ import annotations
+
+import copy
+import warnings
+from typing import Any, Callable, Iterable
+
+import pandas as pd
+import torch
+from torch import nn
+
+SWEEP_VARIANTS = ("int8_wo", "int4_wo", "int8_dyn")
+TORCH_AO_LABEL = "torch.ao quantize_dynamic (deprecated, fbgemm)"
+Timer = Callable[..., Any]  # timer(fns, baseline=name) -> an interleaved result (core.timing.Interleaved)
+
+
+def torch_ao_dynamic(model: nn.Module) -> nn.Module:
+    """A copy of ``model`` with ``torch.ao.quantization.quantize_dynamic`` INT8 Linear layers (deprecated API)."""
+    from torch.ao.quantization import quantize_dynamic
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # its deprecation warning is shown by the chapter's API section
+        return quantize_dynamic(copy.deepcopy(model), {nn.Linear}, dtype=torch.qint8)
+
+
+def linear_variants(in_features: int, out_features: int, names: Iterable[str] = SWEEP_VARIANTS,
+                    seed: int = 0, device: str | torch.device = "cpu") -> dict[str, nn.Module]:
+    """FP32 ``nn.Linear`` on ``device`` and a quantized copy per torchao variant name (``ptq.VARIANTS``), by label."""
+    from amp_docs_lib.quantization.ptq import check_variant, quantize_copy
+
+    torch.manual_seed(seed)
+    base = nn.Sequential(nn.Linear(in_features, out_features)).eval().to(device)
+    out = {"FP32": base}
+    for name in names:
+        v = check_variant(name)
+        out[v.label] = quantize_copy(base, v.make_config())
+    return out
+
+
+def weight_bytes(model: nn.Module) -> int:
+    """Bytes of the weight data a forward pass must read: plain tensors and a subclass's inner tensors."""
+    total = 0
+    for p in model.parameters():
+        total += _tensor_bytes(p)
+    return total
+
+
+def weight_code_bytes(model: nn.Module) -> int:
+    """Bytes of the weight *codes* only: a quantized tensor's ``qdata`` (plain parameters count whole).
+
+    What a weight format costs per element; scales and zero points are the rest of
+    :func:`weight_bytes`.
+    """
+    total = 0
+    for p in model.parameters():
+        qdata = getattr(p, "qdata", None)
+        total += _tensor_bytes(qdata) if qdata is not None else _tensor_bytes(p)
+    return total
+
+
+def _tensor_bytes(t: torch.Tensor) -> int:
+    if hasattr(t, "__tensor_flatten__") and type(t) not in (torch.Tensor, nn.Parameter):
+        names, _ = t.__tensor_flatten__()
+        return sum(_tensor_bytes(getattr(t, n)) for n in names if getattr(t, n) is not None)
+    return t.numel() * t.element_size()
+
+
+def batch_sweep(in_features: int, out_features: int, batches: Iterable[int], timer: Timer,
+                names: Iterable[str] = SWEEP_VARIANTS, *, device: str | torch.device = "cpu", reference: bool = True,
+                progress=None) -> pd.DataFrame:
+    """Latency of FP32 and each variant at each batch size, with the speedup over FP32 and its interval.
+
+    ``timer(fns, baseline=name)`` times a dict of functions in interleaved rounds: the site's harness,
+    ``functools.partial(amp_docs_lib.core.timing.interleaved, rounds=..., num_threads=1)``.
+    ``reference``: also time the deprecated ``torch.ao`` dynamic INT8 layer (fbgemm integer kernel; CPU only).
+    On CUDA the timer gets ``device`` and times with CUDA events.
+    Columns: batch, variant, weight bytes, median (us), IQR (us), speedup vs FP32 (x), interval
+    low/high, verdict, FLOP/byte (FP32 layer), GFLOP/s.
+    """
+    batches = list(batches)
+    if not batches or any(not isinstance(b, int) or b < 1 for b in batches):
+        raise ValueError(f"batches must be positive ints, got {batches!r}")
+    dev = torch.device(device)
+    models = linear_variants(in_features, out_features, names, device=dev)
+    if reference and dev.type == "cpu":
+        models[TORCH_AO_LABEL] = torch_ao_dynamic(models["FP32"])
+    wbytes = {k: weight_bytes(m) for k, m in models.items()}
+    rows = []
+    for b in batches:
+        x = torch.randn(b, in_features, generator=torch.Generator().manual_seed(b)).to(dev)
+
+        def runner(m):
+            def run():
+                with torch.inference_mode():
+                    return m(x)
+            return run
+        res = timer({k: runner(m) for k, m in models.items()}, baseline="FP32", device=dev)
+        flops = 2 * b * in_features * out_features
+        fp32_bytes = 4 * (in_features * out_features + out_features + b * (in_features + out_features))
+        for k, t in res.timings.items():
+            c = None if k == "FP32" else res.compare(k)
+            rows.append({"batch": b, "variant": k, "weight bytes": wbytes[k],
+                         "median (us)": t.median_s * 1e6, "IQR (us)": t.iqr_s * 1e6,
+                         "speedup vs FP32 (x)": None if c is None else c.ratio,
+                         "interval low": None if c is None else c.ratio_lo,
+                         "interval high": None if c is None else c.ratio_hi,
+                         "verdict": None if c is None else c.verdict,
+                         "FLOP/byte (FP32 layer)": flops / fp32_bytes,
+                         "GFLOP/s": flops / t.median_s / 1e9})
+        if progress:
+            progress()
+    df = pd.DataFrame(rows).astype(object)
+    return df.where(df.notna(), None)
+
+
+def crossovers(df: pd.DataFrame) -> pd.DataFrame:
+    """Per variant: its verdict at each batch and where it changes between resolved verdicts.
+
+    A crossover is reported between two consecutive batch sizes whose verdicts are "slower" and
+    "faster" (in either order), ignoring batches where no difference was resolved in between.
+    """
+    rows = []
+    for v, g in df[df["variant"] != "FP32"].groupby("variant", sort=False):
+        g = g.sort_values("batch")
+        resolved = [(int(b), s) for b, s in zip(g["batch"], g["verdict"]) if s in ("faster", "slower")]
+        changes = [f"{s0} at {b0}, {s1} at {b1}" for (b0, s0), (b1, s1) in zip(resolved, resolved[1:]) if s0 != s1]
+        kinds = {s for _, s in resolved}
+        rows.append({"variant": v,
+                     "faster than FP32 at batch": ", ".join(str(b) for b, s in resolved if s == "faster") or "none",
+                     "slower than FP32 at batch": ", ".join(str(b) for b, s in resolved if s == "slower") or "none",
+                     "not resolved at batch": ", ".join(str(int(b)) for b, s in zip(g["batch"], g["verdict"])
+                                                        if s not in ("faster", "slower")) or "none",
+                     "crossover": "; ".join(changes) if changes else
+                     ("none: " + (next(iter(kinds)) + " wherever resolved") if kinds else "none resolved")})
+    return pd.DataFrame(rows)
+
+
+def plot_batch_sweep(df: pd.DataFrame):
+    """Latency per row (us) and speedup over FP32 with its interval, against batch size."""
+    import matplotlib.pyplot as plt
+
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(9.6, 3.6))
+    for v, g in df.groupby("variant", sort=False):
+        g = g.sort_values("batch")
+        b = g["batch"].astype(float)
+        ax1.plot(b, g["median (us)"].astype(float) / b, "o-", label=v)
+        if v != "FP32":
+            s = g["speedup vs FP32 (x)"].astype(float)
+            lo, hi = g["interval low"].astype(float), g["interval high"].astype(float)
+            ax2.errorbar(b, s, yerr=[s - lo, hi - s], fmt="o-", capsize=3, label=v)
+    ax1.set_xscale("log", base=2)
+    ax1.set_yscale("log")
+    ax1.set_xlabel("batch (rows)")
+    ax1.set_ylabel("latency per row (us)")
+    ax1.legend(fontsize=7)
+    ax2.axhline(1.0, color="0.5", lw=0.8)
+    ax2.set_xscale("log", base=2)
+    ax2.set_yscale("log")
+    ax2.set_xlabel("batch (rows)")
+    ax2.set_ylabel("speedup over FP32 (x), interval")
+    fig.tight_layout()
+    return fig
+
+
+def _profiled_kernels(fn) -> str:
+    """aten operators the profiler saw in one call of ``fn`` that multiply matrices (compiled code calls them)."""
+    from torch.profiler import ProfilerActivity, profile
+
+    from amp_docs_lib.core.dispatch import MATMUL_OPS
+
+    names = {op.replace("aten.", "aten::").replace("quantized.", "quantized::") for op in MATMUL_OPS}
+    with profile(activities=[ProfilerActivity.CPU]) as p:  # aten ops are recorded on the host on any device
+        fn()
+    seen = dict.fromkeys(e.key for e in p.key_averages() if e.key in names)
+    return ", ".join(seen) or "none of the known matmul operators"
+
+
+def compiled_comparison(features: int, batch: int, names: Iterable[str], timer: Timer,
+                        device: str | torch.device = "cpu") -> pd.DataFrame:
+    """Eager FP32 and, for each name, the eager and ``torch.compile``-d layer at one batch size.
+
+    ``names``: torchao variant names (``ptq.VARIANTS``) and/or ``"fp32"``. Every model is timed in the
+    same interleaved rounds against eager FP32; the kernels column is what the profiler saw.
+    """
+    from amp_docs_lib.quantization.ptq import check_variant
+
+    names = list(names)
+    dev = torch.device(device)
+    models = linear_variants(features, features, [n for n in names if n != "fp32"], device=dev)
+    label = {n: "FP32" if n == "fp32" else check_variant(n).label for n in names}
+    x = torch.randn(batch, features, generator=torch.Generator().manual_seed(batch)).to(dev)
+    fns, errors = {}, {}
+
+    def runner(m):
+        def run():
+            with torch.inference_mode():
+                return m(x)
+        return run
+    fns["FP32 (eager)"] = runner(models["FP32"])
+    for n in names:
+        lab = label[n]
+        if lab != "FP32":
+            fns[f"{lab} (eager)"] = runner(models[lab])
+        try:
+            c = torch.compile(copy.deepcopy(models[lab]))
+            runner(c)()  # compiles here, outside the timing
+            fns[f"{lab} (compiled)"] = runner(c)
+        except Exception as e:  # Inductor needs a C++ compiler on CPU; say why, keep the row
+            errors[f"{lab} (compiled)"] = f"{type(e).__name__}: {str(e).splitlines()[0][:160]}"
+    res = timer(fns, baseline="FP32 (eager)", device=dev)
+    rows = []
+    for k, fn in fns.items():
+        t = res.timings[k]
+        c = None if k == "FP32 (eager)" else res.compare(k)
+        rows.append({"model": k, "median (us)": t.median_s * 1e6, "IQR (us)": t.iqr_s * 1e6,
+                     "speedup vs eager FP32 (x)": None if c is None else c.ratio,
+                     "interval": None if c is None else f"[{c.ratio_lo:.2f}, {c.ratio_hi:.2f}]",
+                     "verdict": None if c is None else c.verdict, "matmul kernels (profiler)": _profiled_kernels(fn),
+                     "error": None})
+    rows += [{"model": k, "median (us)": None, "IQR (us)": None, "speedup vs eager FP32 (x)": None, "interval": None,
+              "verdict": None, "matmul kernels (profiler)": None, "error": e} for k, e in errors.items()]
+    df = pd.DataFrame(rows).astype(object)
+    return df.where(df.notna(), None)
