@@ -11,6 +11,7 @@ module never imports the others):
 * gated cells (``gating``): ``valid_requirements``, ``describe``, ``requirement_met``, ``requirements_from_tags``, ``unmet_requirements``, ``skip_note_html``;
 * chapter sources (``chapters``): ``read_chapter``, ``chapter_id_for``, ``chapter_path``, ``heading_anchor``, ``headings``, ``chapter_anchors``, ``heading_for_anchor``;
 * table data (``tables``): ``table_from_rows``, ``format_cell``, ``na_to_none``;
+* the book's colours (``palette``): ``color_of``, ``css_variables``;
 * package exports (``exports``): ``lazy_exports``;
 * the timing harness (``timing``): ``Timing``, ``quartiles``, ``default_threads``, ``cuda_event_times``, ``measure``, ``timings_frame``.
 """
@@ -34,6 +35,8 @@ __all__, __getattr__, __dir__ = lazy_exports(__name__, {
     "chapters": ("read_chapter", "chapter_id_for", "chapter_path", "heading_anchor", "headings", "chapter_anchors", "heading_for_anchor",),
     # table data
     "tables": ("table_from_rows", "format_cell", "na_to_none",),
+    # the book's colours: one per format and per regime (figures, the format explorer)
+    "palette": ("color_of", "css_variables",),
     # package exports
     "exports": ("lazy_exports",),
     # the timing harness

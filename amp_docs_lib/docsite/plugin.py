@@ -33,6 +33,7 @@ log = logging.getLogger("mkdocs.plugins.amp_docs")
 EVICT_AFTER_S = 3600  # unused entries survive an hour, so concurrent builds never lose theirs
 ENV_MARKER = "<!-- amp-docs:environment -->"
 CHAPTERS_MARKER = "<!-- amp-docs:chapters -->"
+PALETTE_CSS = "assets/css/palette.css"  # generated from amp_docs_lib.core.palette
 
 _SCRIPT = re.compile(r"<script\b([^>]*)>(.*?)</script>", re.I | re.S)
 _SRC = re.compile(r"\bsrc=[\"']([^\"']*)[\"']", re.I)
@@ -100,6 +101,7 @@ class AmpDocsPlugin(BasePlugin[AmpDocsConfig]):
             chapters.append((f, cid, key, self.cache.get(cid, key)))
         misses = [(f, cid, key) for f, cid, key, hit in chapters if not hit]
         from amp_docs_lib.docsite.execute import execute_chapters, resolve_jobs
+        from amp_docs_lib.docsite.pages import presented_notebook
 
         try:
             jobs = resolve_jobs(self.config.jobs)
@@ -138,7 +140,8 @@ class AmpDocsPlugin(BasePlugin[AmpDocsConfig]):
                                       status="from cache" if hit else "executed in this build")
             # mkdocs-jupyter renders the executed notebook; the page keeps the chapter's URL.
             nb_file = NotebookFile(f, **config)
-            nb_file.abs_src_path = str(path)
+            # What readers get (page and download): deliberate errors as one line, no builder paths.
+            nb_file.abs_src_path = str(presented_notebook(path, self.memo_dir / "presented"))
             files.remove(f)
             files.append(nb_file)
         if self.config.api_reference:
@@ -148,6 +151,12 @@ class AmpDocsPlugin(BasePlugin[AmpDocsConfig]):
 
             for uri, text in api_pages.pages().items():
                 files.append(File.generated(config, uri, content=text))
+        # The book's palette as CSS variables, for the page CSS and the format explorer.
+        from mkdocs.structure.files import File
+
+        from amp_docs_lib.core.palette import css_variables
+
+        files.append(File.generated(config, PALETTE_CSS, content=css_variables()))
         record["finished"] = time.time()
         self.build_log_path.parent.mkdir(parents=True, exist_ok=True)
         self.build_log_path.write_text(json.dumps(record, indent=1))
@@ -170,9 +179,14 @@ class AmpDocsPlugin(BasePlugin[AmpDocsConfig]):
             f"<tr><td>{cid}</td><td>{m['status']}</td><td>{m.get('executed_at', '?')}</td>"
             f"<td>{m.get('seconds', '?')}</td><td>{m.get('profile', '?')}</td></tr>"
             for cid, m in sorted(self.chapters.items()))
-        return ('<table class="amp-table"><thead><tr><th>chapter</th><th>result</th>'
+        return ('<div class="amp-table-scroll"><table class="amp-table"><thead><tr><th>chapter</th><th>result</th>'
                 '<th>executed at (UTC)</th><th>execution seconds</th><th>profile</th></tr></thead>'
-                f"<tbody>{rows}</tbody></table>")
+                f"<tbody>{rows}</tbody></table></div>")
+
+    def on_page_content(self, html, page, config, files):
+        """Before the search index reads the page (on_page_context)."""
+        from amp_docs_lib.docsite.pages import search_friendly
+        return search_friendly(html)
 
     def on_post_page(self, output, page, config):
         from amp_docs_lib.docsite.pages import post_page  # links, copy buttons, downloads bar

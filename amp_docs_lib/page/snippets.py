@@ -47,7 +47,8 @@ class Code:
 
         body = highlight(self.text, get_lexer_by_name(self.lexer), HtmlFormatter(cssclass="highlight"))
         title = f'<span class="filename">{html.escape(self.title)}</span>' if self.title else ""
-        return f'<div class="amp-code">{title}{body}</div>'
+        # A Material code block (pre > code gets the copy button); a diff is left out of search.
+        return f'<div class="amp-code amp-code--{html.escape(self.lexer)}">{title}{body}</div>'
 
     def __repr__(self) -> str:
         return self.text

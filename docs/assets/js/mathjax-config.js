@@ -1,4 +1,4 @@
-// MathJax 3 configuration. Loaded before the locally served tex-svg.js.
+// MathJax 3 configuration. Loaded before the locally served tex-chtml.js.
 // Handles arithmatex output on Markdown pages (\( \) and \[ \]) and the raw
 // $...$ / $$...$$ that nbconvert leaves in executed chapters.
 window.MathJax = {
