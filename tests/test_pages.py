@@ -164,3 +164,13 @@ def test_the_home_page_order_check_can_fail():
     """A list in another order than the navigation is not the navigation's list."""
     in_nav = [(t, f) for t, f in _nav_pages() if f.startswith("chapters/")]
     assert list(reversed(in_nav)) != in_nav
+
+
+def test_a_pattern_is_two_tabs_a_diff_and_the_full_program():
+    from amp_docs_lib.page.snippets import show_pattern
+
+    page = show_pattern("amp_patterns/amp_loop.py", "amp_patterns/clipping.py")._repr_html_()
+    assert page.count('type="radio"') == 2 and page.count('class="tabbed-block"') == 2
+    assert "What changes" in page and "Full program" in page
+    diff, full = page.split('class="tabbed-block"')[1:]
+    assert "amp-code--diff" in diff and "amp-code--python" in full and "examples/amp_patterns/clipping.py" in full

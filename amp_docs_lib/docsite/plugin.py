@@ -34,6 +34,8 @@ EVICT_AFTER_S = 3600  # unused entries survive an hour, so concurrent builds nev
 ENV_MARKER = "<!-- amp-docs:environment -->"
 CHAPTERS_MARKER = "<!-- amp-docs:chapters -->"
 PALETTE_CSS = "assets/css/palette.css"  # generated from amp_docs_lib.core.palette
+API_SEARCH_PREFIX = "api/"  # the generated API reference (docsite/api_pages.API_DIR)
+API_SEARCH_BOOST = 0.3  # Material's search boost (< 1 ranks these pages below the chapters)
 
 _SCRIPT = re.compile(r"<script\b([^>]*)>(.*?)</script>", re.I | re.S)
 _SRC = re.compile(r"\bsrc=[\"']([^\"']*)[\"']", re.I)
@@ -164,6 +166,9 @@ class AmpDocsPlugin(BasePlugin[AmpDocsConfig]):
 
     def on_page_markdown(self, markdown, page, config, files):
         """Fill the home page's markers with this build's environment and chapter status."""
+        if page.file.src_uri.startswith(API_SEARCH_PREFIX):
+            # A search for a format or API name should lead to the chapter that explains it first.
+            page.meta.setdefault("search", {}).setdefault("boost", API_SEARCH_BOOST)
         if ENV_MARKER in markdown:
             def render() -> str:
                 from amp_docs_lib.page.tables import environment_table  # pandas: only when the report changed

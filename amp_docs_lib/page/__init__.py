@@ -8,7 +8,7 @@ module never imports the others):
 * figures (``figures``): ``show_figure``, ``fit_to_column``;
 * claims (``claims``): ``ClaimContradicted``, ``format_value``, ``values_match``, ``Claim``, ``MachineFact``, ``claim``, ``on_this_machine``, ``Statement``, ``check_statements``;
 * checks that cannot fail (``claim_lint``): ``LintFinding``, ``lint_source``, ``lint_chapter``;
-* example programs (``snippets``): ``example_path``, ``Code``, ``show_source``, ``show_diff``, ``SnippetRun``, ``run_snippet``;
+* example programs (``snippets``): ``example_path``, ``Code``, ``show_source``, ``show_diff``, ``Tabs``, ``show_pattern``, ``SnippetRun``, ``run_snippet``;
 * key measurements (``publish``): ``PublishedTable``, ``publish``, ``measurements_from_notebook``.
 """
 
@@ -26,7 +26,7 @@ __all__, __getattr__, __dir__ = lazy_exports(__name__, {
     # checks that cannot fail
     "claim_lint": ("LintFinding", "lint_source", "lint_chapter",),
     # example programs
-    "snippets": ("example_path", "Code", "show_source", "show_diff", "SnippetRun", "run_snippet",),
+    "snippets": ("example_path", "Code", "show_source", "show_diff", "Tabs", "show_pattern", "SnippetRun", "run_snippet",),
     # key measurements
     "publish": ("PublishedTable", "publish", "measurements_from_notebook",),
 })
