@@ -174,3 +174,22 @@ def test_a_pattern_is_two_tabs_a_diff_and_the_full_program():
     assert "What changes" in page and "Full program" in page
     diff, full = page.split('class="tabbed-block"')[1:]
     assert "amp-code--diff" in diff and "amp-code--python" in full and "examples/amp_patterns/clipping.py" in full
+
+
+def test_prose_numbers_and_lists_read_as_words():
+    from amp_docs_lib.page.claims import format_value
+
+    assert format_value(0.4475953) == "0.4476" and format_value(512 / 3) == "170.7"
+    assert format_value(0.0078125) == "0.0078125", "an exact value is not rounded"
+    assert format_value(["blocks.3.0"]) == "blocks.3.0"
+    assert format_value(["fp32", "bf16", "fp16"]) == "fp32, bf16 and fp16" and format_value([]) == "none"
+
+
+def test_the_notebook_stylesheet_keeps_only_rules_that_can_match():
+    css = (".jupyter-wrapper{--a:1}.jupyter-wrapper :root{--icon:url(x)}.jp-Used .x{color:red}"
+           ".jp-Unused{color:blue}@media (max-width:10px){.jp-Used{margin:0}.jp-Gone{margin:1}}"
+           ".jp-Used,.jp-Unused{padding:0}.jupyter-wrapper{--a:1}")
+    out = pages.prune_css(css, {"jupyter-wrapper", "jp-Used", "x"})
+    assert ".jp-Unused" not in out and ".jp-Gone" not in out and ":root" not in out
+    assert ".jp-Used .x{color:red}" in out and "@media (max-width:10px){.jp-Used{margin:0}}" in out
+    assert ".jp-Used{padding:0}" in out and out.count("--a:1") == 1

@@ -92,6 +92,9 @@ class AmpDocsPlugin(BasePlugin[AmpDocsConfig]):
         inputs = KeyInputs.current(self.environment)
         self.fragments = FragmentMemo(self.root / FRAGMENTS_DIR, inputs.library_hash)
         self.used: set[Path] = set()
+        from amp_docs_lib.docsite.pages import NotebookStyles
+
+        self.notebook_styles = NotebookStyles()  # the JupyterLab CSS, written once after the build
         self.chapters: dict[str, dict] = {}
         record = {"started": time.time(), "executed": {}, "cached": []}
         chapters = []
@@ -195,11 +198,11 @@ class AmpDocsPlugin(BasePlugin[AmpDocsConfig]):
 
     def on_post_page(self, output, page, config):
         from amp_docs_lib.docsite.pages import post_page  # links, copy buttons, downloads bar
-        return post_page(strip_remote_scripts(output), page, config, self.fragments)
+        return post_page(strip_remote_scripts(output), page, config, self.fragments, self.notebook_styles)
 
     def on_post_build(self, config):
         from amp_docs_lib.docsite.pages import post_build  # the "Yours vs reference" page
-        post_build(config, self.fragments)
+        post_build(config, self.fragments, self.notebook_styles)
         removed = self.cache.evict_except(self.used, min_age_s=EVICT_AFTER_S)
         for p in removed:
             log.info("amp-docs: evicted stale cache entry %s", p.name)
