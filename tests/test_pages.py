@@ -193,3 +193,10 @@ def test_the_notebook_stylesheet_keeps_only_rules_that_can_match():
     assert ".jp-Unused" not in out and ".jp-Gone" not in out and ":root" not in out
     assert ".jp-Used .x{color:red}" in out and "@media (max-width:10px){.jp-Used{margin:0}}" in out
     assert ".jp-Used{padding:0}" in out and out.count("--a:1") == 1
+
+
+def test_the_skipped_cell_note_shows_names_as_code_not_backticks():
+    from amp_docs_lib.core.gating import skip_note_html
+
+    note = skip_note_html(["pkg:transformer_engine"])
+    assert "`" not in note and "<code>transformer_engine</code>" in note
