@@ -235,6 +235,7 @@ def test_every_page_is_clean_in_the_browser(site, served, browser, screenshots):
             for palette in ("light", "dark"):
                 if palette == "dark":
                     dark_palette(page)
+                    load_all_images(page)  # the dark renderings load (lazily) once they are shown
                 label = f"{width}x{height} {palette}"
                 found += reader_faults(page, label)
                 figs = page.evaluate(FIGURES)

@@ -24,6 +24,8 @@ COLUMN_PX = 648
 CSS_DPI = 100
 # Saved at this many image pixels per CSS pixel (2x: crisp on high-density screens).
 PIXEL_RATIO = 2
+# White space saved around the drawn figure, inches.
+PAD_IN = 0.06
 # Smallest text in a figure: 8 pt at 100 px/in is 11.1 CSS px.
 MIN_FONT_PT = 8.0
 # A narrowed figure keeps this much more of its height than plain scaling would (capped at the
@@ -120,7 +122,7 @@ def fit_to_column(fig: Any) -> None:
     """
     from matplotlib.text import Text
 
-    column_in = COLUMN_PX / CSS_DPI
+    column_in = COLUMN_PX / CSS_DPI - 2 * PAD_IN  # the saved image adds the padding on each side
     width, height = fig.get_size_inches()
     if width > column_in:
         fig.set_size_inches(column_in, min(height, height * column_in / width * TALLER))
@@ -149,7 +151,7 @@ def _png(fig: Any, facecolor: str) -> tuple[str, int, int]:
     from PIL import Image
 
     buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=CSS_DPI * PIXEL_RATIO, bbox_inches="tight", pad_inches=0.06,
+    fig.savefig(buf, format="png", dpi=CSS_DPI * PIXEL_RATIO, bbox_inches="tight", pad_inches=PAD_IN,
                 facecolor=facecolor)
     image = Image.open(io.BytesIO(buf.getvalue())).convert("RGB")
     # Median cut keeps the large flat areas (the background, each series's colour) exact.
