@@ -212,6 +212,11 @@ def test_every_page_is_clean_in_the_browser(site, served, browser, screenshots):
     paths = page_paths(site)
     chapters = {f"chapters/{c.stem}/" for c in CHAPTERS}
     assert chapters <= set(paths), f"chapter pages missing from the site: {chapters - set(paths)}"
+    # $AMP_DOCS_TEST_PAGES (comma-separated URL paths, "" for the home page): check only those.
+    only = os.environ.get("AMP_DOCS_TEST_PAGES")
+    if only is not None:
+        paths = [p for p in paths if p in only.split(",")]
+        chapters &= set(paths)
     problems: dict[str, list[str]] = {}
     for path in paths:
         found: list[str] = []
@@ -249,7 +254,10 @@ def test_every_page_is_clean_in_the_browser(site, served, browser, screenshots):
                         found.append(f"{label}: the lightbox holds {slides} slides for {shown} figures")
                     if path in chapters:
                         name = path.split("/")[1]
-                        page.screenshot(path=str(screenshots / f"{name}-{palette}.png"))
+                        try:
+                            page.screenshot(path=str(screenshots / f"{name}-{palette}.png"), timeout=90_000)
+                        except playwright.TimeoutError:
+                            found.append(f"{label}: the screenshot timed out")
             found += [f"{screen}: {p}" for p in rec.problems]
             context.close()
         if found:
@@ -294,7 +302,7 @@ def test_figures_open_full_size_in_the_lightbox(served, browser):
     big = page.locator(".glightbox-container .gslide-image img").first
     big.wait_for(state="visible", timeout=10_000)
     assert big.evaluate("i => i.complete && i.naturalWidth > 0")
-    assert big.get_attribute("src") == fig.get_attribute("src"), "the lightbox opened another image"
+    assert big.evaluate("i => i.src") == fig.evaluate("i => i.src"), "the lightbox opened another image"
     page.keyboard.press("Escape")
     page.wait_for_selector(".glightbox-container", state="detached", timeout=10_000)
     # In the dark palette it opens the dark rendering of the same figure.
@@ -303,7 +311,7 @@ def test_figures_open_full_size_in_the_lightbox(served, browser):
     dark.click()
     big = page.locator(".glightbox-container .gslide-image img").first
     big.wait_for(state="visible", timeout=10_000)
-    assert big.get_attribute("src") == dark.get_attribute("src"), "the dark palette's lightbox shows the light figure"
+    assert big.evaluate("i => i.src") == dark.evaluate("i => i.src"), "the dark palette's lightbox shows the light figure"
     context.close()
     assert not rec.problems, rec.problems
 
@@ -342,7 +350,7 @@ def test_format_explorer_agrees_with_the_library(served, browser):
     assert row("FP8 E5M2").nth(1).inner_text() == "1024"
     assert row("FP16").nth(2).inner_text() == "0"                 # 1000 is exact in FP16
     page.fill(".amp-fx-input", "0.1")
-    assert row("FP16").nth(2).inner_text() == "-2.441e-05"        # an error reads as 4 digits, not a raw double
+    assert row("FP16").nth(2).inner_text() == "-2.441e-5"         # an error reads as 4 digits, not a raw double
     page.fill(".amp-fx-input", "1")
     row("FP16").nth(4).locator("button").first.click()            # the sign bit
     assert row("FP16").nth(1).inner_text() == "-1"
@@ -356,3 +364,28 @@ def test_format_explorer_agrees_with_the_library(served, browser):
     assert css == [rgb(BIT_FIELD_COLORS[k]) for k in ("sign", "exponent", "mantissa")]
     context.close()
     assert not rec.problems, rec.problems
+
+
+def test_search_ranks_the_chapter_above_the_api_reference(served, browser):
+    """A format name leads to the chapter that explains it, not to the API reference (whose pages
+    carry a lower search boost), and the copy buttons' "Copied!" label is not indexed."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    page.goto(served, wait_until="networkidle")
+    first = page.locator(".md-search-result__item a").first
+    for _ in range(10):  # a query typed before the search worker has loaded its index is dropped
+        page.fill("input.md-search__input", "")
+        page.locator("input.md-search__input").press_sequentially("E4M3")
+        try:
+            first.wait_for(timeout=3_000)
+            break
+        except playwright.TimeoutError:
+            continue
+    href = first.get_attribute("href")
+    assert "chapters/" in href and "api/" not in href, f"first hit for E4M3: {href}"
+    page.fill("input.md-search__input", "")
+    page.locator("input.md-search__input").press_sequentially("Copied")
+    page.wait_for_timeout(1500)
+    hits = page.locator(".md-search-result__item").count()
+    context.close()
+    assert hits == 0, f'"Copied" finds {hits} results: the copy-button label is indexed'
