@@ -145,6 +145,7 @@ def comparison_html(site: str | Path, root: str | Path = REFERENCE_ROOT) -> str:
         return committed + ("<p>No chapter publishes a key measurement yet (chapters publish with "
                             "<code>amp_docs_lib.page.publish.publish</code>).</p>") + timing
     parts = []
+    this_build: dict[str, None] = {}  # this build's stamps, in order, once each
     for name in names:
         any_m = mine.get(name) or next(r["measurements"][name] for r in refs.values() if name in r["measurements"])
         heading = any_m.get("caption") or name
@@ -163,15 +164,19 @@ def comparison_html(site: str | Path, root: str | Path = REFERENCE_ROOT) -> str:
                 body = "<p class='amp-skip'>not measured on this machine: no chapter of this build published it</p>"
             else:
                 body = "<p class='amp-skip'>not measured on this reference machine</p>"
+            if m and label == "This build":  # said once, at the top of the page
+                this_build.setdefault(m.get("stamp") or "")
             stamp = (f"<div class='amp-stamp amp-stamp--measured'>{html.escape(m.get('stamp') or '')}</div>"
-                     if m else "")
+                     if m and label != "This build" else "")
             if m and m.get("caption") and m["caption"] != heading:  # e.g. another profile's problem size
                 label = f"{label}: {m['caption']}"
             blocks.append(f"<div class='amp-result amp-compare'><figcaption>{html.escape(label)}</figcaption>"
                           f"{body}{stamp}</div>")
         parts.append(_differences_html(tables))
         parts += blocks
-    return committed + "\n".join(parts) + timing
+    provenance = "".join(f"<p class='amp-stamp amp-stamp--measured'>This build: measured on {html.escape(s)}</p>"
+                         for s in this_build if s)
+    return committed + provenance + "\n".join(parts) + timing
 
 
 def _timing_html(site: str | Path, refs: dict[str, dict]) -> str:
