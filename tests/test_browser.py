@@ -117,7 +117,9 @@ FIGURES = """() => [...document.querySelectorAll('img.amp-fig--light, img.amp-fi
 
 
 def dark_palette(page) -> None:
-    page.click("label[for='__palette_1']")  # Material's toggle to the dark (slate) scheme
+    # Material's toggle to the dark (slate) scheme; clicked from script, since a page scrolled by
+    # the checks (or a closing lightbox) can keep the header button "unstable" for Playwright.
+    page.evaluate("() => document.querySelector(\"label[for='__palette_1']\").click()")
     page.wait_for_function("() => document.body.getAttribute('data-md-color-scheme') === 'slate'")
 
 
