@@ -1,8 +1,12 @@
 """Load every page of the built site in headless Chromium and check what a reader sees.
 
-For every page: no console errors, no failed requests, no request to another host, every image
-loaded, math typeset where the source has math, a copy button on every code block. For every
-chapter: a screenshot in each palette, figures shown in the palette's rendering. Also: search
+For every page, in both palettes, at 1400x900 and at 390x844: no table wider than the column
+outside its own scroll container, no image shown at less than 1/2.2 of its pixels, as many
+lightbox slides as visible figures, exactly one copy button per code block, no sideways page
+scroll, no measurement stamp repeated (the page's provenance card says it once); no console
+errors, no failed requests, no request to another host, every image loaded, math typeset where
+the source has math and MathJax not loaded where it has none. A failure names the page, the
+screen, the palette and the element. For every chapter: a screenshot in each palette. Also: search
 finds "GradScaler" and leads to its page, figures open in the lightbox, and the Formats page's
 format explorer agrees with ``amp_docs_lib.numbers.formats.decode``.
 
@@ -100,7 +104,9 @@ def wait_for_math(page) -> None:
         page.evaluate("() => MathJax.startup.promise")
 
 
-IMAGES_BROKEN = """() => [...document.images].filter(i => !(i.complete && i.naturalWidth > 0))
+# A lazily loaded image that is not displayed (the other palette's rendering) is not fetched.
+IMAGES_BROKEN = """() => [...document.images].filter(i => getComputedStyle(i).display !== 'none')
+                                          .filter(i => !(i.complete && i.naturalWidth > 0))
                                           .map(i => i.src.slice(0, 80))"""
 CODE_WITHOUT_COPY = """() => [...document.querySelectorAll('.md-content pre > code')]
     .filter(c => !c.closest('pre').querySelector('button[data-md-type="copy"]')).length"""
@@ -111,55 +117,154 @@ FIGURES = """() => [...document.querySelectorAll('img.amp-fig--light, img.amp-fi
 
 
 def dark_palette(page) -> None:
-    page.click("label[for='__palette_1']")  # Material's toggle to the dark (slate) scheme
+    # Material's toggle to the dark (slate) scheme; clicked from script, since a page scrolled by
+    # the checks (or a closing lightbox) can keep the header button "unstable" for Playwright.
+    page.evaluate("() => document.querySelector(\"label[for='__palette_1']\").click()")
     page.wait_for_function("() => document.body.getAttribute('data-md-color-scheme') === 'slate'")
 
 
+VIEWPORTS = {"desktop": (1400, 900), "mobile": (390, 844)}
+MAX_DOWNSCALE = 2.2  # natural / displayed image width: more and the figure's text is too small to read
+
+# What a reader sees, checked in the page: each entry names the element it faults.
+READER_FAULTS = """() => {
+    const faults = [];
+    const name = (el) => {
+        const fig = el.closest('figure');
+        const cap = fig && fig.querySelector('figcaption');
+        if (cap) return JSON.stringify(cap.textContent.trim().slice(0, 60));
+        const th = el.querySelector && el.querySelector('th');
+        return el.tagName.toLowerCase() + (th ? ' headed ' + JSON.stringify(th.textContent.trim().slice(0, 30)) : '')
+            + (el.id ? '#' + el.id : '');
+    };
+    const visible = (el) => { const r = el.getBoundingClientRect(); return r.width > 0 && r.height > 0; };
+    const article = document.querySelector('.md-content__inner');
+    const column = article.getBoundingClientRect();
+    // Material's own table wrapper reaches into the article's side padding: the content box is the bound.
+    const content = document.querySelector('.md-content').getBoundingClientRect();
+    const scrolls = (el) => ['auto', 'scroll'].includes(getComputedStyle(el).overflowX);
+    for (const t of article.querySelectorAll('table')) {
+        if (!visible(t) || t.closest('details:not([open])')) continue;
+        let box = t.parentElement, contained = false;
+        for (; box && box !== article; box = box.parentElement) if (scrolls(box)) { contained = true; break; }
+        const w = t.getBoundingClientRect().width;
+        if (contained) {
+            const b = box.getBoundingClientRect();
+            if (b.right > content.right + 1 || b.left < content.left - 1) faults.push(`scroll container of table ${name(t)} is ${Math.round(b.width)} px wide, wider than the ${Math.round(column.width)} px column`);
+        } else if (w > column.width + 1) {
+            faults.push(`table ${name(t)} is ${Math.round(w)} px wide in a ${Math.round(column.width)} px column, outside a scroll container`);
+        }
+    }
+    for (const i of article.querySelectorAll('img')) {
+        if (!visible(i) || !i.complete || !i.naturalWidth) continue;
+        const ratio = i.naturalWidth / i.getBoundingClientRect().width;
+        if (ratio > MAX_DOWNSCALE + 1e-6) faults.push(`image ${name(i)} is shown at ${Math.round(i.getBoundingClientRect().width)} px, 1/${ratio.toFixed(2)} of its ${i.naturalWidth} px`);
+    }
+    for (const c of article.querySelectorAll('pre > code')) {
+        const n = c.closest('pre').parentElement.querySelectorAll('button[data-md-type="copy"], .md-clipboard, clipboard-copy').length;
+        if (n !== 1) faults.push(`code block starting ${JSON.stringify(c.textContent.trim().slice(0, 40))} has ${n} copy buttons`);
+    }
+    if (document.querySelector('clipboard-copy, .zeroclipboard-container')) faults.push('a second (notebook) copy button is on the page');
+    const stamps = {};
+    for (const s of article.querySelectorAll('.amp-stamp--measured')) stamps[s.textContent.trim()] = (stamps[s.textContent.trim()] || 0) + 1;
+    for (const [text, n] of Object.entries(stamps)) if (n > 1) faults.push(`the stamp ${JSON.stringify(text.slice(0, 80))} is repeated ${n} times (it belongs in the page's provenance card)`);
+    if (document.querySelectorAll('.amp-provenance').length > 1) faults.push('more than one provenance card');
+    return faults;
+}""".replace("MAX_DOWNSCALE", str(MAX_DOWNSCALE))
+SCROLL_WIDTH = "() => ({page: document.documentElement.scrollWidth, view: window.innerWidth})"
+VISIBLE_FIGURES = """() => [...document.querySelectorAll('.md-content img.amp-fig')]
+    .filter(i => getComputedStyle(i).display !== 'none').length"""
+
+
+def load_all_images(page) -> None:
+    """Scroll through the page so that lazily loaded figures load, then back to the top."""
+    page.evaluate("""() => new Promise(done => { let y = 0; const step = () => {
+        window.scrollTo(0, y += 700); if (y < document.body.scrollHeight) setTimeout(step, 20);
+        else { window.scrollTo(0, 0); done(); } }; step(); })""")
+    page.wait_for_load_state("networkidle")
+
+
+def lightbox_slides(page) -> int | None:
+    """How many slides the lightbox holds when opened on the first visible figure (None: no figure)."""
+    first = page.locator("a.amp-lightbox img.amp-fig:visible").first
+    if not first.count():
+        return None
+    first.scroll_into_view_if_needed()
+    first.click()
+    page.locator(".glightbox-container .gslide").first.wait_for(state="attached", timeout=10_000)
+    n = page.locator(".glightbox-container .gslide").count()
+    page.keyboard.press("Escape")
+    page.wait_for_selector(".glightbox-container", state="detached", timeout=10_000)
+    return n
+
+
+def reader_faults(page, label: str) -> list[str]:
+    found = [f"{label}: {f}" for f in page.evaluate(READER_FAULTS)]
+    w = page.evaluate(SCROLL_WIDTH)
+    if w["page"] > w["view"]:
+        found.append(f"{label}: the page scrolls sideways ({w['page']} px wide in a {w['view']} px window)")
+    return found
+
+
 def test_every_page_is_clean_in_the_browser(site, served, browser, screenshots):
+    """Every page, in both palettes, on a desktop and a phone screen: the checks of issue 19
+    (tables fit or scroll in their own box, figures not shrunk past legibility, one lightbox slide
+    per figure, one copy button per code block, no sideways page scroll, one provenance card) and
+    the basics (no console errors, nothing from another host, images load, math typeset)."""
     paths = page_paths(site)
     chapters = {f"chapters/{c.stem}/" for c in CHAPTERS}
     assert chapters <= set(paths), f"chapter pages missing from the site: {chapters - set(paths)}"
+    # $AMP_DOCS_TEST_PAGES (comma-separated URL paths, "" for the home page): check only those.
+    only = os.environ.get("AMP_DOCS_TEST_PAGES")
+    if only is not None:
+        paths = [p for p in paths if p in only.split(",")]
+        chapters &= set(paths)
     problems: dict[str, list[str]] = {}
     for path in paths:
-        context = browser.new_context(viewport={"width": 1280, "height": 900})
-        page = context.new_page()
-        rec = Recorder(page, served)
-        page.goto(served + path, wait_until="networkidle")
-        wait_for_math(page)
-        found = list(rec.problems)
-        broken = page.evaluate(IMAGES_BROKEN)
-        found += [f"image did not load: {u}" for u in broken]
-        n_math = page.locator("mjx-container").count()
-        if chapter_has_math(path) and n_math == 0:
-            found.append("the chapter's source has $math$ but nothing was typeset")
-        if page.locator("mjx-merror, mjx-container [data-mjx-error]").count():
-            found.append("MathJax reported a TeX error")
-        missing_copy = page.evaluate(CODE_WITHOUT_COPY)
-        if missing_copy:
-            found.append(f"{missing_copy} code block(s) without a copy button")
-        if page.locator(".md-content pre code code").count():
-            found.append("a code block is wrapped in <code> twice")
-        if path in chapters:
-            name = path.split("/")[1]
-            figs = page.evaluate(FIGURES)
-            if any(f["shown"] for f in figs if f["kind"] == "dark") or not all(
-                    f["shown"] and f["loaded"] and f["width"] > 100 for f in figs if f["kind"] == "light"):
-                found.append(f"light palette shows the wrong figure renderings: {figs}")
-            first = page.locator("img.amp-fig--light").first
-            if figs:
-                first.scroll_into_view_if_needed()
-            page.screenshot(path=str(screenshots / f"{name}-light.png"))
-            dark_palette(page)
-            figs = page.evaluate(FIGURES)
-            if any(f["shown"] for f in figs if f["kind"] == "light") or not all(
-                    f["shown"] and f["loaded"] and f["width"] > 100 for f in figs if f["kind"] == "dark"):
-                found.append(f"dark palette shows the wrong figure renderings: {figs}")
-            page.screenshot(path=str(screenshots / f"{name}-dark.png"))
-        found += rec.problems  # including anything after the palette toggle
-        context.close()
+        found: list[str] = []
+        for screen, (width, height) in VIEWPORTS.items():
+            context = browser.new_context(viewport={"width": width, "height": height})
+            page = context.new_page()
+            rec = Recorder(page, served)
+            page.goto(served + path, wait_until="networkidle")
+            wait_for_math(page)
+            load_all_images(page)
+            found += [f"{screen}: image did not load: {u}" for u in page.evaluate(IMAGES_BROKEN)]
+            has_math = chapter_has_math(path)
+            if has_math and page.locator("mjx-container").count() == 0:
+                found.append("the chapter's source has $math$ but nothing was typeset")
+            if not has_math and path in chapters and page.evaluate("() => !!window.MathJax && !!MathJax.version"):
+                found.append("MathJax is loaded on a page without math")
+            if page.locator("mjx-merror, mjx-container [data-mjx-error]").count():
+                found.append("MathJax reported a TeX error")
+            if page.locator(".md-content pre code code").count():
+                found.append("a code block is wrapped in <code> twice")
+            for palette in ("light", "dark"):
+                if palette == "dark":
+                    dark_palette(page)
+                    load_all_images(page)  # the dark renderings load (lazily) once they are shown
+                label = f"{width}x{height} {palette}"
+                found += reader_faults(page, label)
+                figs = page.evaluate(FIGURES)
+                wrong = "dark" if palette == "light" else "light"
+                if any(f["shown"] for f in figs if f["kind"] == wrong) or not all(
+                        f["shown"] and f["loaded"] and f["width"] > 100 for f in figs if f["kind"] == palette):
+                    found.append(f"{label}: the palette shows the wrong figure renderings: {figs}")
+                if screen == "desktop":
+                    slides, shown = lightbox_slides(page), page.evaluate(VISIBLE_FIGURES)
+                    if slides is not None and slides != shown:
+                        found.append(f"{label}: the lightbox holds {slides} slides for {shown} figures")
+                    if path in chapters:
+                        name = path.split("/")[1]
+                        try:
+                            page.screenshot(path=str(screenshots / f"{name}-{palette}.png"), timeout=90_000)
+                        except playwright.TimeoutError:
+                            found.append(f"{label}: the screenshot timed out")
+            found += [f"{screen}: {p}" for p in rec.problems]
+            context.close()
         if found:
             problems[path or "index"] = sorted(set(found))
-    assert not problems, json.dumps(problems, indent=1)[:4000]
+    assert not problems, json.dumps(problems, indent=1)[:6000]
     shots = sorted(p.name for p in screenshots.glob("*.png"))
     assert len(shots) == 2 * len(chapters), shots
 
@@ -199,6 +304,16 @@ def test_figures_open_full_size_in_the_lightbox(served, browser):
     big = page.locator(".glightbox-container .gslide-image img").first
     big.wait_for(state="visible", timeout=10_000)
     assert big.evaluate("i => i.complete && i.naturalWidth > 0")
+    assert big.evaluate("i => i.src") == fig.evaluate("i => i.src"), "the lightbox opened another image"
+    page.keyboard.press("Escape")
+    page.wait_for_selector(".glightbox-container", state="detached", timeout=10_000)
+    # In the dark palette it opens the dark rendering of the same figure.
+    dark_palette(page)
+    dark = page.locator("a.glightbox img.amp-fig--dark").first
+    dark.click()
+    big = page.locator(".glightbox-container .gslide-image img").first
+    big.wait_for(state="visible", timeout=10_000)
+    assert big.evaluate("i => i.src") == dark.evaluate("i => i.src"), "the dark palette's lightbox shows the light figure"
     context.close()
     assert not rec.problems, rec.problems
 
@@ -231,17 +346,53 @@ def test_format_explorer_agrees_with_the_library(served, browser):
     # The widget itself: type a number, read a row; flip a bit, read the new value.
     row = lambda fmt: page.locator(f".amp-fx-table tr[data-format='{fmt}'] td")  # noqa: E731
     page.fill(".amp-fx-input", "1000")
+    # Columns: format, stored value, rounding error, relative error, bits, hex, class, neighbours.
     from amp_docs_lib.numbers.formats import cast_rules
     saturates = cast_rules(["FP8 E4M3FN"])["FP8 E4M3FN"]["overflow"] == "saturate"  # torch-version dependent
-    assert row("FP8 E4M3FN").nth(2).inner_text() == ("0x7E" if saturates else "0x7F")
-    assert row("FP8 E4M3FN").nth(4).inner_text() == ("448" if saturates else "NaN")
+    assert row("FP8 E4M3FN").nth(5).inner_text() == ("0x7E" if saturates else "0x7F")
+    assert row("FP8 E4M3FN").nth(1).inner_text() == ("448" if saturates else "NaN")
     fnuz_nan = cast_rules(["FP8 E4M3FNUZ"])["FP8 E4M3FNUZ"]["overflow"] == "nan"
-    assert row("FP8 E4M3FNUZ").nth(2).inner_text() == ("0x80" if fnuz_nan else "0x7F")  # FNUZ: its one NaN
-    assert row("FP8 E5M2").nth(4).inner_text() == "1024"
-    assert row("FP16").nth(7).inner_text() == "0"                 # 1000 is exact in FP16
+    assert row("FP8 E4M3FNUZ").nth(5).inner_text() == ("0x80" if fnuz_nan else "0x7F")  # FNUZ: its one NaN
+    assert row("FP8 E5M2").nth(1).inner_text() == "1024"
+    assert row("FP16").nth(2).inner_text() == "0"                 # 1000 is exact in FP16
+    page.fill(".amp-fx-input", "0.1")
+    assert row("FP16").nth(2).inner_text() == "-2.441e-5"         # an error reads as 4 digits, not a raw double
     page.fill(".amp-fx-input", "1")
-    row("FP16").nth(1).locator("button").first.click()            # the sign bit
-    assert row("FP16").nth(4).inner_text() == "-1"
-    assert row("FP16").nth(2).inner_text() == "0xBC00"
+    row("FP16").nth(4).locator("button").first.click()            # the sign bit
+    assert row("FP16").nth(1).inner_text() == "-1"
+    assert row("FP16").nth(5).inner_text() == "0xBC00"
+    # The bit colours are the bit-layout figure's (one palette, amp_docs_lib.core.palette).
+    from amp_docs_lib.core.palette import BIT_FIELD_COLORS
+    css = page.evaluate("""() => ['s', 'e', 'm'].map(k => getComputedStyle(
+        document.querySelector('.amp-fx-bit--' + k)).color)""")
+    def rgb(hex_):
+        return "rgb({}, {}, {})".format(*(int(hex_[i:i + 2], 16) for i in (1, 3, 5)))
+    assert css == [rgb(BIT_FIELD_COLORS[k]) for k in ("sign", "exponent", "mantissa")]
     context.close()
     assert not rec.problems, rec.problems
+
+
+def test_search_ranks_the_chapter_above_the_api_reference(served, browser):
+    """A format name leads to the chapter that explains it, not to the API reference (whose pages
+    carry a lower search boost)."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    page.goto(served, wait_until="networkidle")
+    first = page.locator(".md-search-result__item a").first
+    for _ in range(10):  # a query typed before the search worker has loaded its index is dropped
+        page.fill("input.md-search__input", "")
+        page.locator("input.md-search__input").press_sequentially("E4M3")
+        try:
+            first.wait_for(timeout=3_000)
+            break
+        except playwright.TimeoutError:
+            continue
+    href = first.get_attribute("href")
+    context.close()
+    assert "chapters/" in href and "api/" not in href, f"first hit for E4M3: {href}"
+
+
+def test_search_does_not_index_copy_button_labels(site):
+    index = json.loads((site / "search" / "search_index.json").read_text(encoding="utf-8"))
+    labelled = [d["location"] for d in index["docs"] if "Copied!" in d.get("text", "")]
+    assert not labelled, f'the copy-button label "Copied!" is indexed in {labelled[:5]}'

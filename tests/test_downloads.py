@@ -6,7 +6,6 @@ import re
 import pytest
 
 from amp_docs_lib.docsite.downloads import DOWNLOADS_DIR, examples_used, wrap_bare_code
-from amp_docs_lib.docsite.pages import lightbox_links_without_copies
 
 from conftest import CHAPTERS, FRONT_MATTER
 
@@ -63,16 +62,21 @@ def test_every_chapter_offers_its_notebook_source_and_examples(site, chapter):
     assert linked == used
 
 
-def test_lightbox_links_do_not_repeat_embedded_figures():
-    img = '<img class="amp-fig--light" src="data:image/png;base64,AAAA"/>'
-    html = f'<a class="glightbox" data-type="image" href="data:image/png;base64,AAAA">{img}</a>'
-    out = lightbox_links_without_copies(html)
-    assert out == f'<a class="glightbox" data-type="image" href="#" data-amp-href-from-img>{img}</a>'
-    other = '<a class="glightbox" href="data:image/png;base64,BBBB"><img src="data:image/png;base64,AAAA"/></a>'
-    assert lightbox_links_without_copies(other) == other  # only where the link repeats its image
-
-
-def test_figures_are_embedded_once_per_rendering(site):
+def test_figures_are_files_with_one_lightbox_link_each(site):
     for c in CHAPTERS:
         html = (site / "chapters" / c.stem / "index.html").read_text(encoding="utf-8")
-        assert 'class="glightbox"' not in html or 'href="data:' not in html, c.stem
+        assert 'src="data:image' not in html and 'href="data:' not in html, c.stem
+        assert html.count("amp-lightbox") * 2 == html.count('class="amp-fig amp-fig--'), c.stem
+
+
+def test_downloaded_notebooks_and_pages_name_no_path_of_the_builder(site):
+    """No absolute path of the machine that built the site, in any page, notebook, source or table."""
+    from amp_docs_lib.docsite.pages import builder_paths
+
+    paths = [p.rstrip("/") for p, _ in builder_paths() if len(p.rstrip("/")) > 1]
+    found = []
+    for f in site.rglob("*"):
+        if f.suffix in (".html", ".ipynb", ".md", ".py", ".csv", ".json", ".txt"):
+            text = f.read_text(encoding="utf-8", errors="replace")
+            found += [(str(f.relative_to(site)), p) for p in paths if p in text]
+    assert not found, f"builder paths in the site: {found[:10]}"

@@ -14,7 +14,8 @@ module never imports the others):
 * package exports (``exports``): ``lazy_exports``;
 * the timing harness (``timing``): ``Timing``, ``default_threads``, ``cuda_event_times``, ``measure``, ``timings_frame``, ``Comparison``, ``interleaved``, ``Interleaved``, ``measurements``, ``compare_text``;
 * distribution-free statistics (``stats``): ``quartiles``, ``min_values_for``, ``median_ci``, ``sign_test_p``;
-* dispatch traces (``dispatch``): ``is_matmul``, ``OpTrace``, ``trace_ops``.
+* dispatch traces (``dispatch``): ``is_matmul``, ``OpTrace``, ``trace_ops``;
+* colours (``palette``): ``color_of``, ``css_variables``.
 """
 
 from amp_docs_lib.core.exports import lazy_exports
@@ -44,4 +45,6 @@ __all__, __getattr__, __dir__ = lazy_exports(__name__, {
     "stats": ("quartiles", "min_values_for", "median_ci", "sign_test_p",),
     # dispatch traces
     "dispatch": ("is_matmul", "OpTrace", "trace_ops",),
+    # colours
+    "palette": ("color_of", "css_variables",),
 })

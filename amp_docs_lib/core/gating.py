@@ -81,6 +81,13 @@ def unmet_requirements(tags: Iterable[str]) -> list[str]:
     return [r for r in requirements_from_tags(tags) if not requirement_met(r)]
 
 
+def _code_spans(escaped: str) -> str:
+    """`name` in already escaped text as <code>name</code> (the note is HTML, not Markdown)."""
+    import re
+
+    return re.sub(r"`([^`<>]+)`", r"<code>\1</code>", escaped)
+
+
 def skip_note_html(unmet: list[str], reference_html: str | None = None) -> str:
     """The visible note shown in place of a skipped cell's output."""
     needs = "; ".join(describe(r) + (" (not installed in this build)" if r.startswith(PACKAGE_PREFIX) else "")
@@ -89,6 +96,6 @@ def skip_note_html(unmet: list[str], reference_html: str | None = None) -> str:
            if reference_html else "<p>No reference result is committed for this cell.</p>")
     return ('<div class="admonition warning amp-skip"><p class="admonition-title">'
             'Skipped on this machine</p>'
-            f"<p>This cell needs {html.escape(needs)}; this build ran on "
+            f"<p>This cell needs {_code_spans(html.escape(needs))}; this build ran on "
             f"{html.escape(device_summary())}. Its code above is compiled by the tests; "
             f"rebuild on such a machine to see your own numbers.</p>{ref}</div>")

@@ -34,7 +34,7 @@ import yaml
 from amp_docs_lib.core.paths import CHAPTER_DOWNLOADS_DIR, DOWNLOADS_DIR, EXAMPLES_DIR
 
 
-_CALL = re.compile(r"\b(?:show_source|show_diff|run_snippet)\s*\(([^)]*)\)")
+_CALL = re.compile(r"\b(?:show_source|show_diff|show_pattern|run_snippet)\s*\(([^)]*)\)")
 _STRING = re.compile(r"""["']([^"'\n]+?\.py)["']""")
 _MENTION = re.compile(r"\bexamples/([\w./-]+?\.py)\b")
 _FENCE = re.compile(r"^```python[^\n]*\n(.*?)^```", re.M | re.S)

@@ -11,8 +11,12 @@ Everything works for any chapter under ``docs/chapters/``; nothing is listed by 
 
 from __future__ import annotations
 
+import hashlib
+import html as _html
+import json
 import posixpath
 import re
+from collections import Counter
 from pathlib import Path
 
 from amp_docs_lib.core.paths import CHAPTER_DOWNLOADS_DIR
@@ -79,34 +83,267 @@ def stable_cell_ids(output: str) -> str:
     return _CELL_ID.sub(lambda m: f'id="cell-{next(counter)}"', output)
 
 
-_LIGHTBOX_DATA_HREF = re.compile(
-    r'(<a class="glightbox"[^>]*?) href="(data:[^"]+)"([^>]*>\s*<img\b[^>]*?\bsrc=")\2"')
-
-
-def lightbox_links_without_copies(output: str) -> str:
-    """mkdocs-glightbox links each figure to its own ``src``; for figures embedded as data URIs
-    that repeats every image in the page. The link gets ``href="#"`` and a marker instead, and
-    ``assets/js/reader.js`` copies the image's ``src`` into it before GLightbox starts."""
-    return _LIGHTBOX_DATA_HREF.sub(lambda m: f'{m.group(1)} href="#" data-amp-href-from-img{m.group(3)}{m.group(2)}"',
-                                   output)
-
-
-def post_page(output: str, page, config, fragments: FragmentMemo) -> str:
+def post_page(output: str, page, config, fragments: FragmentMemo, styles: NotebookStyles | None = None) -> str:
     """All reader features of one page (see the module docstring); ``fragments`` memoises
-    generated tables across builds (the plugin passes its own)."""
-    output = lightbox_links_without_copies(stable_cell_ids(output))
+    generated tables across builds (the plugin passes its own); ``styles`` collects the notebook
+    CSS for ``post_build`` to write once."""
+    output = stable_cell_ids(output)
     if PROFILES_MARKER in output:
         # The profiles are library code, which the memo's key covers: no other input.
         output = output.replace(PROFILES_MARKER, fragments.html("profiles", None, profiles_html))
-    return downloads.post_page(rewrite_md_links(output, page, config), page, config)
+    site_dir = Path(config["site_dir"])
+    output = without_builder_paths(one_copy_button(output))
+    output = shared_notebook_css(output, page.url, site_dir, styles)
+    output = mathjax_only_with_math(output)
+    output = images_as_files(output, page.url, site_dir)
+    output = csv_as_files(output, page.url, site_dir)
+    output = downloads.post_page(rewrite_md_links(output, page, config), page, config)
+    return provenance_card(output)
+
+
+# ---- one copy button per code block ---------------------------------------------------------
+# mkdocs-jupyter's template adds its own clipboard button and a hidden plain-text copy of every
+# code cell (which search indexes, "Copied!" included); Material's copy button already does the job.
+_NB_COPY_BUTTON = re.compile(r'<div class="zeroclipboard-container">.*?</clipboard-copy>\s*</div>', re.S)
+_NB_COPY_TEXT = re.compile(r'<div class="clipboard-copy-txt" id="[^"]*">.*?</div>', re.S)
+_NB_COPY_SCRIPT = re.compile(r"<script>(?:(?!</script>).)*?(?:clipboard-copy|ClipboardCopyElement)(?:(?!</script>).)*</script>", re.S)
+
+
+def one_copy_button(output: str) -> str:
+    output = _NB_COPY_BUTTON.sub("", output)
+    output = _NB_COPY_TEXT.sub("", output)
+    return _NB_COPY_SCRIPT.sub("", output)
+
+
+# ---- one shared notebook stylesheet ----------------------------------------------------------
+_STYLE = re.compile(r'<style type="text/css">(.*?)</style>', re.S)
+# nbconvert's template also prints the Pygments CSS as a Python list repr inside a bare <style>.
+_LIST_STYLE = re.compile(r"<style>\s*\['.*?'\]\s*</style>", re.S)
+
+
+_CLASS_ATTR = re.compile(r'\bclass="([^"]*)"')
+_CSS_CLASS = re.compile(r"\.(-?[_a-zA-Z][\w-]*)")
+
+
+def _css_rules(css: str) -> list[tuple[str, str]]:
+    """Top-level ``(prelude, body)`` pairs of a stylesheet (comments dropped; bodies of @-blocks raw)."""
+    css = re.sub(r"/\*.*?\*/", "", css, flags=re.S)
+    rules, i, n = [], 0, len(css)
+    while i < n:
+        brace, semi = css.find("{", i), css.find(";", i)
+        if brace < 0:
+            break
+        if 0 <= semi < brace and css[i:semi].strip().startswith("@"):  # @charset / @import
+            rules.append((css[i:semi].strip(), None))
+            i = semi + 1
+            continue
+        depth, j = 1, brace + 1
+        while j < n and depth:
+            depth += {"{": 1, "}": -1}.get(css[j], 0)
+            j += 1
+        rules.append((css[i:brace].strip(), css[brace + 1:j - 1]))
+        i = j
+    return rules
+
+
+def prune_css(css: str, used: set[str]) -> str:
+    """``css`` without the rules none of whose selectors can match: a selector is kept when every
+    class it names is in ``used`` (JupyterLab's stylesheet styles a whole IDE; a notebook page uses
+    a few percent of it)."""
+    out: list[str] = []
+    for prelude, body in _css_rules(css):
+        if body is None:
+            out.append(prelude + ";")
+        elif prelude.startswith(("@media", "@supports", "@layer")):
+            inner = prune_css(body, used)
+            if inner.strip():
+                out.append(f"{prelude}{{{inner}}}")
+        elif prelude.startswith("@"):
+            out.append(f"{prelude}{{{body}}}")
+        else:
+            # ":root" after another selector (".jupyter-wrapper :root") can never match.
+            kept = [s for s in prelude.split(",") if set(_CSS_CLASS.findall(s)) <= used
+                    and not re.search(r"\S\s*:root", s.strip())]
+            if kept:
+                out.append(f"{','.join(kept)}{{{body}}}")
+    return "\n".join(dict.fromkeys(out))  # the template includes some stylesheets twice
+
+
+class NotebookStyles:
+    """The JupyterLab CSS mkdocs-jupyter inlines in every notebook page, kept ONCE for the site:
+    pages link ``NOTEBOOK_CSS``; after the build it is written pruned to the classes the pages use."""
+
+    def __init__(self):
+        self.css: dict[str, None] = {}  # ordered set of the inlined blocks
+        self.classes: set[str] = set()
+
+    def collect(self, css: str, page_html: str) -> None:
+        self.css.setdefault(css)
+        for attr in _CLASS_ATTR.findall(page_html):
+            self.classes.update(attr.split())
+
+    def write(self, site_dir: Path) -> Path | None:
+        if not self.css:
+            return None
+        dest = site_dir / NOTEBOOK_CSS
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        dest.write_text(prune_css("\n".join(self.css), self.classes), encoding="utf-8")
+        return dest
+
+
+NOTEBOOK_CSS = "assets/notebook/jupyter.css"
+
+
+def shared_notebook_css(output: str, page_url: str, site_dir: Path, styles: NotebookStyles | None = None) -> str:
+    """Replace the JupyterLab CSS mkdocs-jupyter inlines in every notebook page (575 KB) by a link
+    to one shared stylesheet: collected into ``styles`` (written, pruned, after the build), or,
+    without one, written at once as it is."""
+    start = output.find('class="jupyter-wrapper"')
+    if start < 0:
+        return output
+    content = output.find('class="md-content"')
+    blocks = [m for m in _STYLE.finditer(output) if content < m.start() < start]
+    if not blocks:
+        return output
+    css = "\n".join(m.group(1) for m in blocks)
+    if styles is not None:
+        styles.collect(css, output)
+    else:
+        dest = site_dir / NOTEBOOK_CSS
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        dest.write_text(css, encoding="utf-8")
+    href = "../" * page_url.count("/") + NOTEBOOK_CSS
+    first, last = blocks[0], blocks[-1]
+    kept = output[:first.start()] + f'<link rel="stylesheet" href="{href}">' + \
+        _STYLE.sub("", output[first.start():last.end()]) + output[last.end():]
+    return _LIST_STYLE.sub("", kept)
+
+
+# ---- MathJax only where there is math ---------------------------------------------------------
+_NOT_PROSE = re.compile(r"<(pre|code|script|style|textarea)\b.*?</\1>", re.S | re.I)
+_MATH = re.compile(r'class="arithmatex"|\\\(|\\\[|\$\$|(?<![\\$\w])\$[^$\s<][^$<\n]*?(?<!\s)\$(?!\w)')
+_MATHJAX_SCRIPT = re.compile(r'<script\b[^>]*\bsrc="[^"]*(?:mathjax-config\.js|/mathjax/[^"]*)"[^>]*>\s*</script>', re.I)
+
+
+def has_math(output: str) -> bool:
+    """Whether the page's content holds TeX that MathJax would typeset (code and scripts aside)."""
+    start = output.find('class="md-content"')
+    body = output[start:] if start >= 0 else output
+    return bool(_MATH.search(_NOT_PROSE.sub("", body)))
+
+
+# nbconvert's template configures MathJax 2, which the site does not use (it serves MathJax 3).
+_NB_MATHJAX2 = re.compile(r"<!-- Load mathjax -->.*?<!-- End of mathjax configuration -->", re.S)
+
+
+def mathjax_only_with_math(output: str) -> str:
+    """Load MathJax (2 MB) only on pages that have math; drop the notebook template's MathJax 2 setup."""
+    output = _NB_MATHJAX2.sub("", output)
+    return output if has_math(output) else _MATHJAX_SCRIPT.sub("", output)
+
+
+# ---- images as files, loaded lazily -------------------------------------------------------------
+_DATA_IMG = re.compile(r'(<img\b[^>]*?\bsrc=")data:image/(png|jpeg|svg\+xml);base64,([A-Za-z0-9+/=\s]+)(")')
+FIGURES_DIR = "assets/figures"
+_EXT = {"png": "png", "jpeg": "jpg", "svg+xml": "svg"}
+
+
+def images_as_files(output: str, page_url: str, site_dir: Path) -> str:
+    """Write each data-URI image to ``assets/figures/<hash>.<ext>`` (shared, content-addressed)
+    and load it from there, lazily: the HTML shrinks by a third of the image bytes, and the
+    rendering for the other palette (display: none) is never fetched."""
+    import base64
+
+    up = "../" * page_url.count("/")
+
+    def sub(m: re.Match) -> str:
+        data = base64.b64decode(m.group(3))
+        name = f"{FIGURES_DIR}/{hashlib.sha256(data).hexdigest()[:16]}.{_EXT[m.group(2)]}"
+        dest = site_dir / name
+        if not dest.is_file():
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            dest.write_bytes(data)
+        tag = m.group(1)
+        lazy = "" if "loading=" in tag else 'loading="lazy" decoding="async" '
+        return tag.replace("<img ", f"<img {lazy}", 1) + up + name + m.group(4)
+
+    return _DATA_IMG.sub(sub, output)
+
+
+# ---- CSV downloads as files --------------------------------------------------------------------
+_DATA_CSV = re.compile(r'(<a class="amp-csv" download="([^"]+)" href=")data:text/csv;base64,([A-Za-z0-9+/=]+)(")')
+TABLES_DIR = "downloads/tables"
+
+
+def csv_as_files(output: str, page_url: str, site_dir: Path) -> str:
+    import base64
+
+    up = "../" * page_url.count("/")
+    slug = page_url.strip("/").replace("/", "-") or "home"
+
+    def sub(m: re.Match) -> str:
+        data = base64.b64decode(m.group(3))
+        stem = m.group(2)[:-4] if m.group(2).endswith(".csv") else m.group(2)
+        name = f"{TABLES_DIR}/{slug}/{stem}-{hashlib.sha256(data).hexdigest()[:8]}.csv"
+        dest = site_dir / name
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        dest.write_bytes(data)
+        return m.group(1) + up + name + m.group(4)
+
+    return _DATA_CSV.sub(sub, output)
+
+
+# ---- one provenance card per page ---------------------------------------------------------------
+# Attribute order and spelling vary with the HTML parsers the page went through.
+_MEASURED = re.compile(r'<div class="amp-stamp amp-stamp--measured"[^>]*?\bdata-amp-provenance="([^"]*)"[^>]*>(.*?)</div>', re.S)
+
+
+def provenance_card(output: str) -> str:
+    """Gather the page's measurement stamps into one card at the top; a result keeps its own stamp
+    only where it differs from the page's (e.g. a committed reference machine's result)."""
+    stamps = _MEASURED.findall(output)
+    if not stamps:
+        return output
+    common, _ = Counter(text for _, text in stamps).most_common(1)[0]
+    fields = json.loads(_html.unescape(next(data for data, text in stamps if text == common)))
+    rest = sum(1 for _, text in stamps if text != common)
+    output = _MEASURED.sub(lambda m: "" if m.group(2) == common else m.group(0), output)
+    summary = " · ".join(_html.escape(f"{label}{fields[k]}") for k, label in
+                         (("device", ""), ("torch", "torch "), ("profile", "profile "), ("build date", ""))
+                         if k in fields)
+    rows = "".join(f"<dt>{_html.escape(k)}</dt><dd>{_html.escape(v)}</dd>" for k, v in fields.items())
+    note = ("Every table and figure on this page was measured by this build on this machine"
+            + (f", except {rest} that carr{'ies' if rest == 1 else 'y'} {'its' if rest == 1 else 'their'} own stamp."
+               if rest else ".")
+            + " Tables from documentation carry a source stamp instead.")
+    card = (f'<details class="amp-provenance"><summary><span class="amp-provenance__label">Measured on</span> '
+            f'{summary}</summary><dl>{rows}</dl><p>{note}</p></details>')
+    return _insert_after_h1(output, card)
+
+
+_H1_END = re.compile(r"</h1>", re.I)
+
+
+def _insert_after_h1(output: str, html_block: str) -> str:
+    start = output.find('class="md-content"')
+    m = _H1_END.search(output, start + 1)
+    if m is None:
+        return output
+    # after the download bar when there is one
+    bar = re.compile(r'<div class="amp-downloads".*?</div>', re.S).match(output, m.end())
+    at = bar.end() if bar else m.end()
+    return output[:at] + html_block + output[at:]
 
 
 COMPARISON_MARKER = "<!-- amp-docs:yours-vs-reference -->"
 
 
-def post_build(config, fragments: FragmentMemo) -> None:
-    """Fill any built page holding ``COMPARISON_MARKER`` with this build's key measurements beside
-    every committed reference machine's (after all chapters, whose notebooks it reads, are written)."""
+def post_build(config, fragments: FragmentMemo, styles: NotebookStyles | None = None) -> None:
+    """Write the shared notebook stylesheet (``styles``); fill any built page holding
+    ``COMPARISON_MARKER`` with this build's key measurements beside every committed reference
+    machine's (after all chapters, whose notebooks it reads, are written)."""
+    if styles is not None:
+        styles.write(Path(config["site_dir"]))
     from amp_docs_lib.docsite.hashing import tree_hash
 
     site = Path(config["site_dir"])
@@ -125,3 +362,61 @@ def post_build(config, fragments: FragmentMemo) -> None:
                           "reference_results": tree_hash(references, None)}
                 body = fragments.html("yours-vs-reference", inputs, render)
             page.write_text(text.replace(COMPARISON_MARKER, body), encoding="utf-8")
+
+
+# ---- what the reader gets of an executed notebook -------------------------------------------------
+def builder_paths() -> list[tuple[str, str]]:
+    """(absolute path of the building machine, what a reader sees instead), longest first: the
+    repository root becomes relative, installed packages ``site-packages/``, the home folder ``~``."""
+    import site
+    import sys
+    import sysconfig
+
+    from amp_docs_lib.core.paths import REPO_ROOT
+
+    pairs = [(str(REPO_ROOT) + "/", ""), (str(REPO_ROOT), ".")]
+    lib_dirs = {sysconfig.get_paths().get(k) for k in ("purelib", "platlib", "stdlib", "platstdlib")}
+    lib_dirs |= set(getattr(site, "getsitepackages", lambda: [])())
+    for d in sorted(x for x in lib_dirs if x):
+        pairs.append((d.rstrip("/") + "/", ("site-packages/" if "packages" in d else "python/")))
+    for d in {sys.prefix, sys.exec_prefix, sys.base_prefix}:
+        pairs.append((d.rstrip("/") + "/", "python/"))
+    home = str(Path.home())
+    if home not in ("/", ""):
+        pairs.append((home.rstrip("/") + "/", "~/"))
+    return sorted(set(pairs), key=lambda p: -len(p[0]))
+
+
+def without_builder_paths(text: str) -> str:
+    """``text`` with every absolute path of the building machine made relative or generic."""
+    for path, shown in builder_paths():
+        text = text.replace(path, shown)
+    return text
+
+
+def presented_notebook(executed: Path, out_dir: Path) -> Path:
+    """The executed notebook as a reader gets it, on the page and as a download: an error a cell
+    raises on purpose shows as its last line (exception type and message), not a traceback, and
+    no output names a path of the machine that built it. Written next to the cache (once per
+    executed notebook); the cached notebook itself is left as executed."""
+    nb = json.loads(executed.read_text(encoding="utf-8"))
+    for cell in nb.get("cells", []):
+        for out in cell.get("outputs", []):
+            if out.get("output_type") == "error":
+                out["traceback"] = [f"{out.get('ename', 'Error')}: {out.get('evalue', '')}"]
+    text = without_builder_paths(json.dumps(nb, indent=1, ensure_ascii=False) + "\n")
+    dest = out_dir / executed.name
+    if not dest.is_file() or dest.read_text(encoding="utf-8") != text:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        tmp = dest.with_suffix(".tmp")
+        tmp.write_text(text, encoding="utf-8")
+        tmp.replace(dest)
+    return dest
+
+
+def search_friendly(content: str) -> str:
+    """The page body the search index sees (and the page shows): without the notebook template's
+    own copy buttons and hidden copies of each cell (Material's button is the one copy button),
+    and without stamps and diffs in the index."""
+    content = one_copy_button(content)
+    return content.replace('<div class="amp-code amp-code--diff"', '<div data-search-exclude class="amp-code amp-code--diff"')

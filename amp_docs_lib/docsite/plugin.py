@@ -36,6 +36,9 @@ log = logging.getLogger("mkdocs.plugins.amp_docs")
 EVICT_AFTER_S = 3600  # unused entries survive an hour, so concurrent builds never lose theirs
 ENV_MARKER = "<!-- amp-docs:environment -->"
 CHAPTERS_MARKER = "<!-- amp-docs:chapters -->"
+PALETTE_CSS = "assets/css/palette.css"  # generated from amp_docs_lib.core.palette
+API_SEARCH_PREFIX = "api/"  # the generated API reference (docsite/api_pages.API_DIR)
+API_SEARCH_BOOST = 0.001  # Material's search boost: an API title match (x1000) weighs as a chapter text match
 
 _SCRIPT = re.compile(r"<script\b([^>]*)>(.*?)</script>", re.I | re.S)
 _SRC = re.compile(r"\bsrc=[\"']([^\"']*)[\"']", re.I)
@@ -95,6 +98,9 @@ class AmpDocsPlugin(BasePlugin[AmpDocsConfig]):
         hasher = InputHasher(self.roots)
         self.fragments = FragmentMemo(self.root / FRAGMENTS_DIR, tree_hash(LIBRARY_ROOT))
         self.used: set[Path] = set()
+        from amp_docs_lib.docsite.pages import NotebookStyles
+
+        self.notebook_styles = NotebookStyles()  # the JupyterLab CSS, written once after the build
         self.chapters: dict[str, dict] = {}
         record = {"started": time.time(), "executed": {}, "reasons": {}, "merged": [], "cached": []}
         chapters = []
@@ -144,6 +150,8 @@ class AmpDocsPlugin(BasePlugin[AmpDocsConfig]):
                 log.info("amp-docs: %s: executed in %.1f s (%s)", cid, record["executed"][cid], why)
             if failures:
                 raise PluginError("\n\n".join(failures))
+        from amp_docs_lib.docsite.pages import presented_notebook
+
         inputs: dict[str, str] = {}  # what every chapter of this build read (the up-to-date check)
         for f, cid, text, found in chapters:
             if found.status == "miss":
@@ -161,7 +169,8 @@ class AmpDocsPlugin(BasePlugin[AmpDocsConfig]):
             self.chapters[cid] = dict(nb.metadata["amp_docs"], status=status)
             # mkdocs-jupyter renders the executed notebook; the page keeps the chapter's URL.
             nb_file = NotebookFile(f, **config)
-            nb_file.abs_src_path = str(path)
+            # What readers get (page and download): deliberate errors as one line, no builder paths.
+            nb_file.abs_src_path = str(presented_notebook(path, self.memo_dir / "presented"))
             files.remove(f)
             files.append(nb_file)
         record["inputs"] = dict(sorted(inputs.items()))
@@ -172,12 +181,21 @@ class AmpDocsPlugin(BasePlugin[AmpDocsConfig]):
 
             for uri, text in api_pages.pages().items():
                 files.append(File.generated(config, uri, content=text))
+        # The book's palette as CSS variables, for the page CSS and the format explorer.
+        from mkdocs.structure.files import File
+
+        from amp_docs_lib.core.palette import css_variables
+
+        files.append(File.generated(config, PALETTE_CSS, content=css_variables()))
         record["finished"] = time.time()
         write_atomic(self.build_log_path, json.dumps(record, indent=1))
         return files
 
     def on_page_markdown(self, markdown, page, config, files):
         """Fill the home page's markers with this build's environment and chapter status."""
+        if page.file.src_uri.startswith(API_SEARCH_PREFIX):
+            # A search for a format or API name should lead to the chapter that explains it first.
+            page.meta.setdefault("search", {}).setdefault("boost", API_SEARCH_BOOST)
         if ENV_MARKER in markdown:
             def render() -> str:
                 from amp_docs_lib.page.tables import environment_table  # pandas: only when the report changed
@@ -193,17 +211,22 @@ class AmpDocsPlugin(BasePlugin[AmpDocsConfig]):
             f"<tr><td>{cid}</td><td>{m['status']}</td><td>{m.get('executed_at', '?')}</td>"
             f"<td>{m.get('seconds', '?')}</td><td>{m.get('profile', '?')}</td></tr>"
             for cid, m in sorted(self.chapters.items()))
-        return ('<table class="amp-table"><thead><tr><th>chapter</th><th>result</th>'
+        return ('<div class="amp-table-scroll"><table class="amp-table"><thead><tr><th>chapter</th><th>result</th>'
                 '<th>executed at (UTC)</th><th>execution seconds</th><th>profile</th></tr></thead>'
-                f"<tbody>{rows}</tbody></table>")
+                f"<tbody>{rows}</tbody></table></div>")
+
+    def on_page_content(self, html, page, config, files):
+        """Before the search index reads the page (on_page_context)."""
+        from amp_docs_lib.docsite.pages import search_friendly
+        return search_friendly(html)
 
     def on_post_page(self, output, page, config):
         from amp_docs_lib.docsite.pages import post_page  # links, copy buttons, downloads bar
-        return post_page(strip_remote_scripts(output), page, config, self.fragments)
+        return post_page(strip_remote_scripts(output), page, config, self.fragments, self.notebook_styles)
 
     def on_post_build(self, config):
         from amp_docs_lib.docsite.pages import post_build  # the "Yours vs reference" page
-        post_build(config, self.fragments)
+        post_build(config, self.fragments, self.notebook_styles)
         removed = self.cache.evict_except(self.used, min_age_s=EVICT_AFTER_S)
         for p in removed:
             log.info("amp-docs: evicted stale cache entry %s", p.name)

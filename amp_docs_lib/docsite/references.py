@@ -125,21 +125,27 @@ def comparison_html(site: str | Path, root: str | Path = REFERENCE_ROOT) -> str:
     """HTML of the "Yours vs reference" page body: per measurement, this build, then each machine."""
     import html
 
-    from amp_docs_lib.core.tables import format_cell
+    from amp_docs_lib.page.tables import table_html
 
     def tbl(m: dict) -> str:
-        df = _table(m).map(lambda v: format_cell(v, ".4g"))
-        return df.to_html(index=False, border=0, classes="amp-table", escape=True)
+        return table_html(_table(m), float_format=".4g")  # aligned, in its own scroll box
 
     mine = measurements_from_site(site)
     skipped = skipped_measurements(site)
     refs = reference_machines(root)
     timing = _timing_html(site, refs)
+    committed = (f"<p class='amp-references'>Reference machines committed with this site: "
+                 f"{html.escape(', '.join(sorted(refs)))}.</p>" if refs else
+                 "<p class='amp-references'>No reference machine is committed with this site yet, so "
+                 "every table below has only this build's column. A machine is added with "
+                 "<code>amp-docs package-reference</code> (see Rebuild on your GPU).</p>")
+
     names = sorted(set(mine) | {n for r in refs.values() for n in r["measurements"]})
     if not names:
-        return ("<p>No chapter publishes a key measurement yet (chapters publish with "
-                "<code>amp_docs_lib.page.publish.publish</code>).</p>") + timing
+        return committed + ("<p>No chapter publishes a key measurement yet (chapters publish with "
+                            "<code>amp_docs_lib.page.publish.publish</code>).</p>") + timing
     parts = []
+    this_build: dict[str, None] = {}  # this build's stamps, in order, once each
     for name in names:
         any_m = mine.get(name) or next(r["measurements"][name] for r in refs.values() if name in r["measurements"])
         heading = any_m.get("caption") or name
@@ -158,15 +164,19 @@ def comparison_html(site: str | Path, root: str | Path = REFERENCE_ROOT) -> str:
                 body = "<p class='amp-skip'>not measured on this machine: no chapter of this build published it</p>"
             else:
                 body = "<p class='amp-skip'>not measured on this reference machine</p>"
+            if m and label == "This build":  # said once, at the top of the page
+                this_build.setdefault(m.get("stamp") or "")
             stamp = (f"<div class='amp-stamp amp-stamp--measured'>{html.escape(m.get('stamp') or '')}</div>"
-                     if m else "")
+                     if m and label != "This build" else "")
             if m and m.get("caption") and m["caption"] != heading:  # e.g. another profile's problem size
                 label = f"{label}: {m['caption']}"
             blocks.append(f"<div class='amp-result amp-compare'><figcaption>{html.escape(label)}</figcaption>"
                           f"{body}{stamp}</div>")
         parts.append(_differences_html(tables))
         parts += blocks
-    return "\n".join(parts) + timing
+    provenance = "".join(f"<p class='amp-stamp amp-stamp--measured'>This build: measured on {html.escape(s)}</p>"
+                         for s in this_build if s)
+    return committed + provenance + "\n".join(parts) + timing
 
 
 def _timing_html(site: str | Path, refs: dict[str, dict]) -> str:
@@ -185,10 +195,9 @@ def _timing_html(site: str | Path, refs: dict[str, dict]) -> str:
         for k, r in refs.items():
             row[f"{k} (s)"] = (r["machine"].get("chapters", {}).get(c) or {}).get("seconds")
         rows.append(row)
-    from amp_docs_lib.core.tables import format_cell
+    from amp_docs_lib.page.tables import table_html
 
-    df = table_from_rows(rows).map(lambda v: format_cell(v, ".3g"))
     return ('<h2 id="chapter-execution-time">Chapter execution time</h2>'
             "<p>Seconds each chapter took to execute, read from the executed notebooks of this "
             "build and from each reference machine's <code>machine.json</code>.</p>"
-            + df.to_html(index=False, border=0, classes="amp-table amp-timing", escape=True))
+            + table_html(table_from_rows(rows), float_format=".3g"))

@@ -516,7 +516,7 @@ def plot_bit_layout(names: Iterable[str] = DECODE_DEFAULT, value: float | None =
     from matplotlib.patches import Rectangle
 
     fmts = [_float_format(n) for n in names]
-    colors = {"sign": "#e07a5f", "exponent": "#3d85c6", "mantissa": "#81b29a"}
+    from amp_docs_lib.core.palette import BIT_FIELD_COLORS as colors  # the format explorer uses the same
     widest = max(f.total_bits for f in fmts)
     fig, ax = plt.subplots(figsize=(min(14, 1.6 + 0.36 * widest), 0.55 * len(fmts) + 0.9))
     for row, f in enumerate(fmts):

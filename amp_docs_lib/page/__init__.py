@@ -3,12 +3,12 @@
 Exports, grouped by role (imported from their modules on first use, so importing one
 module never imports the others):
 
-* provenance (``stamp``): ``stamp_text``, ``Stamped``;
-* tables (``tables``): ``StampedTable``, ``show_table``, ``environment_table``;
-* figures (``figures``): ``show_figure``;
+* provenance (``stamp``): ``stamp_text``, ``provenance``, ``Stamped``;
+* tables (``tables``): ``table_html``, ``csv_link``, ``StampedTable``, ``NoRows``, ``show_table``, ``environment_table``;
+* figures (``figures``): ``fit_to_column``, ``show_figure``;
 * claims (``claims``): ``ClaimContradicted``, ``format_value``, ``values_match``, ``Claim``, ``MachineFact``, ``claim``, ``on_this_machine``, ``Statement``, ``check_statements``;
 * checks that cannot fail (``claim_lint``): ``LintFinding``, ``lint_source``, ``lint_chapter``;
-* example programs (``snippets``): ``example_path``, ``Code``, ``show_source``, ``show_diff``, ``SnippetRun``, ``run_snippet``;
+* example programs (``snippets``): ``example_path``, ``Code``, ``show_source``, ``show_diff``, ``Tabs``, ``show_pattern``, ``SnippetRun``, ``run_snippet``;
 * key measurements (``publish``): ``PublishedTable``, ``publish``, ``measurements_from_notebook``.
 """
 
@@ -16,17 +16,17 @@ from amp_docs_lib.core.exports import lazy_exports
 
 __all__, __getattr__, __dir__ = lazy_exports(__name__, {
     # provenance
-    "stamp": ("stamp_text", "Stamped",),
+    "stamp": ("stamp_text", "provenance", "Stamped",),
     # tables
-    "tables": ("StampedTable", "show_table", "environment_table",),
+    "tables": ("table_html", "csv_link", "StampedTable", "NoRows", "show_table", "environment_table",),
     # figures
-    "figures": ("show_figure",),
+    "figures": ("fit_to_column", "show_figure",),
     # claims
     "claims": ("ClaimContradicted", "format_value", "values_match", "Claim", "MachineFact", "claim", "on_this_machine", "Statement", "check_statements",),
     # checks that cannot fail
     "claim_lint": ("LintFinding", "lint_source", "lint_chapter",),
     # example programs
-    "snippets": ("example_path", "Code", "show_source", "show_diff", "SnippetRun", "run_snippet",),
+    "snippets": ("example_path", "Code", "show_source", "show_diff", "Tabs", "show_pattern", "SnippetRun", "run_snippet",),
     # key measurements
     "publish": ("PublishedTable", "publish", "measurements_from_notebook",),
 })

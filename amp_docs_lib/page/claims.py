@@ -35,7 +35,9 @@ class ClaimContradicted(AssertionError):
 
 
 def format_value(v: Any) -> str:
-    """Compact human formatting of a measured value."""
+    """A measured value as prose shows it: a number that is exact in 6 significant digits as it
+    is (``0.0078125``), any other to 4 (``0.4476``, not ``0.447595``); a list as words
+    (``a, b and c``), not a Python repr."""
     if isinstance(v, bool):
         return "yes" if v else "no"
     if isinstance(v, float):
@@ -45,7 +47,13 @@ def format_value(v: Any) -> str:
             return "inf" if v > 0 else "-inf"
         if v == int(v) and abs(v) < 1e16:
             return f"{int(v)}"
-        return f"{v:.6g}"
+        exact = f"{v:.6g}"
+        return exact if float(exact) == v else f"{v:.4g}"
+    if isinstance(v, (list, tuple, set, frozenset)):
+        items = [format_value(x) for x in (sorted(v, key=str) if isinstance(v, (set, frozenset)) else v)]
+        if not items:
+            return "none"
+        return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
     if hasattr(v, "item") and callable(v.item):  # tensors / numpy scalars
         try:
             return format_value(float(v.item()) if not isinstance(v.item(), bool) else v.item())

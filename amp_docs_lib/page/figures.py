@@ -1,7 +1,11 @@
-"""``show_figure``: a matplotlib figure rendered for both palettes, with its provenance stamp.
+"""Figures as a reader sees them: drawn for the text column, legible, crisp, in both palettes.
 
-The figure is saved as drawn (for the light palette), then recoloured for the dark palette and
-saved again; the page's CSS shows the rendering that matches the reader's palette.
+``show_figure`` is how chapters display a matplotlib figure. The figure is redrawn for the
+column it is shown in (``COLUMN_PX`` CSS pixels wide at ``CSS_DPI`` pixels per inch): a wider
+figure is narrowed (and made relatively taller, so panels keep some height), no text is smaller
+than ``MIN_FONT_PT`` (11 CSS px), and it is saved at twice its display size so it stays crisp on
+high-density screens. No stamp is drawn into the image: the page's provenance card (and, where a
+figure's provenance differs, the stamp under it) says what produced it.
 """
 
 from __future__ import annotations
@@ -9,9 +13,24 @@ from __future__ import annotations
 import base64
 import html
 import io
+import warnings
 from typing import Any
 
-from amp_docs_lib.page.stamp import Stamped, stamp_text
+from amp_docs_lib.page.stamp import Stamped
+
+# Material's text column at 1220 px and wider (two sidebars): 648 CSS px.
+COLUMN_PX = 648
+# CSS pixels per inch of figure size: a 6.48 in figure is shown 648 px wide.
+CSS_DPI = 100
+# Saved at this many image pixels per CSS pixel (2x: crisp on high-density screens).
+PIXEL_RATIO = 2
+# White space saved around the drawn figure, inches.
+PAD_IN = 0.06
+# Smallest text in a figure: 8 pt at 100 px/in is 11.1 CSS px.
+MIN_FONT_PT = 8.0
+# A narrowed figure keeps this much more of its height than plain scaling would (capped at the
+# original height), so wide multi-panel figures do not become strips.
+TALLER = 1.3
 
 # Material's slate palette background, and the greys that replace black / white in the dark rendering.
 DARK_BACKGROUND = "#1e2129"
@@ -81,44 +100,92 @@ def _recolor_for_dark(fig: Any) -> None:
             spine.set_edgecolor(_swap_neutral(spine.get_edgecolor()))
 
 
-def _png(fig: Any, dpi: int, facecolor: str) -> str:
+def _relayout(fig: Any) -> None:
+    """Lay a resized figure out again: its own layout engine does that on draw; otherwise
+    ``tight_layout`` (a figure that cannot be laid out keeps its positions)."""
+    engine = fig.get_layout_engine()
+    if engine is not None and type(engine).__name__ != "PlaceHolderLayoutEngine":
+        return
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            fig.tight_layout()
+        except (ValueError, RuntimeError):
+            pass
+
+
+def fit_to_column(fig: Any) -> None:
+    """Resize ``fig`` for the text column and floor its text at ``MIN_FONT_PT``.
+
+    After this, the figure with everything drawn around its axes (legends, labels) is at most
+    ``COLUMN_PX / CSS_DPI`` inches wide, and no text in it is smaller than ``MIN_FONT_PT``.
+    """
+    from matplotlib.text import Text
+
+    column_in = COLUMN_PX / CSS_DPI - 2 * PAD_IN  # the saved image adds the padding on each side
+    width, height = fig.get_size_inches()
+    if width > column_in:
+        fig.set_size_inches(column_in, min(height, height * column_in / width * TALLER))
+    for ax in fig.axes:
+        for axis in (ax.xaxis, ax.yaxis):
+            sizes = [t.get_fontsize() for t in axis.get_ticklabels(which="both")]
+            if sizes and min(sizes) < MIN_FONT_PT:
+                axis.set_tick_params(which="both", labelsize=MIN_FONT_PT)
+    for text in fig.findobj(Text):
+        if text.get_fontsize() < MIN_FONT_PT:
+            text.set_fontsize(MIN_FONT_PT)
+    _relayout(fig)
+    # Legends or labels placed outside the axes can make the drawn figure wider than its size.
+    for _ in range(3):
+        drawn = fig.get_tightbbox(fig.canvas.get_renderer())
+        if drawn.width <= column_in * 1.005:
+            break
+        width, height = fig.get_size_inches()
+        fig.set_size_inches(max(1.0, width - (drawn.width - column_in) - 0.02), height)
+        _relayout(fig)
+
+
+def _png(fig: Any, facecolor: str) -> tuple[str, int, int]:
+    """The figure as a 256-colour PNG (a quarter of the bytes of a true-colour one; flat plot colours
+    survive) at ``PIXEL_RATIO`` image pixels per CSS pixel: (base64, width, height) in image pixels."""
+    from PIL import Image
+
     buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=dpi, bbox_inches="tight", pad_inches=0.12, facecolor=facecolor)
-    return base64.b64encode(buf.getvalue()).decode()
+    fig.savefig(buf, format="png", dpi=CSS_DPI * PIXEL_RATIO, bbox_inches="tight", pad_inches=PAD_IN,
+                facecolor=facecolor)
+    image = Image.open(io.BytesIO(buf.getvalue())).convert("RGB")
+    # Median cut keeps the large flat areas (the background, each series's colour) exact.
+    small = image.quantize(colors=256, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE)
+    out = io.BytesIO()
+    small.save(out, format="PNG", optimize=True)
+    return base64.b64encode(out.getvalue()).decode(), image.width, image.height
 
 
-def show_figure(fig: Any, caption: str | None = None, *, dpi: int = 110) -> Stamped:
-    """Draw the stamp into ``fig``'s footer, render it for both palettes and close it.
+def show_figure(fig: Any, caption: str | None = None, *, source: str | None = None,
+                report: dict[str, Any] | None = None) -> Stamped:
+    """Show ``fig`` fitted to the text column, in a light and a dark rendering, and close it.
 
-    The figure is saved as drawn (for the light palette), then recoloured for
-    the dark palette (black text and lines become light grey, white
-    backgrounds become the page's dark background; coloured data keeps its
-    colour) and saved again; the page's CSS shows the rendering that matches
-    the reader's palette. Closing stops the inline backend from showing the
-    figure a second time.
+    The figure is fitted (``fit_to_column``) and saved as drawn (for the light palette), then
+    recoloured for the dark palette (black text and lines become light grey, white backgrounds
+    become the page's dark background; coloured data keeps its colour) and saved again; the page's
+    CSS shows the rendering that matches the reader's palette, and the lightbox opens that one.
+    ``source``/``report``: as for ``show_table`` (a figure of documentation data, or measured
+    elsewhere). Closing stops the inline backend from showing the figure a second time.
     """
     import matplotlib.figure
     import matplotlib.pyplot as plt
 
     if not isinstance(fig, matplotlib.figure.Figure):
         raise TypeError(f"show_figure expects a matplotlib Figure, got {type(fig).__name__}")
-    text = stamp_text()
-    # Put the stamp just below everything already drawn (tick labels, x labels, legends);
-    # the tight bounding box used when saving then grows to include it.
-    renderer = fig.canvas.get_renderer()
-    bbox = fig.get_tightbbox(renderer)
-    y = bbox.y0 / fig.get_figheight() - 0.01
-    label = fig.text(0.99, y, text, ha="right", va="top", fontsize=6, color="0.45")
-    if label.get_window_extent(renderer).width > 0.98 * fig.bbox.width:
-        # Too wide for a narrow figure: break at the separator nearest the middle.
-        parts = text.split(" · ")
-        half = max(1, len(parts) // 2)
-        label.set_text(" · ".join(parts[:half]) + "\n" + " · ".join(parts[half:]))
-    light = _png(fig, dpi, "white")
+    fit_to_column(fig)
+    light, w, h = _png(fig, "white")
     _recolor_for_dark(fig)
-    dark = _png(fig, dpi, DARK_BACKGROUND)
+    dark, _, _ = _png(fig, DARK_BACKGROUND)
     plt.close(fig)
     alt = html.escape(caption or "figure")
-    return Stamped(f'<img class="amp-fig amp-fig--light" src="data:image/png;base64,{light}" alt="{alt}"/>'
-                   f'<img class="amp-fig amp-fig--dark" src="data:image/png;base64,{dark}" alt="{alt}"/>',
-                   caption, "figure")
+    size = f'width="{round(w / PIXEL_RATIO)}" height="{round(h / PIXEL_RATIO)}"'
+    body = (f'<div class="amp-figure-scroll"><a class="glightbox amp-lightbox" data-type="image" href="#">'
+            f'<img class="amp-fig amp-fig--light" src="data:image/png;base64,{light}" {size} alt="{alt}"/>'
+            f'<img class="amp-fig amp-fig--dark" src="data:image/png;base64,{dark}" {size} alt="{alt}"/>'
+            f'</a></div>')
+    return Stamped(body, caption, "figure", source=source, report=report)

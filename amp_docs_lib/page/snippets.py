@@ -47,7 +47,8 @@ class Code:
 
         body = highlight(self.text, get_lexer_by_name(self.lexer), HtmlFormatter(cssclass="highlight"))
         title = f'<span class="filename">{html.escape(self.title)}</span>' if self.title else ""
-        return f'<div class="amp-code">{title}{body}</div>'
+        # A Material code block (pre > code gets the copy button); a diff is left out of search.
+        return f'<div class="amp-code amp-code--{html.escape(self.lexer)}">{title}{body}</div>'
 
     def __repr__(self) -> str:
         return self.text
@@ -74,6 +75,35 @@ def show_diff(base_path: str | Path, path: str | Path, context: int = 3) -> Code
                                 fromfile=f"examples/{a.relative_to(EXAMPLES_DIR)}",
                                 tofile=f"examples/{b.relative_to(EXAMPLES_DIR)}", n=context)
     return Code("".join(diff), "diff", None)
+
+
+class Tabs:
+    """Alternative views of one piece of code as Material content tabs (a diff and the full file)."""
+
+    def __init__(self, views: dict[str, Code]):
+        if not views:
+            raise ValueError("Tabs needs at least one view")
+        self.views = views
+
+    def _repr_html_(self) -> str:
+        import hashlib
+
+        group = "amp-tabs-" + hashlib.sha256("|".join(c.text for c in self.views.values()).encode()).hexdigest()[:10]
+        ids = [f"{group}-{i}" for i in range(len(self.views))]
+        inputs = "".join(f'<input{" checked" if i == 0 else ""} id="{ids[i]}" name="{group}" type="radio">'
+                         for i in range(len(ids)))
+        labels = "".join(f'<label for="{ids[i]}">{html.escape(label)}</label>' for i, label in enumerate(self.views))
+        blocks = "".join(f'<div class="tabbed-block">{code._repr_html_()}</div>' for code in self.views.values())
+        return (f'<div class="tabbed-set tabbed-alternate amp-tabs" data-tabs="1:{len(ids)}">{inputs}'
+                f'<div class="tabbed-labels">{labels}</div><div class="tabbed-content">{blocks}</div></div>')
+
+    def __repr__(self) -> str:
+        return "\n\n".join(f"# {label}\n{code.text}" for label, code in self.views.items())
+
+
+def show_pattern(base_path: str | Path, path: str | Path, context: int = 3) -> Tabs:
+    """A training pattern as two tabs: its diff from ``base_path``, and the full program ``path``."""
+    return Tabs({"What changes": show_diff(base_path, path, context), "Full program": show_source(path)})
 
 
 class SnippetRun(Stamped):

@@ -1,12 +1,19 @@
-"""``show_table``: a DataFrame as a stamped HTML table, the way chapters show results.
+"""Tables as a reader sees them (``show_table``).
 
-Not-applicable cells (``None``) print as "n/a", never as NaN; a table longer than
-``MAX_OPEN_ROWS`` rows is collapsed into a ``<details>`` block (lead with a summary above it).
+Text columns are left-aligned and wrap; number columns are right-aligned with tabular figures
+and never wrap mid-number. Every table sits in its own horizontal scroll container whose first
+column stays put, so a wide table never widens the page. ``columns=`` shows only the columns that
+carry the chapter's point, with the full table one click away in a fold; every table offers its
+full data as CSV. An empty table is not drawn: the page says in a sentence that there is none.
+Cells holding ``None`` print as "n/a" (not applicable), distinct from a NaN value.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import base64
+import html
+import re
+from typing import Any, Sequence
 
 import pandas as pd
 
@@ -18,6 +25,60 @@ from amp_docs_lib.page.stamp import Stamped
 MAX_OPEN_ROWS = 15
 
 
+def _is_text(col: pd.Series) -> bool:
+    """A column of strings (missing values aside), whatever dtype pandas gave it."""
+    values = [v for v in col if not (v is None or (isinstance(v, float) and v != v))]
+    return bool(values) and all(isinstance(v, str) for v in values)
+
+
+def _is_number(v: Any) -> bool:
+    import numpy as np
+
+    return isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, (bool, np.bool_))
+
+
+def _numeric_column(col: pd.Series) -> bool:
+    """Numbers (n/a and NaN aside): right-aligned."""
+    values = [v for v in col if v is not None and v is not pd.NA]
+    return bool(values) and all(_is_number(v) for v in values)
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:60] or "table"
+
+
+def table_html(df: pd.DataFrame, *, float_format: str = ".4g", index: bool = False) -> str:
+    """``df`` as the book's HTML table (alignment classes, formatted cells), in its scroll container."""
+    if index:
+        df = df.reset_index()
+    # Cells are formatted here: pandas' formatters skip None. A missing value in a text column cannot
+    # be the number NaN (pandas stores None there as NaN), so it is shown as not applicable.
+    head, rows = [], []
+    kinds = []
+    for c in df.columns:
+        col = df[c]
+        kind = "amp-num" if _numeric_column(col) else "amp-text"
+        kinds.append((kind, _is_text(col)))
+        head.append(f'<th class="{kind}" scope="col">{html.escape(str(c))}</th>')
+    for r in range(len(df)):
+        cells = []
+        for j, (kind, text_col) in enumerate(kinds):
+            v = df.iat[r, j]
+            shown = NOT_APPLICABLE if text_col and isinstance(v, float) and v != v else format_cell(v, float_format)
+            cells.append(f'<td class="{kind}">{html.escape(shown)}</td>')
+        rows.append("<tr>" + "".join(cells) + "</tr>")
+    return (f'<div class="amp-table-scroll"><table class="amp-table">'
+            f'<thead><tr>{"".join(head)}</tr></thead><tbody>{"".join(rows)}</tbody></table></div>')
+
+
+def csv_link(df: pd.DataFrame, caption: str | None, *, index: bool = False) -> str:
+    """A link that downloads ``df`` as CSV (a data URI here; the site build moves it to a file)."""
+    data = df.to_csv(index=index).encode()
+    name = _slug(caption or "table") + ".csv"
+    return (f'<a class="amp-csv" download="{name}" href="data:text/csv;base64,{base64.b64encode(data).decode()}">'
+            f'CSV</a>')
+
+
 class StampedTable(Stamped):
     def __init__(self, df: pd.DataFrame, caption: str | None, html_body: str, **kw: Any):
         super().__init__(html_body, caption, "table", **kw)
@@ -27,42 +88,56 @@ class StampedTable(Stamped):
         return f"{self.caption or ''}\n{self.df.to_string()}\n[{self.stamp}]"
 
 
-def _is_text(col: pd.Series) -> bool:
-    """A column of strings (missing values aside), whatever dtype pandas gave it."""
-    values = [v for v in col if not (v is None or (isinstance(v, float) and v != v))]
-    return bool(values) and all(isinstance(v, str) for v in values)
+class NoRows:
+    """What an empty table shows: one sentence, no table and no stamp."""
+
+    def __init__(self, df: pd.DataFrame, sentence: str):
+        self.df, self.sentence = df, sentence
+
+    def _repr_html_(self) -> str:
+        return f'<p class="amp-empty">{html.escape(self.sentence)}</p>'
+
+    def __repr__(self) -> str:
+        return self.sentence
 
 
 def show_table(df: pd.DataFrame, caption: str | None = None, *, float_format: str = ".4g",
-               index: bool = False, source: str | None = None,
-               collapsed: bool | None = None, report: dict[str, Any] | None = None) -> StampedTable:
+               index: bool = False, source: str | None = None, collapsed: bool | None = None,
+               columns: Sequence[str] | None = None, empty: str | None = None,
+               report: dict[str, Any] | None = None) -> StampedTable | NoRows:
     """Render ``df`` as a stamped HTML table (the last expression of a cell).
 
-    ``source``: for data that was not measured in this build (documented op
-    lists, datasheet figures), the name and version of its source; the table
-    then carries a source stamp instead of a measurement stamp.
-    ``collapsed``: put the table in a closed ``<details>`` block; by default
-    tables longer than ``MAX_OPEN_ROWS`` rows are collapsed. Cells holding
-    ``None`` print as "n/a" (not applicable), distinct from a NaN value.
-    ``report``: the environment report the measurement stamp names (default: this process's).
+    ``columns``: the columns that carry the point, shown inline; the full table follows in a
+    closed fold. ``source``: for data not measured in this build (documented op lists, datasheet
+    figures), the name and version of its source; the table then carries a source stamp.
+    ``collapsed``: put the table in a closed fold; by default tables longer than ``MAX_OPEN_ROWS``
+    rows are. ``empty``: the sentence shown instead of a table without rows (default: the caption
+    and "none in this build"). ``report``: the environment report of a measurement made elsewhere.
     """
     if not isinstance(df, pd.DataFrame):
         raise TypeError(f"show_table expects a pandas DataFrame, got {type(df).__name__}")
+    if columns is not None:
+        missing = [c for c in columns if c not in df.columns]
+        if missing or not len(columns):
+            raise ValueError(f"columns {missing or list(columns)} are not columns of the table; "
+                             f"valid: {list(df.columns)}")
+    if df.empty:
+        what = (caption or "Rows").rstrip(" .:…")
+        return NoRows(df, empty or f"{what}: none in this build.")
     if collapsed is None:
         collapsed = len(df) > MAX_OPEN_ROWS
-    # Cells are formatted here, not through to_html's formatters, which pandas skips for None.
-    # A missing value in a text column cannot be the number NaN: pandas stores a None there as
-    # NaN, so it is shown as not applicable. Numeric columns keep None only via table_from_rows.
-    def cell(v: Any, text_column: bool) -> str:
-        if text_column and isinstance(v, float) and v != v:
-            return NOT_APPLICABLE
-        return format_cell(v, float_format)
-
-    shown = pd.DataFrame({c: [cell(v, _is_text(df[c])) for v in df[c]] for c in df.columns}, index=df.index)
-    shown.columns = df.columns
-    body = shown.to_html(index=index, border=0, classes="amp-table", escape=True)
+    full = table_html(df, float_format=float_format, index=index)
+    rows = f"{len(df)} rows" if len(df) != 1 else "1 row"
+    if columns is not None and list(columns) != list(df.columns):
+        body = (table_html(df[list(columns)], float_format=float_format, index=index)
+                + f'<details class="amp-details amp-details--full"><summary>Full table '
+                  f'({len(df.columns) + (1 if index else 0)} columns, {rows})</summary>{full}</details>')
+    else:
+        body = full
+    size_note = f"({rows})"
+    body += csv_link(df, caption, index=index)
     return StampedTable(df, caption, body, source=source, collapsed=bool(collapsed),
-                        size_note=f"({len(df)} rows)", report=report)
+                        size_note=size_note, report=report)
 
 
 def environment_table(report: dict[str, Any] | None = None) -> StampedTable:

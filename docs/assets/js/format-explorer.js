@@ -191,13 +191,19 @@
       `data-pos="${f.totalBits - 1 - i}" title="flip this bit">${c}</button>`).join("");
   }
 
-  function show(v) {
+  function show(v) { // a stored value: exact (the shortest decimal that round-trips)
     if (v === null || v === undefined) return "n/a";
     if (Number.isNaN(v)) return "NaN";
     if (v === Infinity) return "inf";
     if (v === -Infinity) return "-inf";
     if (Object.is(v, -0)) return "-0";
     return String(v);
+  }
+
+  function showError(v) { // an error: 4 significant digits are all a reader compares
+    if (v === null || v === undefined || !Number.isFinite(v) || v === 0) return show(v);
+    const a = Math.abs(v);
+    return a >= 1e-4 && a < 1e6 ? String(Number(v.toPrecision(4))) : v.toExponential(3);
   }
 
   function hex(bits, f) { return "0x" + bits.toString(16).toUpperCase().padStart(Math.ceil(f.totalBits / 4), "0"); }
@@ -210,10 +216,11 @@
       a.relError = x !== 0 && Number.isFinite(a.error) ? Math.abs(a.error) / Math.abs(x) : NaN;
     }
     tr.dataset.bits = String(a.bits);
-    tr.innerHTML = `<td>${name}</td><td class="amp-fx-bits">${fieldSpans(a.bits, f)}</td>` +
-      `<td><code>${hex(a.bits, f)}</code></td><td>${a.cls}</td>` +
-      `<td class="amp-fx-value">${show(a.value)}</td><td>${show(a.below)}</td><td>${show(a.above)}</td>` +
-      `<td>${show(a.error)}</td><td>${show(a.relError)}</td>`;
+    // What a reader looks for first (stored value, error) comes first; the bits follow.
+    tr.innerHTML = `<td>${name}</td><td class="amp-fx-value">${show(a.value)}</td>` +
+      `<td>${showError(a.error)}</td><td>${showError(a.relError)}</td>` +
+      `<td class="amp-fx-bits">${fieldSpans(a.bits, f)}</td><td><code>${hex(a.bits, f)}</code></td>` +
+      `<td>${a.cls}</td><td>${show(a.below)}</td><td>${show(a.above)}</td>`;
     tr.classList.toggle("amp-fx-row--flipped", bits !== undefined);
   }
 
@@ -225,9 +232,11 @@
       `value="${root.dataset.value || "0.1"}" aria-label="number to encode"></label> ` +
       `<span class="amp-fx-hint">type a number (1e-8, -3.5, inf, nan) or click a bit to flip it</span>` +
       `<div class="amp-fx-scroll"><table class="amp-table amp-fx-table"><thead><tr><th>format</th>` +
-      `<th>bits (sign exponent mantissa)</th><th>hex</th><th>class</th><th>stored value</th>` +
-      `<th>neighbour below</th><th>neighbour above</th><th>rounding error</th><th>relative error</th>` +
-      `</tr></thead><tbody>${names.map((n) => `<tr data-format="${n}"></tr>`).join("")}</tbody></table></div>`;
+      `<th>stored value</th><th>rounding error</th><th>relative error</th>` +
+      `<th>bits (<span class="amp-fx-key--s">sign</span> <span class="amp-fx-key--e">exponent</span> ` +
+      `<span class="amp-fx-key--m">mantissa</span>)</th><th>hex</th><th>class</th>` +
+      `<th>neighbour below</th><th>neighbour above</th>` +
+`</tr></thead><tbody>${names.map((n) => `<tr data-format="${n}"></tr>`).join("")}</tbody></table></div>`;
     const input = root.querySelector(".amp-fx-input");
     const parse = () => {
       const t = input.value.trim().toLowerCase().replace(/^\+/, "");

@@ -1,4 +1,4 @@
-// MathJax 3 configuration. Loaded before the locally served tex-svg.js.
+// MathJax 3 configuration. Loaded before the locally served tex-chtml.js.
 // Handles arithmatex output on Markdown pages (\( \) and \[ \]) and the raw
 // $...$ / $$...$$ that nbconvert leaves in executed chapters.
 window.MathJax = {
@@ -13,14 +13,18 @@ window.MathJax = {
   },
   loader: { load: [] },
 };
-// Material's instant navigation swaps pages without a reload: typeset again.
+// Material's instant navigation swaps pages without a reload: typeset the new page. The first
+// emission is the page load itself, which MathJax typesets on its own (typesetting it a second
+// time would clear the CommonHTML glyph styles of the first pass and leave the math blank).
 if (typeof document$ !== "undefined") {
+  let firstPage = true;
   document$.subscribe(() => {
-    // On the first page load MathJax typesets by itself; wait for its startup before re-typesetting.
+    if (firstPage) {
+      firstPage = false;
+      return;
+    }
     if (window.MathJax && MathJax.startup && MathJax.startup.promise) {
       MathJax.startup.promise.then(() => {
-        const out = MathJax.startup.output;
-        if (out && typeof out.clearCache === "function") out.clearCache();
         MathJax.typesetClear();
         MathJax.texReset();
         return MathJax.typesetPromise();

@@ -1,0 +1,205 @@
+"""What the site build does to every page for its reader (docsite pages post-processing)."""
+
+from __future__ import annotations
+
+import base64
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from amp_docs_lib.docsite import pages
+from amp_docs_lib.core.palette import BIT_FIELD_COLORS, FORMAT_COLORS, REGIME_COLORS, color_of, css_variables
+from amp_docs_lib.page.tables import show_table
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+PAGE = '<html><body><div class="md-content"><article><h1>T</h1>{}</article></div></body></html>'
+
+
+def _measured(report=None) -> str:
+    return show_table(pd.DataFrame({"x": [1]}), "t", report=report)._repr_html_()
+
+
+def test_one_provenance_card_replaces_the_repeated_stamps():
+    page = PAGE.format(_measured() * 3)
+    out = pages.provenance_card(page)
+    assert out.count('class="amp-provenance"') == 1
+    assert "amp-stamp--measured" not in out
+    assert out.index("amp-provenance") < out.index("<table"), "the card is at the top"
+    assert "CPU capability (torch)" in out and "build date" in out
+
+
+def test_a_result_measured_elsewhere_keeps_its_own_stamp():
+    from amp_docs_lib.core.env import stamp_fields
+
+    other = dict(stamp_fields(), device="NVIDIA H100 80GB HBM3 (sm 9.0)", cuda="12.8")
+    out = pages.provenance_card(PAGE.format(_measured() * 2 + _measured(other)))
+    assert out.count("amp-stamp--measured") == 1 and "NVIDIA H100" in out.split("</details>", 1)[1]
+    assert "except 1 that carries its own stamp" in out
+
+
+def test_documentation_stamps_stay():
+    doc = show_table(pd.DataFrame({"op": ["mm"]}), "d", source="PyTorch docs")._repr_html_()
+    out = pages.provenance_card(PAGE.format(doc + _measured()))
+    assert "amp-stamp--source" in out
+
+
+NOTEBOOK_CELL = ('<div class="CodeMirror cm-s-jupyter"><div class="zeroclipboard-container">'
+                 '<clipboard-copy for="cell-1"><div><span class="notice" hidden>Copied!</span>'
+                 '<svg></svg></div></clipboard-copy></div><div class="highlight-ipynb"><pre><code>x = 1'
+                 '</code></pre></div><div class="clipboard-copy-txt" id="cell-1">x = 1</div></div>')
+
+
+def test_notebook_cells_keep_one_copy_button_and_search_never_sees_copied():
+    out = pages.search_friendly(NOTEBOOK_CELL)
+    assert "clipboard-copy" not in out and "Copied!" not in out and out.count("x = 1") == 1
+    assert "<pre><code>x = 1</code></pre>" in out
+
+
+def test_a_deliberate_error_shows_its_last_line_and_no_builder_path(tmp_path):
+    nb = {"cells": [{"cell_type": "code", "source": "", "metadata": {}, "outputs": [
+        {"output_type": "error", "ename": "ValueError", "evalue": "unknown precision 'fp61'",
+         "traceback": ["\x1b[31mTraceback\x1b[0m", f'  File "{REPO_ROOT}/amp_docs_lib/x.py", line 3',
+                       "ValueError: unknown precision 'fp61'"]},
+        {"output_type": "stream", "name": "stderr", "text": f"{REPO_ROOT}/amp_docs_lib/x.py:3: UserWarning\n"}]}],
+        "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    src = tmp_path / "ch.ipynb"
+    src.write_text(json.dumps(nb))
+    shown = pages.presented_notebook(src, tmp_path / "presented")
+    text = shown.read_text()
+    out = json.loads(text)["cells"][0]["outputs"]
+    assert out[0]["traceback"] == ["ValueError: unknown precision 'fp61'"]
+    assert out[1]["text"] == "amp_docs_lib/x.py:3: UserWarning\n"
+    assert str(REPO_ROOT) not in text and json.loads(src.read_text()) == nb, "the cached notebook is untouched"
+
+
+def test_builder_paths_cover_the_repository_packages_and_home():
+    import sysconfig
+
+    text = f"{REPO_ROOT}/examples/a.py {sysconfig.get_paths()['purelib']}/torch/nn.py {Path.home()}/x"
+    out = pages.without_builder_paths(text)
+    assert out == "examples/a.py site-packages/torch/nn.py ~/x" or str(Path.home()) == str(REPO_ROOT)
+
+
+def test_mathjax_is_loaded_only_where_there_is_math():
+    scripts = ('<script src="../assets/js/mathjax-config.js"></script>'
+               '<script src="../assets/mathjax/tex-chtml.js"></script><script src="../assets/js/reader.js"></script>')
+    plain = PAGE.format("<p>costs $5 or more</p><pre><code>x = '$a$'</code></pre>") + scripts
+    math = PAGE.format("<p>eps is $2^{-10}$</p>") + scripts
+    assert "tex-chtml.js" not in pages.mathjax_only_with_math(plain) and "reader.js" in pages.mathjax_only_with_math(plain)
+    assert "tex-chtml.js" in pages.mathjax_only_with_math(math)
+    assert pages.has_math(PAGE.format('<span class="arithmatex">\\(x\\)</span>'))
+
+
+def test_embedded_images_and_csv_become_shared_files(tmp_path):
+    png = base64.b64encode(b"\x89PNG fake").decode()
+    page = PAGE.format(f'<img class="amp-fig" src="data:image/png;base64,{png}"/>'
+                       '<a class="amp-csv" download="t.csv" href="data:text/csv;base64,' +
+                       base64.b64encode(b"a,b\n1,2\n").decode() + '">CSV</a>')
+    out = pages.csv_as_files(pages.images_as_files(page, "chapters/x/", tmp_path), "chapters/x/", tmp_path)
+    assert "data:" not in out and 'loading="lazy"' in out
+    (img,) = (tmp_path / "assets" / "figures").iterdir()
+    assert img.read_bytes() == b"\x89PNG fake" and f'src="../../assets/figures/{img.name}"' in out
+    (csv,) = (tmp_path / "downloads" / "tables" / "chapters-x").iterdir()
+    assert csv.read_text() == "a,b\n1,2\n"
+
+
+def test_one_colour_per_format_and_regime_everywhere():
+    assert color_of("torch.bfloat16") == color_of("BF16") == FORMAT_COLORS["BF16"]
+    assert color_of("amp_bf16") == FORMAT_COLORS["BF16"] and color_of("fp32") == FORMAT_COLORS["FP32"]
+    every = list(FORMAT_COLORS.values())
+    assert len(set(every)) == len(every), "two formats share a colour"
+    regimes = list(REGIME_COLORS.values())
+    assert len(set(regimes)) == len(regimes), "two regimes share a colour"
+    css = css_variables()
+    assert all(f"--amp-bit-{k}: {v};" in css for k, v in BIT_FIELD_COLORS.items())
+    with pytest.raises(ValueError, match="no colour for 'FP7'.*formats: "):
+        color_of("FP7")
+
+
+def test_the_bit_layout_figure_uses_the_palette_the_explorer_uses():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib.colors import to_hex
+    from matplotlib.patches import Rectangle
+
+    from amp_docs_lib.numbers.formats import plot_bit_layout as bit_layout_figure
+
+    fig = bit_layout_figure(["FP16"])
+    used = {to_hex(p.get_facecolor()) for p in fig.axes[0].patches if isinstance(p, Rectangle)}
+    assert {c.lower() for c in BIT_FIELD_COLORS.values()} <= used
+
+
+def _nav_pages() -> list[tuple[str, str]]:
+    import yaml
+
+    class Loader(yaml.SafeLoader):
+        pass
+
+    Loader.add_multi_constructor("!", lambda loader, suffix, node: None)  # !ENV etc.
+    nav = yaml.load((REPO_ROOT / "mkdocs.yml").read_text(), Loader=Loader)["nav"]
+    flat: list[tuple[str, str]] = []
+
+    def walk(entries):
+        for e in entries:
+            for title, target in e.items():
+                walk(target) if isinstance(target, list) else flat.append((title, target))
+    walk(nav)
+    return flat
+
+
+def test_home_page_lists_the_chapters_in_the_navigation_order_with_its_names():
+    import re
+
+    home = (REPO_ROOT / "docs" / "index.md").read_text()
+    section = home[home.index("## Chapters"):home.index("## This build")]
+    listed = re.findall(r"^- \[([^\]]+)\]\((chapters/[^)]+)\)", section, re.M)
+    in_nav = [(t, f) for t, f in _nav_pages() if f.startswith("chapters/")]
+    assert listed == in_nav
+
+
+def test_the_home_page_order_check_can_fail():
+    """A list in another order than the navigation is not the navigation's list."""
+    in_nav = [(t, f) for t, f in _nav_pages() if f.startswith("chapters/")]
+    assert list(reversed(in_nav)) != in_nav
+
+
+def test_a_pattern_is_two_tabs_a_diff_and_the_full_program():
+    from amp_docs_lib.page.snippets import show_pattern
+
+    page = show_pattern("amp_patterns/amp_loop.py", "amp_patterns/clipping.py")._repr_html_()
+    assert page.count('type="radio"') == 2 and page.count('class="tabbed-block"') == 2
+    assert "What changes" in page and "Full program" in page
+    diff, full = page.split('class="tabbed-block"')[1:]
+    assert "amp-code--diff" in diff and "amp-code--python" in full and "examples/amp_patterns/clipping.py" in full
+
+
+def test_prose_numbers_and_lists_read_as_words():
+    from amp_docs_lib.page.claims import format_value
+
+    assert format_value(0.4475953) == "0.4476" and format_value(512 / 3) == "170.7"
+    assert format_value(0.0078125) == "0.0078125", "an exact value is not rounded"
+    assert format_value(["blocks.3.0"]) == "blocks.3.0"
+    assert format_value(["fp32", "bf16", "fp16"]) == "fp32, bf16 and fp16" and format_value([]) == "none"
+
+
+def test_the_notebook_stylesheet_keeps_only_rules_that_can_match():
+    css = (".jupyter-wrapper{--a:1}.jupyter-wrapper :root{--icon:url(x)}.jp-Used .x{color:red}"
+           ".jp-Unused{color:blue}@media (max-width:10px){.jp-Used{margin:0}.jp-Gone{margin:1}}"
+           ".jp-Used,.jp-Unused{padding:0}.jupyter-wrapper{--a:1}")
+    out = pages.prune_css(css, {"jupyter-wrapper", "jp-Used", "x"})
+    assert ".jp-Unused" not in out and ".jp-Gone" not in out and ":root" not in out
+    assert ".jp-Used .x{color:red}" in out and "@media (max-width:10px){.jp-Used{margin:0}}" in out
+    assert ".jp-Used{padding:0}" in out and out.count("--a:1") == 1
+
+
+def test_the_skipped_cell_note_shows_names_as_code_not_backticks():
+    from amp_docs_lib.core.gating import skip_note_html
+
+    from amp_docs_lib.core.gating import _code_spans, valid_requirements
+
+    for requirement in valid_requirements():
+        assert "`" not in skip_note_html([requirement]), requirement
+    assert _code_spans("needs `transformer_engine` &amp; CUDA") == "needs <code>transformer_engine</code> &amp; CUDA"
