@@ -4,7 +4,8 @@ scaled_mm computes (A_fp8 @ B_fp8) * scale_a * scale_b, so the scales it takes a
 DEQUANTIZATION scales: 1 / s, where s = 448 / amax was used to make A_fp8 = fp8(A * s).
 Runs on the CPU and on CUDA GPUs with FP8 (compute capability 8.9 or 9.0+). On other CUDA GPUs
 torch._scaled_mm raises ("only supported on CUDA devices with compute capability >= 9.0 or 8.9"),
-so there this script runs on the CPU, and says so.
+so there this script runs on the CPU, and says so. Older torch releases (2.11) accept only
+per-tensor scales on the CPU; the rowwise case then says so instead of running.
 """
 
 import torch
@@ -36,7 +37,12 @@ for rowwise in (False, True):
     w8, sw = to_fp8(w, rowwise)
     sw = sw.reshape(1, -1) if rowwise else sw     # rowwise: (M, 1) for A, (1, N) for B
     # mat_b must be column-major: the transpose of a row-major (N, K) tensor is.
-    out = torch._scaled_mm(a8, w8.t(), scale_a=sa, scale_b=sw, out_dtype=torch.bfloat16)
+    try:
+        out = torch._scaled_mm(a8, w8.t(), scale_a=sa, scale_b=sw, out_dtype=torch.bfloat16)
+    except RuntimeError as e:  # older torch (2.11): the CPU kernel takes per-tensor scales only
+        print(f"rowwise    not supported by this torch's {device} _scaled_mm ({torch.__version__}): "
+              f"{str(e).splitlines()[0][:90]}")
+        continue
     err = ((out.double() - ref).norm() / ref.norm()).item()
     print(f"{'rowwise' if rowwise else 'tensorwise':10s} relative error vs float64: {err:.4f}")
 
