@@ -388,3 +388,21 @@ def test_relative_error_envelope_is_flat_in_the_normal_range():
     assert e4.max() <= 2.0 ** -4 and e4.min() > 2.0 ** -6          # half an ulp of 3 mantissa bits, not far below
     sub = env[(env["format"] == "FP8 E4M3FN") & (env["binade"] == -9)]["relative error"]
     assert float(sub.max()) > 2.0 ** -4                             # subnormals: coarser
+
+
+def test_gemm_error_table_says_which_calls_this_torch_refuses(monkeypatch):
+    """An older torch's CPU _scaled_mm (2.11) refuses rowwise scales: the row says so, with n/a errors."""
+    real = gemm.scaled_mm
+
+    def per_tensor_only(a8, b8, sa, sb, **kw):
+        if sa.numel() > 1:
+            raise RuntimeError("Now _scaled_mm only supports per-tensor scaling for CPU backend.")
+        return real(a8, b8, sa, sb, **kw)
+
+    monkeypatch.setattr(gemm, "scaled_mm", per_tensor_only)
+    t = gemm.gemm_error_table(32, device="cpu")
+    refused = t[t["method"].str.contains("rowwise")]
+    assert len(refused) and all(r.startswith("no: Now _scaled_mm only supports") for r in refused["runs here"])
+    assert refused["rel. error vs float64"].isna().all() and refused["checker"].isna().all()
+    ran = t[t["runs here"] == "yes"]
+    assert len(ran) == len(t) - len(refused) and ran["rel. error vs float64"].notna().all()
