@@ -406,3 +406,23 @@ def test_gemm_error_table_says_which_calls_this_torch_refuses(monkeypatch):
     assert refused["rel. error vs float64"].isna().all() and refused["checker"].isna().all()
     ran = t[t["runs here"] == "yes"]
     assert len(ran) == len(t) - len(refused) and ran["rel. error vs float64"].notna().all()
+
+
+def test_throughput_table_times_through_the_harness_and_reports_refused_calls(monkeypatch):
+    from amp_docs_lib.core import timing
+
+    calls = []
+    real = timing.measure
+
+    def spy(fn, **kw):
+        calls.append(kw.get("label"))
+        if "rowwise" in kw.get("label", ""):
+            raise RuntimeError("Now _scaled_mm only supports per-tensor scaling for CPU backend.")
+        return real(fn, **kw)
+
+    monkeypatch.setattr(timing, "measure", spy)
+    t = gemm.throughput_table(32, device="cpu", min_run_time=0.01)
+    assert calls == ["BF16 torch.mm", "FP8 _scaled_mm tensorwise", "FP8 _scaled_mm rowwise"]
+    ok = t[t["runs here"] == "yes"]
+    assert len(ok) == 2 and (ok["IQR (ms)"] >= 0).all() and ok.iloc[0]["speed vs BF16"] == 1.0
+    assert t.iloc[2]["TFLOP/s"] is None and t.iloc[2]["runs here"].startswith("no: Now _scaled_mm")

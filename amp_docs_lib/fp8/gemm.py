@@ -204,9 +204,11 @@ def check_scale_convention(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor, 
 def throughput_table(size: int, *, device: str | torch.device | None = None, min_run_time: float = 0.5) -> pd.DataFrame:
     """TFLOP/s of a square GEMM of ``size``: BF16 ``torch.mm`` against FP8 ``_scaled_mm`` (tensorwise, rowwise).
 
-    Timed with ``torch.utils.benchmark.Timer.blocked_autorange`` (synchronises CUDA).
+    Timed with the one harness (``core.timing.measure``: warm-up, a deliberate thread count, CUDA
+    events on a GPU, median and IQR). A call this torch's kernel refuses on this device (torch
+    2.11's CPU ``_scaled_mm`` takes per-tensor scales only) is a row saying so, with n/a timings.
     """
-    from torch.utils.benchmark import Timer
+    from amp_docs_lib.core.timing import measure
 
     dev = check_device(device or fp8_device())
     a, b = operands(size, size, size, device=dev)
@@ -217,21 +219,27 @@ def throughput_table(size: int, *, device: str | torch.device | None = None, min
     b8r, dbr, _ = quantize_operand(b, "rowwise")
     b8t_t, b8r_t, dbr_t = b8t.t(), b8r.t(), dbr.reshape(1, -1)
     cases = {
-        "BF16 torch.mm": ("torch.mm(abf, bbf.t())", {"abf": abf, "bbf": bbf}),
-        "FP8 _scaled_mm tensorwise": ("torch._scaled_mm(a8, b8, scale_a=sa, scale_b=sb, out_dtype=torch.bfloat16)",
-                                      {"a8": a8t, "b8": b8t_t, "sa": dat, "sb": dbt}),
-        "FP8 _scaled_mm rowwise": ("torch._scaled_mm(a8, b8, scale_a=sa, scale_b=sb, out_dtype=torch.bfloat16)",
-                                   {"a8": a8r, "b8": b8r_t, "sa": dar, "sb": dbr_t}),
+        "BF16 torch.mm": lambda: torch.mm(abf, bbf.t()),
+        "FP8 _scaled_mm tensorwise": lambda: torch._scaled_mm(a8t, b8t_t, scale_a=dat, scale_b=dbt,
+                                                              out_dtype=torch.bfloat16),
+        "FP8 _scaled_mm rowwise": lambda: torch._scaled_mm(a8r, b8r_t, scale_a=dar, scale_b=dbr_t,
+                                                           out_dtype=torch.bfloat16),
     }
     flops = 2 * size ** 3
     rows = []
-    for name, (stmt, g) in cases.items():
-        m = Timer(stmt, globals={**g, "torch": torch}).blocked_autorange(min_run_time=min_run_time)
-        rows.append({"GEMM": name, "size": size, "device": str(dev), "median time (ms)": m.median * 1e3,
-                     "TFLOP/s": flops / m.median / 1e12})
-    df = pd.DataFrame(rows)
-    df["speed vs BF16"] = df["TFLOP/s"] / df.loc[0, "TFLOP/s"]
-    return df
+    for name, fn in cases.items():
+        try:
+            t = measure(fn, device=dev, label=name, min_run_time=min_run_time)
+        except RuntimeError as e:
+            rows.append({"GEMM": name, "size": size, "device": str(dev), "median time (ms)": None,
+                         "IQR (ms)": None, "TFLOP/s": None, "runs here": f"no: {str(e).splitlines()[0][:120]}"})
+            continue
+        rows.append({"GEMM": name, "size": size, "device": str(dev), "median time (ms)": t.median_s * 1e3,
+                     "IQR (ms)": t.iqr_s * 1e3, "TFLOP/s": flops / t.median_s / 1e12, "runs here": "yes"})
+    base = rows[0]["TFLOP/s"]
+    for r in rows:
+        r["speed vs BF16"] = None if r["TFLOP/s"] is None else r["TFLOP/s"] / base
+    return table_from_rows(rows)
 
 
 def fast_accum_comparison(k: int = 4096, m: int = 256, n: int = 256, *, device: str | torch.device = "cuda",
