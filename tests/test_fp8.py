@@ -426,3 +426,18 @@ def test_throughput_table_times_through_the_harness_and_reports_refused_calls(mo
     ok = t[t["runs here"] == "yes"]
     assert len(ok) == 2 and (ok["IQR (ms)"] >= 0).all() and ok.iloc[0]["speed vs BF16"] == 1.0
     assert t.iloc[2]["TFLOP/s"] is None and t.iloc[2]["runs here"].startswith("no: Now _scaled_mm")
+
+
+@pytest.mark.slow
+def test_rowwise_recipes_fall_back_to_emulation_where_this_torch_refuses_rowwise_scales(monkeypatch):
+    """torch 2.11's CPU _scaled_mm takes per-tensor scales only: rowwise recipes then run emulated and say so."""
+    from amp_docs_lib.gpt import GPTConfig
+
+    assert gemm.rowwise_scaled_mm_supported("cpu") in (True, False)
+    monkeypatch.setattr(float8_training, "rowwise_scaled_mm_supported", lambda device: False)
+    cfg = GPTConfig.from_profile(n_embd=32, block_size=16)
+    c = float8_training.train_curves(("float8 tensorwise", "float8 rowwise"), steps=1, cfg=cfg)
+    gemms = c.groupby("recipe")["fp8 gemms"].first()
+    assert gemms["float8 tensorwise"] == "torch._scaled_mm on cpu"
+    assert gemms["float8 rowwise"].startswith("emulated (emulate=True)") and "per-tensor scales only" in gemms["float8 rowwise"]
+    assert c["loss"].notna().all()

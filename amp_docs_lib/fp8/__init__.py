@@ -8,7 +8,7 @@ module never imports the others):
 * scaling recipes (``scaling``): ``Quantized``, ``overflow_threshold``, ``scale_from_amax``, ``quantize_unscaled``, ``quantize_tensorwise``, ``quantize_rowwise``, ``emax_elem``, ``MXQuantized``, ``mx_scale_exponent``, ``mx_quantize``, ``torchao_to_mx``, ``compare_with_torchao``, ``error_metrics``, ``quantize``, ``strategy_table``, ``mx_mode_table``, ``strategy_summary``, ``sqnr_by_strategy``, ``inject_outlier``, ``outlier_sensitivity``, ``outlier_channels``, ``outlier_channel_table``, ``DelayedScaler``, ``spike_stream``, ``delayed_scaling_run``, ``overflow_windows``, ``plot_delayed_scaling``, ``plot_sqnr``, ``sqnr_prediction_db``;
 * NVFP4 (``nvfp4``): ``nvfp4_tensor_scale``, ``NVFP4Quantized``, ``nvfp4_quantize``, ``torchao_nvfp4``, ``block_amax_error``, ``fp4_block_comparison``, ``gaussian_blocks``, ``scale_floor_comparison``, ``wide_range_blocks``;
 * fine-grained scaling and accumulation (``fine_grained``): ``quantize_tiles``, ``tile_vs_tensor``, ``outlier_tensor``, ``round_significand``, ``limited_precision_matmul``, ``accumulation_study``, ``promotion_gain``;
-* scaled matmul (``gemm``): ``fp8_gemm_support``, ``fp8_gemm_plan``, ``fp8_device``, ``public_scaled_mm_available``, ``quantize_operand``, ``scaled_mm``, ``operands``, ``rel_error``, ``gemm_error_table``, ``check_scale_convention``, ``throughput_table``, ``fast_accum_comparison``, ``accumulation_knobs``;
+* scaled matmul (``gemm``): ``fp8_gemm_support``, ``rowwise_scaled_mm_supported``, ``fp8_gemm_plan``, ``fp8_device``, ``public_scaled_mm_available``, ``quantize_operand``, ``scaled_mm``, ``operands``, ``rel_error``, ``gemm_error_table``, ``check_scale_convention``, ``throughput_table``, ``fast_accum_comparison``, ``accumulation_knobs``;
 * float8 training (``float8_training``): ``pattern_batches``, ``float8_config``, ``this_machine_plan``, ``cast_float8_inputs_for_cpu_autocast``, ``convert``, ``linear_layer``, ``build_model``, ``train_curves``, ``curve_summary``, ``plot_curves``, ``float8_modules``, ``recipe_config_table``, ``fsdp_float8_all_gather_support``;
 * memory (``memory``): ``memory_table``, ``saved_for_backward``;
 * Transformer Engine (``transformer_engine``): ``recipe_table``, ``autocast_table``, ``installed_recipe_defaults``, ``te_linear_check``;
@@ -29,7 +29,7 @@ __all__, __getattr__, __dir__ = lazy_exports(__name__, {
     # fine-grained scaling and accumulation
     "fine_grained": ("quantize_tiles", "tile_vs_tensor", "outlier_tensor", "round_significand", "limited_precision_matmul", "accumulation_study", "promotion_gain",),
     # scaled matmul
-    "gemm": ("fp8_gemm_support", "fp8_gemm_plan", "fp8_device", "public_scaled_mm_available", "quantize_operand", "scaled_mm", "operands", "rel_error", "gemm_error_table", "check_scale_convention", "throughput_table", "fast_accum_comparison", "accumulation_knobs",),
+    "gemm": ("fp8_gemm_support", "rowwise_scaled_mm_supported", "fp8_gemm_plan", "fp8_device", "public_scaled_mm_available", "quantize_operand", "scaled_mm", "operands", "rel_error", "gemm_error_table", "check_scale_convention", "throughput_table", "fast_accum_comparison", "accumulation_knobs",),
     # float8 training
     "float8_training": ("pattern_batches", "float8_config", "this_machine_plan", "cast_float8_inputs_for_cpu_autocast", "convert", "linear_layer", "build_model", "train_curves", "curve_summary", "plot_curves", "float8_modules", "recipe_config_table", "fsdp_float8_all_gather_support",),
     # memory

@@ -29,7 +29,7 @@ import pandas as pd
 import torch
 
 from amp_docs_lib.core.devices import check_device
-from amp_docs_lib.fp8.gemm import fp8_gemm_plan
+from amp_docs_lib.fp8.gemm import fp8_gemm_plan, rowwise_scaled_mm_supported
 from amp_docs_lib.gpt import GPT, GPTConfig
 from amp_docs_lib.core.profiles import active_profile
 
@@ -164,7 +164,9 @@ def train_curves(recipes=RECIPES, steps: int | None = None, *, seed: int = 0, lr
     batches = pattern_batches(cfg, p["fp8_train_batch"], steps, seed=seed, device=dev)
     rows = []
     for recipe in recipes:
-        model = build_model(recipe, cfg, seed=seed, device=dev, emulate=emulate)
+        # An older torch's CPU _scaled_mm (2.11) refuses rowwise scales: such recipes run emulated, and say so.
+        refused = recipe.startswith("float8 rowwise") and not emulate and not rowwise_scaled_mm_supported(str(dev))
+        model = build_model(recipe, cfg, seed=seed, device=dev, emulate=emulate or refused)
         opt = torch.optim.AdamW(model.parameters(), lr=lr)
         use_ac = recipe != "fp32"
         for step, (x, y) in enumerate(batches):
@@ -179,7 +181,9 @@ def train_curves(recipes=RECIPES, steps: int | None = None, *, seed: int = 0, lr
                 torch.cuda.synchronize()
             rows.append({"recipe": recipe, "step": step, "loss": loss.item(), "seconds": time.perf_counter() - t0,
                          "fp8 gemms": None if not recipe.startswith("float8") else
-                         ("emulated (emulate=True)" if emulate else f"torch._scaled_mm on {dev.type}")})
+                         ("emulated (emulate=True)" if emulate else
+                          f"emulated (emulate=True): torch {torch.__version__}'s {dev.type} _scaled_mm takes "
+                          "per-tensor scales only" if refused else f"torch._scaled_mm on {dev.type}")})
     return pd.DataFrame(rows)
 
 

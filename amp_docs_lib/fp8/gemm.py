@@ -13,6 +13,7 @@ float32 ``(M, 1)`` for A and ``(1, N)`` for B.
 
 from __future__ import annotations
 
+import functools
 import math
 
 import pandas as pd
@@ -49,6 +50,23 @@ def fp8_gemm_support(capability: tuple[int, int] | None, *, hip_arch: str | None
     if capability == (8, 9) or capability >= (9, 0):
         return True, f"{sm}: FP8 tensor cores"
     return False, f"{sm} has no FP8 tensor cores: torch._scaled_mm raises there (it needs sm89 or sm90+)"
+
+
+@functools.lru_cache(maxsize=None)
+def rowwise_scaled_mm_supported(device: str = "cpu") -> bool:
+    """Whether this torch's ``_scaled_mm`` takes rowwise scales on ``device`` (measured with a 16³ call).
+
+    torch 2.11's CPU kernel takes per-tensor scales only (an internal assert); 2.15's takes both.
+    """
+    dev = check_device(device)
+    a8 = torch.ones(16, 16, device=dev).to(torch.float8_e4m3fn)
+    b8 = torch.ones(16, 16, device=dev).to(torch.float8_e4m3fn).t()
+    try:
+        torch._scaled_mm(a8, b8, scale_a=torch.ones(16, 1, device=dev), scale_b=torch.ones(1, 16, device=dev),
+                         out_dtype=torch.bfloat16)
+    except RuntimeError:
+        return False
+    return True
 
 
 def fp8_gemm_plan(capability: tuple[int, int] | None, *, hip_arch: str | None = None) -> dict:
