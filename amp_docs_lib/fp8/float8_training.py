@@ -110,15 +110,17 @@ def convert(model: torch.nn.Module, recipe: str, *, emulate: bool = False, modul
 
 
 def linear_layer(recipe: str, features: int = 256, *, seed: int = 0) -> torch.nn.Module:
-    """One bias-free ``features x features`` linear layer: ``nn.Linear`` for ``"bf16"``, or converted
-    with ``"float8 <recipe>"``."""
+    """One bias-free ``features x features`` CPU linear layer: ``nn.Linear`` for ``"bf16"``, or converted
+    with ``"float8 <recipe>"`` (emulated where this torch's CPU ``_scaled_mm`` refuses rowwise scales;
+    what the forward saves for backward is the same either way)."""
     torch.manual_seed(seed)
     layer = torch.nn.Sequential(torch.nn.Linear(features, features, bias=False))
     if recipe == "bf16":
         return layer
     if not recipe.startswith("float8 "):
         raise ValueError(f"unknown recipe {recipe!r}; valid: ['bf16'] + {[f'float8 {r}' for r in FLOAT8_RECIPES]}")
-    return convert(layer, recipe.split(" ", 1)[1])
+    name = recipe.split(" ", 1)[1]
+    return convert(layer, name, emulate=name.startswith("rowwise") and not rowwise_scaled_mm_supported("cpu"))
 
 
 def build_model(recipe: str, cfg: GPTConfig, *, seed: int = 0, device: str | torch.device = "cpu",
