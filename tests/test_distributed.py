@@ -42,9 +42,9 @@ def test_measured_sizes_match_memory_model(probes):
     n = sum(p.numel() for p in fsdp_probe.make_mlp(16, 32, 4).parameters())
     state = df[df["stage"].isin(["1 sharded parameter (stored)", "6 gradient (sharded)", "8 optimizer state"])]
     per_rank = state.groupby("rank")["local bytes"].sum()
-    assert set(per_rank) == {memory.per_rank_bytes(n, 2, "FSDP", "amp_fsdp2")["total"]}
+    assert set(per_rank) == {memory.per_rank_bytes(n, 2, "FSDP", "amp_bf16")["total"]}
     coll = df[(df["stage"] == "7 collective") & (df["rank"] == 0)]
-    pred = memory.comm_per_step(n, 2, "FSDP", "amp_fsdp2").set_index("collective")
+    pred = memory.comm_per_step(n, 2, "FSDP", "amp_bf16").set_index("collective")
     assert coll[coll["tensor"] == "all_gather"]["local bytes"].sum() == pred.loc["all_gather", "buffer bytes"]
     assert coll[coll["tensor"] == "reduce_scatter"]["local bytes"].sum() == pred.loc["reduce_scatter", "buffer bytes"]
 
@@ -59,15 +59,15 @@ def test_ddp_hooks_change_only_the_wire_dtype(probes):
 
 def test_memory_hand_computed_cases():
     # N = 1000, K = 4, mixed-precision Adam: 2 + 2 + 12 bytes per parameter (ZeRO paper)
-    assert memory.per_rank_bytes(1000, 4, "DDP", "amp_fp32_master")["total"] == 16_000
-    assert memory.per_rank_bytes(1000, 4, "ZeRO-1", "amp_fp32_master")["total"] == 2000 + 2000 + 12 * 250
-    assert memory.per_rank_bytes(1000, 4, "ZeRO-2", "amp_fp32_master")["total"] == 2000 + 14 * 250
-    assert memory.per_rank_bytes(1000, 4, "ZeRO-3", "amp_fp32_master")["total"] == 16 * 250
+    assert memory.per_rank_bytes(1000, 4, "DDP", "bf16_master")["total"] == 16_000
+    assert memory.per_rank_bytes(1000, 4, "ZeRO-1", "bf16_master")["total"] == 2000 + 2000 + 12 * 250
+    assert memory.per_rank_bytes(1000, 4, "ZeRO-2", "bf16_master")["total"] == 2000 + 14 * 250
+    assert memory.per_rank_bytes(1000, 4, "ZeRO-3", "bf16_master")["total"] == 16 * 250
     assert memory.per_rank_bytes(1000, 4, "FSDP", "bf16")["total"] == 8 * 250
     assert memory.per_rank_bytes(10, 3, "FSDP", "fp32")["total"] == 16 * math.ceil(10 / 3)
     assert memory.per_rank_bytes(1000, 1, "ZeRO-3", "fp32")["total"] == 16_000
     # ZeRO paper, Figure 1: 7.5B parameters, 64 GPUs
-    gb = [memory.per_rank_bytes(7_500_000_000, 64, s, "amp_fp32_master")["total"] / 1e9
+    gb = [memory.per_rank_bytes(7_500_000_000, 64, s, "bf16_master")["total"] / 1e9
           for s in ("DDP", "ZeRO-1", "ZeRO-2", "ZeRO-3")]
     assert [round(g, 1) for g in gb] == [120.0, 31.4, 16.6, 1.9]
     ddp = memory.comm_per_step(1000, 4, "DDP", "fp32")
@@ -119,8 +119,8 @@ def test_ddp_buckets_are_measured_and_the_calculator_must_count_them(probes):
     n = sum(p.numel() for p in fsdp_probe.make_mlp(16, 32, 4).parameters())
     default = mem[mem["gradient_as_bucket_view"] == False]  # noqa: E712
     view = mem[mem["gradient_as_bucket_view"] == True]  # noqa: E712
-    with_buckets = memory.per_rank_bytes(n, 2, "DDP", "amp_fsdp2", ddp_buckets=True)["total"]
-    without = memory.per_rank_bytes(n, 2, "DDP", "amp_fsdp2")["total"]
+    with_buckets = memory.per_rank_bytes(n, 2, "DDP", "amp_bf16", ddp_buckets=True)["total"]
+    without = memory.per_rank_bytes(n, 2, "DDP", "amp_bf16")["total"]
     assert set(default["distinct storages"].astype(int)) == {with_buckets}
     assert with_buckets != without  # a calculator without buckets would fail the page's claim
     assert set(view["distinct storages"].astype(int)) == {without} and view["gradients inside the buckets"].all()
@@ -152,9 +152,9 @@ def test_fp16_loss_scaling_ranks_agree(probes):
 def test_zero12_gather_the_stored_dtype_zero3_the_compute_dtype():
     n, k = 1000, 4
     g = lambda s, p: set(memory.comm_per_step(n, k, s, p).query("collective == 'all_gather'")["dtype"])  # noqa: E731
-    assert g("ZeRO-1", "amp_fsdp2") == {"float32"} and g("ZeRO-2", "amp_fsdp2") == {"float32"}
-    assert g("ZeRO-3", "amp_fsdp2") == {"bfloat16"} and g("FSDP", "amp_fsdp2") == {"bfloat16"}
-    assert g("ZeRO-1", "amp_fp32_master") == {"bfloat16"}
+    assert g("ZeRO-1", "amp_bf16") == {"float32"} and g("ZeRO-2", "amp_bf16") == {"float32"}
+    assert g("ZeRO-3", "amp_bf16") == {"bfloat16"} and g("FSDP", "amp_bf16") == {"bfloat16"}
+    assert g("ZeRO-1", "bf16_master") == {"bfloat16"}
     # the paper's baseline leaves DDP's buckets out; counting them adds the gradients' bytes once
     base = memory.per_rank_bytes(n, k, "DDP", "fp32")
     assert memory.per_rank_bytes(n, k, "DDP", "fp32", ddp_buckets=True)["total"] == base["total"] + base["grad"]

@@ -175,7 +175,7 @@ def test_verdict_follows_the_measurement(monkeypatch):
 def test_zero_example_fails_for_another_accounting(monkeypatch):
     from amp_docs_lib.distributed import memory
 
-    monkeypatch.setitem(memory.PRECISIONS, "amp_fp32_master", dict(memory.PRECISIONS["fp32"]))
+    monkeypatch.setitem(memory.PRECISIONS, "bf16_master", dict(memory.PRECISIONS["fp32"]))
     assert L.get_claim("zero-7.5b").verdict().status == L.DOES_NOT_HOLD
 
 

@@ -30,7 +30,9 @@ from amp_docs_lib.gpt import GPT, GPTConfig, random_batch
 from amp_docs_lib.bench.model_sweep import count_parameters
 
 _FP32, _BF16, _FP8 = (bytes_per_element(f) for f in ("FP32", "BF16", "FP8 E4M3FN"))
-# Bytes per element (Adam keeps two states per parameter). weight_copies: low-precision copies of
+# Bytes per element (Adam keeps two states per parameter). Names are the training regimes'
+# (amp.precision.REGIMES), plus fp8 (torchao float8 training, the FP8 chapter); a test checks they agree.
+# weight_copies: low-precision copies of
 # the weights made for the matmuls.
 REGIMES: dict[str, dict[str, int]] = {
     "fp32": {"weights": _FP32, "grads": _FP32, "optimizer": 2 * _FP32, "weight_copies": 0, "activations": _FP32},

@@ -20,14 +20,15 @@ Strategies (what is divided by K):
 ``FSDP``   as ZeRO-3 (``fully_shard``, FULL_SHARD)
 =========  =============================================================
 
-Precisions (bytes per parameter):
+Precisions (bytes per parameter), named as the training regimes are (``amp.precision.REGIMES``: one
+vocabulary for the training, bench and distributed memory calculators; a test checks they agree):
 
 ======================  =====  =====  ======  =========  ==============================================
 name                    param  grad   master  Adam m, v  communicated
 ======================  =====  =====  ======  =========  ==============================================
 ``fp32``                4      4      0       4 + 4      FP32 params and grads
-``amp_fp32_master``     2      2      4       4 + 4      BF16 params and grads (ZeRO paper)
-``amp_fsdp2``           4      4      0       4 + 4      FP32 reduced; BF16 gathered for compute
+``bf16_master``         2      2      4       4 + 4      BF16 params and grads (ZeRO paper)
+``amp_bf16``            4      4      0       4 + 4      FP32 reduced; BF16 gathered for compute
                                                          (ZeRO-3/FSDP), FP32 stored params
                                                          gathered after the step (ZeRO-1/2)
 ``bf16``                2      2      0       2 + 2      BF16 params and grads
@@ -38,7 +39,7 @@ compute, in the compute dtype (``gather dtype``); ZeRO-1 and ZeRO-2 gather the *
 stored* parameters after each rank's optimizer step (Rajbhandari et al., Section 5), so in
 the dtype the parameters are stored in (``param dtype``).
 
-``amp_fsdp2`` is what ``fully_shard`` with ``MixedPrecisionPolicy(param_dtype=bfloat16,
+``amp_bf16`` is what ``fully_shard`` with ``MixedPrecisionPolicy(param_dtype=bfloat16,
 reduce_dtype=float32)`` stores: FP32 sharded parameters (they are the master weights),
 FP32 sharded gradients, FP32 Adam state; the BF16 copy exists only for the unit being
 computed (all-gathered, then freed). ``torch.autocast`` under DDP stores the same
@@ -61,9 +62,9 @@ _FP32, _BF16 = bytes_per_element("FP32"), bytes_per_element("BF16")
 PRECISIONS: dict[str, dict[str, Any]] = {
     "fp32": {"param": _FP32, "grad": _FP32, "master": 0, "optimizer": 2 * _FP32,
              "param dtype": "float32", "gather dtype": "float32", "reduce dtype": "float32"},
-    "amp_fp32_master": {"param": _BF16, "grad": _BF16, "master": _FP32, "optimizer": 2 * _FP32,
+    "bf16_master": {"param": _BF16, "grad": _BF16, "master": _FP32, "optimizer": 2 * _FP32,
                         "param dtype": "bfloat16", "gather dtype": "bfloat16", "reduce dtype": "bfloat16"},
-    "amp_fsdp2": {"param": _FP32, "grad": _FP32, "master": 0, "optimizer": 2 * _FP32,
+    "amp_bf16": {"param": _FP32, "grad": _FP32, "master": 0, "optimizer": 2 * _FP32,
                   "param dtype": "float32", "gather dtype": "bfloat16", "reduce dtype": "float32"},
     "bf16": {"param": _BF16, "grad": _BF16, "master": 0, "optimizer": 2 * _BF16,
              "param dtype": "bfloat16", "gather dtype": "bfloat16", "reduce dtype": "bfloat16"},

@@ -72,7 +72,7 @@ def needs_scale(n_params: float, what: str) -> Verdict:
     """
     from amp_docs_lib.distributed.memory import per_rank_bytes
 
-    need = per_rank_bytes(int(n_params), 1, "DDP", "amp_fp32_master")["total"]
+    need = per_rank_bytes(int(n_params), 1, "DDP", "bf16_master")["total"]
     have = _machine_memory_bytes()
     if have >= need:
         return Verdict(NOT_TESTABLE, "n/a", f"needs scale: {what}, far beyond a build's time budget")
@@ -295,7 +295,7 @@ def zero_7_5b(ddp: float, zero1: float, zero2: float, zero3: float) -> Verdict:
     from amp_docs_lib.distributed.memory import per_rank_bytes
 
     paper = {"DDP": ddp, "ZeRO-1": zero1, "ZeRO-2": zero2, "ZeRO-3": zero3}
-    got = {s: per_rank_bytes(7_500_000_000, 64, s, "amp_fp32_master")["total"] / 1e9 for s in paper}
+    got = {s: per_rank_bytes(7_500_000_000, 64, s, "bf16_master")["total"] / 1e9 for s in paper}
     return judged(all(abs(got[s] - paper[s]) <= 0.05 for s in paper), ", ".join(f"{s} {got[s]:.2f} GB" for s in paper))
 
 

@@ -44,8 +44,8 @@ def main() -> None:
     stored = df[df["stage"].isin(["1 sharded parameter (stored)", "6 gradient (sharded)", "8 optimizer state"])]
     print(f"\nparameters N={n}; measured model-state bytes per rank: "
           f"{stored.groupby('rank')['local bytes'].sum().to_dict()}; "
-          f"memory.per_rank_bytes(N, K, 'FSDP', 'amp_fsdp2') predicts "
-          f"{memory.per_rank_bytes(n, args.world_size, 'FSDP', 'amp_fsdp2')['total']} (largest shard)")
+          f"memory.per_rank_bytes(N, K, 'FSDP', 'amp_bf16') predicts "
+          f"{memory.per_rank_bytes(n, args.world_size, 'FSDP', 'amp_bf16')['total']} (largest shard)")
 
 
 if __name__ == "__main__":
