@@ -12,6 +12,8 @@ from amp_docs_lib.fp8 import capture, gemm, memory, scaling, float8_training
 from amp_docs_lib.fp8 import formats as F
 from amp_docs_lib.fp8 import transformer_engine as te_info
 
+TORCH = tuple(int(v) for v in torch.__version__.split("+")[0].split(".")[:2])  # (major, minor)
+
 
 # ---- formats and casts ---------------------------------------------------------------------------
 @pytest.mark.parametrize("name", F.MX_ELEMENT_FORMATS)
@@ -56,8 +58,12 @@ def test_e4m3fn_saturates_where_the_library_says():
     assert F.encode_tensor(torch.tensor([1000.0]), "FP8 E4M3FN").item() == 0x7E
     # ml_dtypes does not saturate: the library's choice is a real difference
     assert math.isnan(float(np.float32(1000.0).astype(ml_dtypes.float8_e4m3fn)))
-    # torch (2.12+) saturates like the library
-    assert torch.tensor([1000.0]).to(torch.float8_e4m3fn).float().item() == 448.0
+    # torch 2.12+ saturates like the library (pytorch/pytorch#178817); older torch casts to NaN
+    torch_cast = torch.tensor([1000.0]).to(torch.float8_e4m3fn).float().item()
+    if TORCH >= (2, 12):
+        assert torch_cast == 448.0
+    else:
+        assert math.isnan(torch_cast)
     # the saturation threshold: 464 = 448 + half the top spacing; below it, plain rounding
     assert scaling.overflow_threshold("FP8 E4M3FN") == 464.0
     assert scaling.overflow_threshold("FP8 E5M2") == 61440.0
@@ -231,7 +237,11 @@ def test_scaled_mm_wrong_convention_is_detected(api, gran):
     a, b = gemm.operands(64, 64, 32)
     a8, da, qa = gemm.quantize_operand(a, gran)
     b8, db, qb = gemm.quantize_operand(b, gran)
-    right = gemm.scaled_mm(a8, b8, da, db, api=api, out_dtype=torch.float32)
+    try:
+        right = gemm.scaled_mm(a8, b8, da, db, api=api, out_dtype=torch.float32)
+    except RuntimeError as e:  # torch 2.11 on the CPU: rowwise scales refused; F.scaled_mm has no CPU kernel
+        assert TORCH < (2, 12), f"torch {torch.__version__} refused {api} {gran} on the CPU: {e}"
+        pytest.skip(f"torch {torch.__version__}'s CPU kernel does not run {api} with {gran} scales")
     wrong = gemm.scaled_mm(a8, b8, qa, qb, api=api, out_dtype=torch.float32)
     assert gemm.check_scale_convention(a, b, right)["ok"]
     bad = gemm.check_scale_convention(a, b, wrong)
@@ -401,11 +411,13 @@ def test_gemm_error_table_says_which_calls_this_torch_refuses(monkeypatch):
 
     monkeypatch.setattr(gemm, "scaled_mm", per_tensor_only)
     t = gemm.gemm_error_table(32, device="cpu")
-    refused = t[t["method"].str.contains("rowwise")]
-    assert len(refused) and all(r.startswith("no: Now _scaled_mm only supports") for r in refused["runs here"])
+    rowwise = t[t["method"].str.contains("rowwise")]
+    assert len(rowwise) and all(r.startswith("no: ") for r in rowwise["runs here"])
+    assert any("only supports per-tensor" in r for r in rowwise["runs here"])
+    refused = t[t["runs here"] != "yes"]
     assert refused["rel. error vs float64"].isna().all() and refused["checker"].isna().all()
     ran = t[t["runs here"] == "yes"]
-    assert len(ran) == len(t) - len(refused) and ran["rel. error vs float64"].notna().all()
+    assert len(ran) >= 2 and ran["rel. error vs float64"].notna().all()  # BF16 and _scaled_mm tensorwise
 
 
 def test_throughput_table_times_through_the_harness_and_reports_refused_calls(monkeypatch):
