@@ -45,7 +45,8 @@ def dtype_supported(dtype: str, device: str | torch.device = "cpu") -> bool:
 
 
 @contextlib.contextmanager
-def _tf32(enabled: bool):
+def tf32_matmuls(enabled: bool):
+    """Within the block, allow (or forbid) TF32 for FP32 CUDA matmuls; the previous setting is restored."""
     prev = torch.backends.cuda.matmul.allow_tf32
     torch.backends.cuda.matmul.allow_tf32 = enabled
     try:
@@ -72,7 +73,7 @@ def matmul_fn(dtype: str, m: int, n: int, k: int, device: str | torch.device = "
         tf32 = dtype == "tf32"
 
         def run():
-            with _tf32(tf32):
+            with tf32_matmuls(tf32):
                 return a @ b
         return run
     return lambda: a @ b

@@ -21,6 +21,7 @@ from typing import Any, Iterable
 import pandas as pd
 import torch
 
+from amp_docs_lib.bench.matmul import tf32_matmuls
 from amp_docs_lib.core.timing import interleaved, measurements
 from amp_docs_lib.core.devices import check_device
 from amp_docs_lib.gpt import GPT, GPTConfig, random_batch
@@ -49,15 +50,6 @@ def ladder_configs(ladder: dict[str, tuple[int, int, int]], vocab: int, seq: int
             for name, (L, d, h) in ladder.items()}
 
 
-@contextlib.contextmanager
-def _tf32(enabled: bool):
-    prev = torch.backends.cuda.matmul.allow_tf32
-    torch.backends.cuda.matmul.allow_tf32 = enabled
-    try:
-        yield
-    finally:
-        torch.backends.cuda.matmul.allow_tf32 = prev
-
 
 def sweep_precisions(device: str | torch.device) -> tuple[str, ...]:
     """The precisions the sweep times on ``device``: FP32, AMP BF16/FP16, and TF32 on CUDA sm80+."""
@@ -79,7 +71,7 @@ def step_fn(model: GPT, batch: tuple[torch.Tensor, torch.Tensor], precision: str
     x, y = batch
 
     def step():
-        with _tf32(True) if tf32 else contextlib.nullcontext():
+        with tf32_matmuls(True) if tf32 else contextlib.nullcontext():
             with setup.autocast():
                 _, loss = model(x, y)
             setup.scaler.scale(loss).backward()

@@ -165,30 +165,26 @@ def locate_nonfinite(model: nn.Module, x: Any, y: torch.Tensor | None = None, *,
     events: list[dict[str, Any]] = []
     order = {"forward": 0, "backward": 0}
 
-    def fwd(name: str) -> Callable[..., None]:
-        def hook(module: nn.Module, inputs: Any, output: Any) -> None:
-            order["forward"] += 1
-            i_in, n_in = _nonfinite(inputs)
-            i_out, n_out = _nonfinite(output)
-            if (i_out or n_out) and not (i_in or n_in):
-                events.append({"pass": "forward", "order": order["forward"], "module": name,
-                               "type": type(module).__name__, "infs": i_out, "nans": n_out})
-        return hook
+    def watch(pass_name: str, name: str) -> Callable[..., None]:
+        """A hook recording where ``pass_name`` first produces a non-finite value from finite ones.
 
-    def bwd(name: str) -> Callable[..., None]:
-        def hook(module: nn.Module, grad_input: Any, grad_output: Any) -> None:
-            order["backward"] += 1
-            i_go, n_go = _nonfinite(grad_output)
-            i_gi, n_gi = _nonfinite(grad_input)
-            if (i_gi or n_gi) and not (i_go or n_go):
-                events.append({"pass": "backward", "order": order["backward"], "module": name,
-                               "type": type(module).__name__, "infs": i_gi, "nans": n_gi})
+        A forward hook gets (module, inputs, output); a backward hook (module, grad_input,
+        grad_output), where the gradient flows from grad_output to grad_input.
+        """
+        def hook(module: nn.Module, first: Any, second: Any) -> None:
+            upstream, produced = (first, second) if pass_name == "forward" else (second, first)
+            order[pass_name] += 1
+            i_up, n_up = _nonfinite(upstream)
+            i_pr, n_pr = _nonfinite(produced)
+            if (i_pr or n_pr) and not (i_up or n_up):
+                events.append({"pass": pass_name, "order": order[pass_name], "module": name,
+                               "type": type(module).__name__, "infs": i_pr, "nans": n_pr})
         return hook
 
     handles = []
     for name, m in watched.items():
-        handles.append(m.register_forward_hook(fwd(name)))
-        handles.append(m.register_full_backward_hook(bwd(name)))
+        handles.append(m.register_forward_hook(watch("forward", name)))
+        handles.append(m.register_full_backward_hook(watch("backward", name)))
     try:
         x = _with_grad(x)
         with warnings.catch_warnings():
