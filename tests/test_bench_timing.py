@@ -8,7 +8,9 @@ import pandas as pd
 import pytest
 import torch
 
-from amp_docs_lib.bench import mistakes, model_sweep, peaks, roofline, timing
+from amp_docs_lib.bench import mistakes, model_sweep, peaks, roofline
+
+from amp_docs_lib.core import timing
 from amp_docs_lib.gpt import GPT, GPTConfig, random_batch
 
 
