@@ -22,15 +22,16 @@ def execute(tmp_path, name, *cells):
 
 def test_progress_lines_number_code_cells(tmp_path, capsys, monkeypatch):
     monkeypatch.setenv(PROGRESS_ENV_VAR, "cells")
+    monkeypatch.setenv("AMP_DOCS_HIDE_PACKAGES", "mslk")  # a listed package, hidden: the cell is skipped everywhere
     execute(tmp_path, "prog",
             ("", "x = 1"),
-            ('["requires:pkg:surely_not_a_module_xyz"]', "import surely_not_a_module_xyz"),
+            ('["requires:pkg:mslk"]', "import mslk"),
             ("", "import time\ntime.sleep(0.3)"))
     err = capsys.readouterr().err
     lines = [ln for ln in err.splitlines() if ln.startswith("amp-docs: [prog]")]
     assert lines[0] == "amp-docs: [prog] started: 3 code cells"
     assert re.fullmatch(r"amp-docs: \[prog\] cell 1/3 done in \d+\.\d s", lines[1])
-    assert lines[2] == "amp-docs: [prog] cell 2/3 skipped (needs pkg:surely_not_a_module_xyz)"
+    assert lines[2] == "amp-docs: [prog] cell 2/3 skipped (needs pkg:mslk)"
     m = re.fullmatch(r"amp-docs: \[prog\] cell 3/3 done in (\d+\.\d) s", lines[3])
     assert m and float(m.group(1)) >= 0.3
     assert re.fullmatch(r"amp-docs: \[prog\] finished in \d+\.\d s", lines[4]) and len(lines) == 5
@@ -68,7 +69,7 @@ def test_mkdocs_build_shows_progress_and_quiet_shows_only_chapters(mini_site, mo
         assert re.search(rf"^amp-docs: \[{c}\] cell 1/1 done in \d+\.\d s$", loud, re.M)
         assert re.search(rf"^amp-docs: \[{c}\] finished in \d+\.\d s$", loud, re.M)
     a = mini_site / "docs" / "chapters" / "a.md"
-    a.write_text(a.read_text() + "\nMore prose.\n")
+    a.write_text(a.read_text() + "\n```python\ny = 2\n```\n")  # a code edit re-executes (prose alone merges)
     quiet = mkdocs_build(mini_site, "-q").stderr
-    assert "amp-docs: [a] started: 1 code cells" in quiet and "amp-docs: [a] finished in" in quiet
+    assert "amp-docs: [a] started: 2 code cells" in quiet and "amp-docs: [a] finished in" in quiet
     assert "cell 1/1" not in quiet and "[b]" not in quiet  # b is cached: nothing executes
