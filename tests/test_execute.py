@@ -15,10 +15,11 @@ def run(tmp_path, *cells, name="demo"):
     return execute_notebook(read_chapter(p), name)[0]
 
 
-def test_gating_expected_errors_and_outputs(tmp_path):
+def test_gating_expected_errors_and_outputs(tmp_path, monkeypatch):
+    monkeypatch.setenv("AMP_DOCS_HIDE_PACKAGES", "mslk")  # a listed package, hidden: skipped on every machine
     nb = run(tmp_path,
              ("", "x = 21 * 2\nprint(x)"),
-             ('["requires:pkg:surely_not_a_module_xyz"]', "import surely_not_a_module_xyz"),
+             ('["requires:pkg:mslk"]', "import mslk"),
              ('["raises-exception"]', "raise ValueError('shown on purpose')"),
              ("", "x"))
     code = [c for c in nb.cells if c.cell_type == "code"]
@@ -27,6 +28,11 @@ def test_gating_expected_errors_and_outputs(tmp_path):
     assert code[2].outputs[0]["output_type"] == "error" and code[2].outputs[0]["ename"] == "ValueError"
     assert code[3].outputs[0]["data"]["text/plain"] == "42"
     assert nb.metadata["amp_docs"]["chapter"] == "demo"
+
+
+def test_gating_refuses_an_unlisted_package(tmp_path):
+    with pytest.raises(ValueError, match=r"unknown package 'surely_not_a_module_xyz'.*one of: torch"):
+        run(tmp_path, ('["requires:pkg:surely_not_a_module_xyz"]', "import surely_not_a_module_xyz"))
 
 
 def test_failing_cell_names_the_chapter(tmp_path):
