@@ -5,6 +5,7 @@
 Per optimizer step: several micro-batches, each loss divided by their number
 and scaled; then unscale_, clip in true units, step and update once.
 """
+# Install: pip install amp_docs_lib-*.whl  (the wheel: Downloads bar of any chapter page)
 import torch
 import torch.nn.functional as F
 

@@ -7,6 +7,7 @@ Precisions: fp32, amp_fp16 (autocast FP16 + GradScaler), amp_bf16 (autocast
 BF16, no scaler), bf16 (BF16 weights). The loop is the same for all four:
 a disabled GradScaler and a disabled autocast are pass-throughs.
 """
+# Install: pip install amp_docs_lib-*.whl  (the wheel: Downloads bar of any chapter page)
 import argparse
 
 import torch

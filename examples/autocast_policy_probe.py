@@ -5,6 +5,7 @@ float32, promotes mixed inputs to the widest type, or leaves it alone. Run:
 
     python examples/autocast_policy_probe.py
 """
+# Install: pip install amp_docs_lib-*.whl  (the wheel: Downloads bar of any chapter page)
 
 import pandas as pd
 import torch

@@ -4,6 +4,7 @@
     python examples/decode_float.py 1e-5
     python examples/decode_float.py 65520 FP16 BF16
 """
+# Install: pip install amp_docs_lib-*.whl  (the wheel: Downloads bar of any chapter page)
 
 import argparse
 import math

@@ -2,6 +2,7 @@
 
     python examples/format_table.py
 """
+# Install: pip install amp_docs_lib-*.whl  (the wheel: Downloads bar of any chapter page)
 
 import pandas as pd
 

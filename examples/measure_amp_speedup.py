@@ -8,6 +8,7 @@ in interleaved rounds so the speedup comes with an interval.
 The autocast region is inside the timed function, so the harness's warm-up
 runs in the precision being measured.
 """
+# Install: pip install amp_docs_lib-*.whl  (the wheel: Downloads bar of any chapter page)
 import argparse
 
 import torch

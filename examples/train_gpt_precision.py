@@ -12,6 +12,7 @@ Kahan summation), bf16_sr (torchao's AdamW with BF16 stochastic rounding), amp_b
 moments rounded to BF16), amp_fp16_overflow (AMP FP16 at a learning rate that overflows).
 Every regime sees the same initialisation, batches and validation windows.
 """
+# Install: pip install amp_docs_lib-*.whl  (the wheel: Downloads bar of any chapter page)
 import argparse
 import math
 

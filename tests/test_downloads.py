@@ -2,10 +2,11 @@
 
 import json
 import re
+import zipfile
 
 import pytest
 
-from amp_docs_lib.docsite.downloads import DOWNLOADS_DIR, examples_used, wrap_bare_code
+from amp_docs_lib.docsite.downloads import DOWNLOADS_DIR, WHEEL_URI, companion_files, examples_used, wrap_bare_code
 
 from conftest import CHAPTERS, FRONT_MATTER
 
@@ -34,6 +35,11 @@ def test_a_front_matter_example_that_does_not_exist_is_an_error(tmp_path):
         examples_used(None, ex)
 
 
+def test_an_example_brings_the_data_files_its_source_names():
+    assert companion_files("exercises/precision_from_config.py") == ["exercises/precision.toml"]
+    assert companion_files("amp_patterns/amp_loop.py") == []
+
+
 def test_bare_highlighted_code_gets_a_code_element_for_the_copy_button():
     md_block = '<div class="highlight"><pre><span></span><code>z</code></pre></div>'  # a Markdown page's
     html = ('<div class="highlight-ipynb hl-python"><pre><span></span>x = 1\n</pre></div>'
@@ -59,7 +65,15 @@ def test_every_chapter_offers_its_notebook_source_and_examples(site, chapter):
     assert files[f"../../{DOWNLOADS_DIR}/chapters/{chapter}.md"].read_text() == src.read_text()
     used = examples_used(src.read_text())
     linked = sorted(h.split(f"{DOWNLOADS_DIR}/examples/", 1)[1] for h in hrefs if "/examples/" in h)
-    assert linked == used
+    assert linked == sorted(used + [f for e in used for f in companion_files(e)])
+    wheels = [h for h in hrefs if h.endswith(".whl")]
+    if used:  # the one install step the examples need, offered beside them
+        assert wheels == [f"../../{WHEEL_URI}"], hrefs
+        with zipfile.ZipFile(files[wheels[0]]) as z:
+            names = z.namelist()
+        assert "amp_docs_lib/__init__.py" in names and "amp_docs_lib/data/references.bib" in names
+    else:
+        assert not wheels
 
 
 def test_figures_are_files_with_one_lightbox_link_each(site):

@@ -1,31 +1,48 @@
-"""Every script in examples/ runs as a plain program (CPU profile) and exits 0."""
+"""Every program in examples/ runs as a reader runs it: downloaded, after its one install line.
+
+Each is copied out of the repository and run as a plain script (CPU profile) by a fresh venv that
+holds the library only as its wheel, with every package its ``# Install:`` line does not name hidden.
+"""
 
 import ast
+import fnmatch
+import importlib.metadata
 import os
+import re
+import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 pytestmark = pytest.mark.slow
 
-from amp_docs_lib.core.packages import OPTIONAL_PACKAGES, subprocess_env
 from amp_docs_lib.core.gating import requirement_met
+from amp_docs_lib.core.packages import KNOWN_MODULES, OPTIONAL_PACKAGES, PACKAGES, hidden_packages, subprocess_env
+from amp_docs_lib.docsite.downloads import companion_files
+from amp_docs_lib.docsite.wheel import WHEEL_PATTERN, build_wheel, install_line, wheel_dependencies
 
 from conftest import REPO_ROOT
 
 SCRIPTS = sorted((REPO_ROOT / "examples").rglob("*.py"))
 
 
-def optional_imports(script) -> list[str]:
-    """The optional packages (``OPTIONAL_PACKAGES``) a script imports unconditionally (module level)."""
+def imported_modules(script, module_level_only: bool = False) -> set[str]:
+    """Top-level names of the modules a script imports (anywhere, or only at module level)."""
+    tree = ast.parse(script.read_text())
     names = set()
-    for node in ast.parse(script.read_text()).body:
+    for node in (tree.body if module_level_only else ast.walk(tree)):
         if isinstance(node, ast.Import):
             names.update(a.name.partition(".")[0] for a in node.names)
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
             names.add(node.module.partition(".")[0])
-    return sorted(names & set(OPTIONAL_PACKAGES))
+    return names
+
+
+def optional_imports(script) -> list[str]:
+    """The optional packages (``OPTIONAL_PACKAGES``) a script imports unconditionally (module level)."""
+    return sorted(imported_modules(script, module_level_only=True) & set(OPTIONAL_PACKAGES))
 
 
 def test_optional_imports_are_found():
@@ -36,15 +53,98 @@ def test_there_are_examples():
     assert SCRIPTS
 
 
+@pytest.fixture(scope="module")
+def reader_python(tmp_path_factory) -> Path:
+    """A fresh virtual environment holding the library only as its wheel, as a reader installs it.
+
+    The venv sees the system's packages (torch is too large to install per test run); which of
+    them a program may use is decided per program below, by hiding the rest.
+    """
+    root = tmp_path_factory.mktemp("reader")
+    wheel = build_wheel(root / "dist")
+    venv = root / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)], check=True)
+    python = venv / "bin" / "python"
+    r = subprocess.run([str(python), "-m", "pip", "install", "--no-deps", "--no-index", "--quiet", str(wheel)],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr[-3000:]
+    where = subprocess.run([str(python), "-c", "import amp_docs_lib; print(amp_docs_lib.__file__)"],
+                           cwd=root, env=_clean_env(), capture_output=True, text=True, check=True).stdout
+    assert Path(where.strip()).is_relative_to(venv), f"amp_docs_lib imported from {where}, not the wheel"
+    return python
+
+
+def _clean_env(hidden: tuple[str, ...] = ()) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "AMP_DOCS_HIDE_PACKAGES")}
+    env.update(AMP_DOCS_PROFILE=os.environ.get("AMP_DOCS_PROFILE", "cpu-small"), MPLBACKEND="Agg")
+    user_hidden = hidden_packages()  # packages this test run hides on purpose stay hidden
+    if hidden or user_hidden:
+        env["AMP_DOCS_HIDE_PACKAGES"] = ",".join(sorted(set(hidden) | set(user_hidden)))
+    return subprocess_env(env)
+
+
+def _canon(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def installed_closure(dists: set[str]) -> set[str]:
+    """``dists`` and everything ``pip install`` of them brings (installed metadata, no extras), canonical names."""
+    seen, todo = set(), [_canon(d) for d in dists]
+    while todo:
+        d = todo.pop()
+        if d in seen:
+            continue
+        seen.add(d)
+        try:
+            reqs = importlib.metadata.requires(d) or []
+        except importlib.metadata.PackageNotFoundError:
+            continue
+        for r in reqs:
+            if "extra ==" in r.replace('"', "").replace("'", ""):
+                continue
+            todo.append(_canon(re.split(r"[<>=!~;\[ (]", r, maxsplit=1)[0]))
+    return seen
+
+
+def allowed_modules(install: list[str]) -> set[str]:
+    """Listed packages (``PACKAGES``) a program may import after its install line: what it names,
+    the wheel's dependencies if it names the wheel, and everything those bring."""
+    dists = {a for a in install if not fnmatch.fnmatch(a, WHEEL_PATTERN)}
+    if len(dists) < len(install):
+        dists |= set(wheel_dependencies())
+    closure = installed_closure(dists)
+    return {p.module for p in PACKAGES if _canon(p.distribution) in closure}
+
+
+def test_every_example_says_how_to_install_it():
+    missing = [str(s.relative_to(REPO_ROOT)) for s in SCRIPTS if not install_line(s)]
+    assert not missing, f"no '# Install: pip install ...' line after the docstring in {missing}"
+    for s in SCRIPTS:
+        uses_library = "amp_docs_lib" in imported_modules(s)
+        names_wheel = any(fnmatch.fnmatch(a, WHEEL_PATTERN) for a in install_line(s))
+        assert uses_library == names_wheel, f"{s.name}: imports amp_docs_lib but does not install the wheel, or vice versa"
+
+
+def test_allowed_modules_follow_the_install_line():
+    assert {"torch", "sklearn", "numpy"} <= allowed_modules(["torch", "scikit-learn"])  # numpy: sklearn's
+    assert "numpy" not in allowed_modules(["torch"]) and "torchao" not in allowed_modules(["torch"])
+    assert {"torch", "numpy", "pandas", "matplotlib", "ml_dtypes"} <= allowed_modules(["amp_docs_lib-*.whl"])
+    assert "torchao" not in allowed_modules(["amp_docs_lib-*.whl"])
+
+
 @pytest.mark.parametrize("script", SCRIPTS, ids=[str(s.relative_to(REPO_ROOT / "examples")) for s in SCRIPTS])
-def test_example_runs(script):
-    """Runs with $AMP_DOCS_HIDE_PACKAGES applied; skipped if it imports an optional package that is missing."""
+def test_example_runs_from_its_download_with_only_its_install_line(script, reader_python, tmp_path):
+    """Copied out of the repository (with its data files), run by a venv holding the wheel; every
+    listed package its install line does not name is hidden, so a missing requirement fails here."""
     missing = [p for p in optional_imports(script) if not requirement_met(f"pkg:{p}")]
     if missing:
         pytest.skip(f"{script.name} needs {', '.join(missing)}, not installed (or hidden by AMP_DOCS_HIDE_PACKAGES)")
-    env = dict(subprocess_env(), AMP_DOCS_PROFILE=os.environ.get("AMP_DOCS_PROFILE", "cpu-small"),
-               MPLBACKEND="Agg")
-    r = subprocess.run([sys.executable, str(script)], cwd=script.parent, env=env,
+    rel = str(script.relative_to(REPO_ROOT / "examples"))
+    for f in (rel, *companion_files(rel)):  # what the chapter page's download bar offers
+        shutil.copy(REPO_ROOT / "examples" / f, tmp_path / Path(f).name)
+    hidden = tuple(sorted(set(KNOWN_MODULES) - allowed_modules(install_line(script))))
+    r = subprocess.run([str(reader_python), script.name], cwd=tmp_path, env=_clean_env(hidden),
                        capture_output=True, text=True, timeout=300)
-    assert r.returncode == 0, f"{script.name} failed:\n{r.stdout[-2000:]}\n{r.stderr[-4000:]}"
+    assert r.returncode == 0, (f"{script.name} failed with only {install_line(script)} "
+                               f"(hidden: {', '.join(hidden)}):\n{r.stdout[-2000:]}\n{r.stderr[-4000:]}")
     assert r.stdout.strip(), f"{script.name} printed nothing"

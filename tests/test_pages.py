@@ -203,3 +203,33 @@ def test_the_skipped_cell_note_shows_names_as_code_not_backticks():
     for requirement in valid_requirements():
         assert "`" not in skip_note_html([requirement]), requirement
     assert _code_spans("needs `transformer_engine` &amp; CUDA") == "needs <code>transformer_engine</code> &amp; CUDA"
+
+
+def test_show_cards_prints_each_row_once_with_its_badge_and_skips_missing_cells():
+    from amp_docs_lib.page.tables import show_cards
+
+    df = pd.DataFrame({"claim": ["FP16 flushes below 2^-25", "FP8 trains at scale"],
+                       "verdict": ["holds", "not testable here"],
+                       "measured here": ["largest flushed 2^-25.000", None],
+                       "why not testable": [None, "needs FP8 tensor cores"]})
+    page = show_cards(df, "Claims", title="claim", badge="verdict")._repr_html_()
+    assert page.count('<li class="amp-card">') == 2
+    for claim in df["claim"]:
+        assert page.count(claim) == 1  # once in the cards (the CSV is base64)
+    assert '<span class="amp-badge amp-badge--holds">holds</span> FP16 flushes' in page
+    assert 'amp-badge--not-testable-here' in page
+    # a row without a value in a column does not print that column's label
+    first, second = page.split('<li class="amp-card">')[1:]
+    assert "why not testable" not in first and "measured here" in first
+    assert "measured here" not in second and "needs FP8 tensor cores" in second
+    assert "<table" not in page and 'class="amp-csv"' in page
+
+
+def test_show_cards_names_valid_columns_and_says_when_empty():
+    from amp_docs_lib.page.tables import NoRows, show_cards
+
+    df = pd.DataFrame({"claim": ["a"], "verdict": ["holds"]})
+    with pytest.raises(ValueError, match=r"\['verdikt'\].*valid: \['claim', 'verdict'\]"):
+        show_cards(df, title="claim", badge="verdikt")
+    empty = show_cards(df.iloc[:0], "Claims", title="claim", badge="verdict")
+    assert isinstance(empty, NoRows) and "none in this build" in empty._repr_html_()

@@ -65,7 +65,8 @@ def test_comparison_puts_this_build_beside_each_reference(tmp_path):
         (site / "downloads/chapters/perf.ipynb").read_text()))) == {"perf_matmul"}
     root = tmp_path / "refs"
     (root / "gpu-x").mkdir(parents=True)
-    (root / "gpu-x" / "machine.json").write_text(json.dumps({"device": "GPU X", "chapters": {"perf": {"seconds": 0.5}}}))
+    (root / "gpu-x" / "machine.json").write_text(json.dumps({"device": "GPU X", "chapters": {"perf": {"seconds": 0.5}},
+                                                            "label": "clocks locked <1980 MHz>"}))
     (root / "gpu-x" / "measurements.json").write_text(json.dumps({
         "perf_matmul": {"name": "perf_matmul", "caption": "Matmul throughput", "stamp": "measured on GPU X",
                         "columns": ["dtype", "GFLOP/s"], "data": [["fp32", 50000.0]]},
@@ -78,14 +79,18 @@ def test_comparison_puts_this_build_beside_each_reference(tmp_path):
     fp8 = html[html.index('id="fp8_only"'):]
     assert "not measured on this machine" in fp8.split("Reference: gpu-x")[0]  # not here, reference shown
     assert 'id="chapter-execution-time"' in html and "gpu-x (s)" in html
+    # the committed machines are named at the top, each with how it was run (escaped)
+    assert "<li><code>gpu-x</code>: clocks locked &lt;1980 MHz&gt;</li>" in html[:html.index("<h2")]
 
 
 @pytest.mark.slow
 def test_package_writes_a_reference_machine_and_its_archive(tmp_path):
     df = pd.DataFrame({"x": [1]})
     site = _site(tmp_path, _notebook("perf", publish("perf_x", df, "X")))
-    dest = package(site, tmp_path / "refs", name="test-machine", report_size=32, save_gated=False)
+    dest = package(site, tmp_path / "refs", name="test-machine", report_size=32, save_gated=False,
+                   label="an AVX2-only build")
     machine = json.loads((dest / "machine.json").read_text())
+    assert machine["label"] == "an AVX2-only build"
     assert machine["chapters"] == {"perf": {"executed_at": None, "seconds": 1.5, "profile": "cpu-small"}}
     assert "torch" in machine["stamp"] and machine["device"] in machine["stamp"]
     assert set(json.loads((dest / "measurements.json").read_text())) == {"perf_x"}
@@ -103,6 +108,8 @@ def test_package_refuses_an_unbuilt_site_and_bad_names(tmp_path, capsys):
     site = _site(tmp_path, _notebook("perf"))
     with pytest.raises(ValueError, match="machine name must match"):
         package(site, tmp_path / "refs", name="Bad/Name")
+    with pytest.raises(ValueError, match="label must be a non-empty sentence, got ' '"):
+        package(site, tmp_path / "refs", name="m", label=" ")
     assert machine_name() and "/" not in machine_name()
 
 

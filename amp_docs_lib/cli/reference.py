@@ -15,24 +15,33 @@ from amp_docs_lib.core.paths import CHAPTER_DOWNLOADS_DIR, REFERENCE_RESULTS_DIR
 @click.option("--site", default="site", show_default=True, help="the built site to read results from")
 @click.option("--name", default=None, help="machine folder name (default: from the GPU or CPU name)")
 @click.option("--root", default=str(REFERENCE_RESULTS_DIR), show_default=True, help="where reference machines live")
+@click.option("--label", default=None,
+              help="how the machine was run, shown beside its name (e.g. an emulated ISA and the variables that set it)")
 @click.option("--no-archive", is_flag=True, help="do not write the .tar.gz")
-def package_reference(site: str, name: str | None, root: str, no_archive: bool) -> None:
+@click.option("--no-gated", is_flag=True,
+              help="package the measurements only, not the outputs of gated cells (which machines lacking "
+                   "the hardware show in place of a skipped cell)")
+def package_reference(site: str, name: str | None, root: str, label: str | None, no_archive: bool,
+                      no_gated: bool) -> None:
     """Package the built site's published measurements and gated-cell outputs as
     docs/reference-results/<machine>/ (see the site's "Rebuild on your GPU" page)."""
     try:
-        dest = package(site, root, name, archive=not no_archive)
+        dest = package(site, root, name, archive=not no_archive, save_gated=not no_gated, label=label)
     except ValueError as e:
         raise click.UsageError(str(e)) from None
     click.echo(f"reference results written to {dest}" + ("" if no_archive else f" and {dest}.tar.gz"))
 
 
 def package(site: str | Path = "site", root: str | Path = REFERENCE_RESULTS_DIR, name: str | None = None,
-            archive: bool = True, report_size: int | None = None, save_gated: bool = True) -> Path:
+            archive: bool = True, report_size: int | None = None, save_gated: bool = True,
+            label: str | None = None) -> Path:
     """Package this machine's results as ``<root>/<name>/`` (and ``<name>.tar.gz`` beside it).
 
     Reads the executed notebooks of the site built in ``site`` (build first). Also writes the
     gated cells that ran here to ``docs/reference-results/<chapter>/`` (what
-    ``AMP_DOCS_SAVE_REFERENCE=1`` does during a build). Returns the machine's folder.
+    ``AMP_DOCS_SAVE_REFERENCE=1`` does during a build) unless ``save_gated`` is False. ``label``
+    says how the machine was run (kept in ``machine.json``, shown on "Yours vs reference").
+    Returns the machine's folder.
     """
     import nbformat
 
@@ -43,6 +52,8 @@ def package(site: str | Path = "site", root: str | Path = REFERENCE_RESULTS_DIR,
     from amp_docs_lib.docsite.references import MACHINE_FILE, NAME_PATTERN, machine_name, measurements_from_site
     from amp_docs_lib.page.stamp import stamp_text
 
+    if label is not None and (not isinstance(label, str) or not label.strip()):
+        raise ValueError(f"label must be a non-empty sentence, got {label!r}")
     name = name or machine_name()
     if not NAME_PATTERN.match(name):
         raise ValueError(f"machine name must match {NAME_PATTERN.pattern}, got {name!r}")
@@ -63,7 +74,8 @@ def package(site: str | Path = "site", root: str | Path = REFERENCE_RESULTS_DIR,
             if save_gated and cell.cell_type == "code" and requirements_from_tags(tags) and \
                     not cell.metadata.get("amp_docs", {}).get("skipped"):
                 saved.append(save_reference(p.stem, cell))
-    (dest / MACHINE_FILE).write_text(json.dumps(dict(env, chapters=chapters), indent=1, default=str))
+    machine = dict(env, chapters=chapters, **({"label": label.strip()} if label else {}))
+    (dest / MACHINE_FILE).write_text(json.dumps(machine, indent=1, default=str))
     (dest / "measurements.json").write_text(json.dumps(meas, indent=1, default=str))
     rep = report.collect(size=report_size)
     (dest / "report.html").write_text(report.to_html(rep), encoding="utf-8")

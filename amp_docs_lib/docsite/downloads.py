@@ -6,13 +6,18 @@
   copied into the site under ``downloads/`` so they work offline.
   Examples are found in the chapter itself: string arguments of
   ``show_source``/``show_diff``/``run_snippet`` calls, any ``examples/<path>.py``
-  the text mentions, and an explicit list in the front matter::
+  the text mentions, and an explicit list in the front matter (an example's data files, named
+  in its source and kept beside it, such as ``precision.toml``, come with it)::
 
       ---
       jupyter:
         amp_docs_examples: [amp_patterns/amp_loop.py]
         jupytext: ...
       ---
+
+* **The library's wheel** (``WHEEL_URI``, built by ``wheel.library_wheel``): the bar of a page
+  with examples links it, since every example runs after installing it (each example's
+  ``# Install:`` line says so, with any other package it needs).
 
 * **Copy buttons**: Material for MkDocs adds its copy button to ``pre > code``
   blocks; the code cells mkdocs-jupyter renders (and ``show_source`` listings)
@@ -32,6 +37,9 @@ from pathlib import Path
 import yaml
 
 from amp_docs_lib.core.paths import CHAPTER_DOWNLOADS_DIR, DOWNLOADS_DIR, EXAMPLES_DIR
+from amp_docs_lib.docsite.wheel import wheel_filename
+
+WHEEL_URI = f"{DOWNLOADS_DIR}/{wheel_filename()}"
 
 
 _CALL = re.compile(r"\b(?:show_source|show_diff|show_pattern|run_snippet)\s*\(([^)]*)\)")
@@ -71,6 +79,14 @@ def examples_used(source: str, examples_dir: Path = EXAMPLES_DIR) -> list[str]:
     return sorted({p for p in found if (examples_dir / p).is_file()} | set(listed))
 
 
+def companion_files(example: str, examples_dir: Path = EXAMPLES_DIR) -> list[str]:
+    """Data files an example reads from beside it: files of its folder (not ``.py``) its source names."""
+    path = examples_dir / example
+    text = path.read_text(encoding="utf-8")
+    return sorted(str(q.relative_to(examples_dir)) for q in path.parent.iterdir()
+                  if q.is_file() and q.suffix != ".py" and re.search(rf"[\"']{re.escape(q.name)}[\"']", text))
+
+
 @dataclass
 class ChapterDownloads:
     """The files one chapter page offers, as (site path, file to copy) pairs."""
@@ -84,7 +100,8 @@ class ChapterDownloads:
         out = {f"{CHAPTER_DOWNLOADS_DIR}/{self.chapter}.ipynb": self.notebook,
                f"{CHAPTER_DOWNLOADS_DIR}/{self.chapter}.md": self.source}
         for e in self.examples:
-            out[f"{DOWNLOADS_DIR}/examples/{e}"] = EXAMPLES_DIR / e
+            for f in (e, *companion_files(e)):
+                out[f"{DOWNLOADS_DIR}/examples/{f}"] = EXAMPLES_DIR / f
         return out
 
     def bar_html(self, page_url: str) -> str:
@@ -98,9 +115,17 @@ class ChapterDownloads:
                  link(f"{CHAPTER_DOWNLOADS_DIR}/{self.chapter}.md", "source (.md)")]
         ex = ""
         if self.examples:
+            def example(e: str) -> str:
+                extra = companion_files(e)
+                return link(f"{DOWNLOADS_DIR}/examples/{e}", f"examples/{e}") + (
+                    " (with " + ", ".join(link(f"{DOWNLOADS_DIR}/examples/{f}", Path(f).name) for f in extra) + ")"
+                    if extra else "")
+
             ex = ('<span class="amp-downloads__examples">Example programs used: '
-                  + ", ".join(link(f"{DOWNLOADS_DIR}/examples/{e}", f"examples/{e}") for e in self.examples)
-                  + "</span>")
+                  + ", ".join(example(e) for e in self.examples)
+                  + ". To run one: <code>pip install</code> the library's wheel, "
+                  + link(WHEEL_URI, Path(WHEEL_URI).name)
+                  + " (each program's <code># Install:</code> line lists anything else it needs).</span>")
         return (f'<div class="amp-downloads" data-chapter="{html.escape(self.chapter)}">'
                 f'<span class="amp-downloads__label">Download this chapter:</span> '
                 + " · ".join(parts) + ex + "</div>")

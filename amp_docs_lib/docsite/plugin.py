@@ -187,6 +187,15 @@ class AmpDocsPlugin(BasePlugin[AmpDocsConfig]):
         from amp_docs_lib.core.palette import css_variables
 
         files.append(File.generated(config, PALETTE_CSS, content=css_variables()))
+        # The library's wheel: the one install step every downloaded example needs.
+        from amp_docs_lib.docsite.downloads import WHEEL_URI
+        from amp_docs_lib.docsite.wheel import library_wheel
+
+        try:
+            wheel = library_wheel(self.root)
+        except RuntimeError as e:
+            raise PluginError(f"amp-docs: {e}") from None
+        files.append(File.generated(config, WHEEL_URI, abs_src_path=str(wheel)))
         record["finished"] = time.time()
         write_atomic(self.build_log_path, json.dumps(record, indent=1))
         return files

@@ -134,8 +134,12 @@ def comparison_html(site: str | Path, root: str | Path = REFERENCE_ROOT) -> str:
     skipped = skipped_measurements(site)
     refs = reference_machines(root)
     timing = _timing_html(site, refs)
-    committed = (f"<p class='amp-references'>Reference machines committed with this site: "
-                 f"{html.escape(', '.join(sorted(refs)))}.</p>" if refs else
+    def named(k: str) -> str:
+        label = refs[k]["machine"].get("label")
+        return f"<li><code>{html.escape(k)}</code>{': ' + html.escape(label) if label else ''}</li>"
+
+    committed = (f"<p class='amp-references'>Reference machines committed with this site:</p>"
+                 f"<ul class='amp-references'>{''.join(named(k) for k in sorted(refs))}</ul>" if refs else
                  "<p class='amp-references'>No reference machine is committed with this site yet, so "
                  "every table below has only this build's column. A machine is added with "
                  "<code>amp-docs package-reference</code> (see Rebuild on your GPU).</p>")

@@ -4,7 +4,7 @@ Exports, grouped by role (imported from their modules on first use, so importing
 module never imports the others):
 
 * provenance (``stamp``): ``stamp_text``, ``provenance``, ``Stamped``;
-* tables (``tables``): ``table_html``, ``csv_link``, ``StampedTable``, ``NoRows``, ``show_table``, ``environment_table``;
+* tables (``tables``): ``table_html``, ``csv_link``, ``StampedTable``, ``NoRows``, ``show_table``, ``show_cards``, ``environment_table``;
 * figures (``figures``): ``fit_to_column``, ``show_figure``;
 * claims (``claims``): ``ClaimContradicted``, ``format_value``, ``values_match``, ``Claim``, ``MachineFact``, ``claim``, ``on_this_machine``, ``Statement``, ``check_statements``;
 * checks that cannot fail (``claim_lint``): ``LintFinding``, ``lint_source``, ``lint_chapter``;
@@ -18,7 +18,7 @@ __all__, __getattr__, __dir__ = lazy_exports(__name__, {
     # provenance
     "stamp": ("stamp_text", "provenance", "Stamped",),
     # tables
-    "tables": ("table_html", "csv_link", "StampedTable", "NoRows", "show_table", "environment_table",),
+    "tables": ("table_html", "csv_link", "StampedTable", "NoRows", "show_table", "show_cards", "environment_table",),
     # figures
     "figures": ("fit_to_column", "show_figure",),
     # claims

@@ -4,7 +4,8 @@ Text columns are left-aligned and wrap; number columns are right-aligned with ta
 and never wrap mid-number. Every table sits in its own horizontal scroll container whose first
 column stays put, so a wide table never widens the page. ``columns=`` shows only the columns that
 carry the chapter's point, with the full table one click away in a fold; every table offers its
-full data as CSV. An empty table is not drawn: the page says in a sentence that there is none.
+full data as CSV; ``show_cards`` shows a table whose rows are paragraphs (claims and their verdicts)
+as one card per row. An empty table is not drawn: the page says in a sentence that there is none.
 Cells holding ``None`` print as "n/a" (not applicable), distinct from a NaN value.
 """
 
@@ -138,6 +139,42 @@ def show_table(df: pd.DataFrame, caption: str | None = None, *, float_format: st
     body += csv_link(df, caption, index=index)
     return StampedTable(df, caption, body, source=source, collapsed=bool(collapsed),
                         size_note=size_note, report=report)
+
+
+def show_cards(df: pd.DataFrame, caption: str | None = None, *, title: str, badge: str,
+               source: str | None = None, collapsed: bool = False, empty: str | None = None,
+               report: dict[str, Any] | None = None) -> StampedTable | NoRows:
+    """Render ``df`` as one card per row: a table too wide for the column, read row by row.
+
+    Each card leads with the ``title`` column (a claim, say) and the ``badge`` column beside it
+    (its verdict); every other column with a value in that row follows as a labelled line. Each
+    row is printed once; the full data downloads as CSV. Arguments otherwise as ``show_table``.
+    """
+    if not isinstance(df, pd.DataFrame):
+        raise TypeError(f"show_cards expects a pandas DataFrame, got {type(df).__name__}")
+    bad = [c for c in (title, badge) if c not in df.columns]
+    if bad:
+        raise ValueError(f"title/badge {bad} are not columns of the table; valid: {list(df.columns)}")
+    if df.empty:
+        what = (caption or "Rows").rstrip(" .:…")
+        return NoRows(df, empty or f"{what}: none in this build.")
+    rest = [c for c in df.columns if c not in (title, badge)]
+    cards = []
+    for _, row in df.iterrows():
+        mark = str(row[badge])
+        lines = "".join(f"<dt>{html.escape(str(c))}</dt><dd>{html.escape(format_cell(row[c], '.4g'))}</dd>"
+                        for c in rest if not _missing(row[c]))
+        cards.append(f'<li class="amp-card"><p class="amp-card__title">'
+                     f'<span class="amp-badge amp-badge--{_slug(mark)}">{html.escape(mark)}</span> '
+                     f'{html.escape(str(row[title]))}</p><dl class="amp-card__details">{lines}</dl></li>')
+    rows = f"{len(df)} rows" if len(df) != 1 else "1 row"
+    body = f'<ul class="amp-cards">{"".join(cards)}</ul>' + csv_link(df, caption)
+    return StampedTable(df, caption, body, source=source, collapsed=collapsed, size_note=f"({rows})",
+                        report=report)
+
+
+def _missing(v: Any) -> bool:
+    return v is None or v is pd.NA or (isinstance(v, float) and v != v) or (isinstance(v, str) and not v.strip())
 
 
 def environment_table(report: dict[str, Any] | None = None) -> StampedTable:

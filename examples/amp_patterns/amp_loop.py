@@ -1,4 +1,5 @@
 """The canonical AMP loop: autocast around forward + loss only, a GradScaler for FP16."""
+# Install: pip install amp_docs_lib-*.whl  (the wheel: Downloads bar of any chapter page)
 import torch
 import torch.nn.functional as F
 

@@ -1,4 +1,5 @@
 """Checkpointing with AMP: save and restore the GradScaler's state with model and optimizer."""
+# Install: pip install amp_docs_lib-*.whl  (the wheel: Downloads bar of any chapter page)
 import io
 
 import torch

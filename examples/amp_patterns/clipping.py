@@ -1,4 +1,5 @@
 """Gradient clipping with AMP: unscale_ first, then clip, then step."""
+# Install: pip install amp_docs_lib-*.whl  (the wheel: Downloads bar of any chapter page)
 import torch
 import torch.nn.functional as F
 

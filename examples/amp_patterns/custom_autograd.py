@@ -1,4 +1,5 @@
 """A custom autograd Function under autocast: torch.amp.custom_fwd / custom_bwd with device_type."""
+# Install: pip install amp_docs_lib-*.whl  (the wheel: Downloads bar of any chapter page)
 import torch
 import torch.nn.functional as F
 

@@ -1,4 +1,5 @@
 """Baseline: a plain FP32 training loop. Every AMP pattern is shown as a diff against this file."""
+# Install: pip install amp_docs_lib-*.whl  (the wheel: Downloads bar of any chapter page)
 import torch
 import torch.nn.functional as F
 

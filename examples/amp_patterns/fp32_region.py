@@ -1,4 +1,5 @@
 """An FP32 region inside autocast: autocast(enabled=False), with inputs cast by hand."""
+# Install: pip install amp_docs_lib-*.whl  (the wheel: Downloads bar of any chapter page)
 import torch
 import torch.nn.functional as F
 

@@ -1,4 +1,5 @@
 """Gradient accumulation with AMP: scale every micro-batch loss, step and update once per batch."""
+# Install: pip install amp_docs_lib-*.whl  (the wheel: Downloads bar of any chapter page)
 import torch
 import torch.nn.functional as F
 

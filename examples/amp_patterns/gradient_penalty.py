@@ -3,6 +3,7 @@
 Unscale them by hand (they are not attached to any optimizer, so scaler.unscale_ cannot), compute
 the penalty in FP32 under autocast, then scale the total loss as usual.
 """
+# Install: pip install amp_docs_lib-*.whl  (the wheel: Downloads bar of any chapter page)
 import torch
 import torch.nn.functional as F
 

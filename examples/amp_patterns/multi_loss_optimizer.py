@@ -1,4 +1,5 @@
 """Two losses and two optimizers sharing ONE GradScaler (one update per iteration)."""
+# Install: pip install amp_docs_lib-*.whl  (the wheel: Downloads bar of any chapter page)
 import torch
 import torch.nn.functional as F
 

@@ -7,6 +7,7 @@ tensor. The per-rank code is ``amp_docs_lib.distributed.fsdp_probe.fsdp_worker``
 
     python examples/distributed/fsdp_mixed_precision.py --world-size 2
 """
+# Install: pip install amp_docs_lib-*.whl  (the wheel: Downloads bar of any chapter page)
 
 import argparse
 

@@ -11,6 +11,7 @@ Task: predict by what factor the largest batch of AMP BF16 exceeds FP32's (a pow
 since the batch doubles), and pass it with ``--predict-ratio``; the script prints whether the
 prediction held.
 """
+# Install: pip install amp_docs_lib-*.whl  (the wheel: Downloads bar of any chapter page)
 
 import argparse
 

@@ -9,6 +9,7 @@ or slower than FP32 only when the two medians differ by more than both spreads; 
 Task: predict, for this machine, whether AMP BF16 steps are faster or slower than FP32 steps
 (``--predict faster|slower|same``); the script prints whether the prediction held.
 """
+# Install: pip install amp_docs_lib-*.whl  (the wheel: Downloads bar of any chapter page)
 
 import argparse
 

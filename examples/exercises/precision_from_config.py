@@ -10,6 +10,7 @@ Task: write a config selecting pure BF16 (``precision = "bf16"``) and predict, b
 the parameters' dtype and whether the GradScaler is on (``--predict-params bfloat16
 --predict-scaler off``); the script prints whether the prediction held.
 """
+# Install: pip install amp_docs_lib-*.whl  (the wheel: Downloads bar of any chapter page)
 
 import argparse
 import json

@@ -12,6 +12,7 @@ Task: predict which scheme gives up more test accuracy (``--predict weight-only|
 the script prints whether the prediction held, counting changed predictions, not rounding
 noise: one test sample is 1/len(test set) of accuracy.
 """
+# Install: pip install scikit-learn torch torchao  (self-contained: no amp_docs_lib needed)
 
 import argparse
 import copy

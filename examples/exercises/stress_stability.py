@@ -12,6 +12,7 @@ gradients; it halves the scale at every skip until the scaled gradients fit, the
 Task: predict the smallest input scale at which FP16's *forward* overflows, and pass it with
 ``--predict-overflow-scale``; the script prints whether the prediction held.
 """
+# Install: pip install amp_docs_lib-*.whl  (the wheel: Downloads bar of any chapter page)
 
 import argparse
 import math

@@ -7,6 +7,7 @@ torch._scaled_mm raises ("only supported on CUDA devices with compute capability
 so there this script runs on the CPU, and says so. Older torch releases (2.11) accept only
 per-tensor scales on the CPU; the rowwise case then says so instead of running.
 """
+# Install: pip install torch  (self-contained: no amp_docs_lib needed)
 
 import torch
 

@@ -9,6 +9,7 @@ There this script says so and asks torchao to emulate the FP8 GEMMs (Float8Linea
 operands are still quantized to FP8, the product is a high-precision matmul), so the numerics are
 FP8's and the speed is not.
 """
+# Install: pip install torch torchao  (self-contained: no amp_docs_lib needed)
 
 import dataclasses
 

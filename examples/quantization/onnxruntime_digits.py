@@ -8,6 +8,7 @@ reads calibration batches from a CalibrationDataReader. On x86 CPUs without
 VNNI, uint8-activation x int8-weight kernels can saturate; pass
 reduce_range=True or weight_type=QuantType.QUInt8 there.
 """
+# Install: pip install numpy onnxruntime scikit-learn torch onnx onnxscript  (self-contained: no amp_docs_lib needed)
 import os
 import tempfile
 

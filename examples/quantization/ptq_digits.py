@@ -9,6 +9,7 @@ interleaved timing rounds (the site's harness, amp_docs_lib.core.timing),
 speed as the median ratio to FP32 with its 90% interval, and whether that
 interval resolves a difference. Runs on any device (CPU here).
 """
+# Install: pip install amp_docs_lib-*.whl scikit-learn torchao  (the wheel: Downloads bar of any chapter page)
 import copy
 import io
 

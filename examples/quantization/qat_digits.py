@@ -6,6 +6,7 @@ Trains an MLP in FP32, quantizes it to INT2 per-channel weights after training
 (PTQ), and compares with QAT: prepare (fake quantization), fine-tune, convert.
 INT2 is used because INT4 loses little on this easy task (the chapter measures both).
 """
+# Install: pip install scikit-learn torch torchao  (self-contained: no amp_docs_lib needed)
 import copy
 
 import torch

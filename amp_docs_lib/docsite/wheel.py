@@ -1,0 +1,87 @@
+"""The library's wheel, offered in the site's downloads so that every example runs after one install.
+
+``build_wheel`` builds ``amp_docs_lib`` from a copy of its sources (the checkout is never written
+to) with the build backend ``pyproject.toml`` names, via ``pip wheel``. ``library_wheel`` keeps the
+result under the build's cache, keyed by the library's sources and ``pyproject.toml``, so a
+rebuild with the library unchanged does not build it again.
+
+Each example says what it needs in its ``# Install:`` line (``install_line`` reads it): the wheel
+(``amp_docs_lib-*.whl``, matched by the shell) and any package the wheel does not depend on.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import tomllib
+from pathlib import Path
+
+from amp_docs_lib.core.paths import CACHE_DIR, LIBRARY_ROOT, REPO_ROOT
+
+WHEEL_PATTERN = "amp_docs_lib-*.whl"  # what an example's install line names (one wheel per site)
+_INSTALL = re.compile(r"^# Install: pip install (?P<args>[^(#\n]+?)\s*(?:\(.*\))?$", re.M)
+
+
+def project_metadata(pyproject: Path = REPO_ROOT / "pyproject.toml") -> dict:
+    """The ``[project]`` table of ``pyproject.toml``."""
+    return tomllib.loads(pyproject.read_text(encoding="utf-8"))["project"]
+
+
+def wheel_filename(pyproject: Path = REPO_ROOT / "pyproject.toml") -> str:
+    """The wheel's file name, from the project's name and version (PEP 427: ``-`` and ``.`` become ``_``)."""
+    meta = project_metadata(pyproject)
+    return f"{re.sub(r'[-_.]+', '_', meta['name']).lower()}-{meta['version']}-py3-none-any.whl"
+
+
+def wheel_dependencies(pyproject: Path = REPO_ROOT / "pyproject.toml") -> list[str]:
+    """The distributions installing the wheel brings (its ``dependencies``, names only)."""
+    return [re.split(r"[<>=!~;\[ ]", d, maxsplit=1)[0].strip() for d in project_metadata(pyproject)["dependencies"]]
+
+
+def sources_key() -> str:
+    """Hash of what goes into the wheel: the library's files and ``pyproject.toml``."""
+    h = hashlib.sha256((REPO_ROOT / "pyproject.toml").read_bytes())
+    for p in sorted(q for q in LIBRARY_ROOT.rglob("*") if q.is_file() and "__pycache__" not in q.parts):
+        h.update(p.relative_to(LIBRARY_ROOT).as_posix().encode() + b"\0" + p.read_bytes() + b"\0")
+    return h.hexdigest()[:16]
+
+
+def build_wheel(dest: Path) -> Path:
+    """Build the wheel into ``dest`` (created) and return its path; RuntimeError with pip's output on failure."""
+    dest.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="amp-docs-wheel-") as tmp:
+        src = Path(tmp) / "src"
+        shutil.copytree(LIBRARY_ROOT, src / LIBRARY_ROOT.name, ignore=shutil.ignore_patterns("__pycache__"))
+        for name in ("pyproject.toml", "README.md"):  # README.md: the project's ``readme``
+            shutil.copy2(REPO_ROOT / name, src / name)
+        r = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--no-index",
+                            "--quiet", "--wheel-dir", str(dest), str(src)], capture_output=True, text=True)
+        if r.returncode != 0:
+            raise RuntimeError(f"building the amp_docs_lib wheel failed (pip exit {r.returncode}):\n"
+                               f"{r.stdout[-2000:]}\n{r.stderr[-4000:]}")
+    built = dest / wheel_filename()
+    if not built.is_file():
+        raise RuntimeError(f"pip built {sorted(p.name for p in dest.glob('*.whl'))}, expected {built.name}")
+    return built
+
+
+def library_wheel(project_root: Path) -> Path:
+    """The wheel of the library as it is now, built once per change of its sources (cached)."""
+    folder = project_root / CACHE_DIR / "wheel" / sources_key()
+    path = folder / wheel_filename()
+    if not path.is_file():
+        for old in (project_root / CACHE_DIR / "wheel").glob("*"):
+            if old != folder:
+                shutil.rmtree(old, ignore_errors=True)
+        build_wheel(folder)
+    return path
+
+
+def install_line(script: Path) -> list[str] | None:
+    """What a script's ``# Install: pip install ...`` line installs, or None if it has none."""
+    m = _INSTALL.search(script.read_text(encoding="utf-8"))
+    return m.group("args").split() if m else None
