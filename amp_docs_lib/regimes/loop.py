@@ -326,6 +326,76 @@ def _train(r: Regime, setup, corpus: Corpus, cfg: TrainConfig, mcfg: GPTConfig, 
                      grad_bytes=gradient_bytes(params, opt), extra=extra)
 
 
+def allocator_check(regime: str | Regime, *, corpus: Corpus | None = None, config: TrainConfig | None = None,
+                    model_cfg: GPTConfig | None = None, device: str | torch.device | None = None,
+                    profile: Profile | None = None) -> dict[str, int]:
+    """What the allocator holds for one regime's training state, beside what the tensors count.
+
+    Builds the regime's model and optimizer and takes one training step inside ``torch.profiler``
+    with its memory record on: every allocation and free the allocator makes is logged, so what
+    the step allocated and freed (activations, the masters' FP32 gradients, the GradScaler's
+    bookkeeping) nets out and ``allocated`` is what a run keeps between steps. ``counted`` adds up
+    the storages of the tensors themselves: parameters, gradients, optimizer state (step counters
+    and per-group tensors included) and FP32 masters, each rounded up to the allocator's block
+    (512 bytes on CUDA, none on the CPU); ``buffers`` the model's non-parameter buffers (the
+    allocator holds those too). The two agree exactly when the counting misses nothing.
+    """
+    from torch.profiler import ProfilerActivity, profile as torch_profile
+
+    r = get_regime(regime) if isinstance(regime, str) else regime
+    if not isinstance(r, Regime):
+        raise TypeError(f"regime must be a name or a Regime, got {type(regime).__name__}; valid: {list(REGIMES)}")
+    dev = check_device(device or default_device())
+    corpus = corpus or corpus_from_profile(profile)
+    cfg = config or TrainConfig.from_profile(profile)
+    mcfg = model_cfg or model_config(profile)
+
+    def one_step():
+        setup = r.setup(dev)
+        torch.manual_seed(cfg.seed)
+        model = GPT(mcfg).to(dev).to(setup.param_dtype)
+        params = [p for p in model.parameters() if p.requires_grad]
+        opt = make_optimizer(r, params, cfg.lr)
+        x, y = corpus.batch("train", cfg.batch_size, mcfg.block_size, torch.Generator().manual_seed(cfg.seed + 1), dev)
+        with setup.autocast():
+            _, loss = model(x, y)
+        setup.scaler.scale(loss).backward()
+        setup.scaler.step(opt)
+        setup.scaler.update()
+        _sync(dev)
+        return model, params, opt  # everything else the step made is freed when this returns
+
+    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if dev.type == "cuda" else [])
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # allocations on worker threads would be logged outside the record
+    try:
+        with torch_profile(activities=activities, profile_memory=True) as prof:
+            model, params, opt = one_step()
+    finally:
+        torch.set_num_threads(threads)
+    usage = "self_device_memory_usage" if dev.type == "cuda" else "self_cpu_memory_usage"
+    allocated = sum(getattr(e, usage) for e in prof.key_averages())
+    # CUDA's caching allocator hands out blocks in multiples of 512 bytes; the CPU's, the bytes asked for.
+    block = 512 if dev.type == "cuda" else 1
+    held = {t.untyped_storage().data_ptr(): t.untyped_storage().nbytes() for t in _state_tensors(params, opt)}
+    return {"allocated": int(allocated), "counted": sum(-(-n // block) * block for n in held.values()),
+            "buffers": sum(-(-b.untyped_storage().nbytes() // block) * block for b in model.buffers()),
+            "parameters": sum(p.numel() for p in params)}
+
+
+def _state_tensors(params, opt) -> list[torch.Tensor]:
+    """Every tensor a run keeps: parameters and gradients, masters and theirs, optimizer state, per-group tensors."""
+    from amp_docs_lib.regimes.optimizers import MasterWeights
+
+    inner = opt.optimizer if isinstance(opt, MasterWeights) else opt
+    out = [*params, *(p.grad for p in params if p.grad is not None)]
+    if isinstance(opt, MasterWeights):
+        out += [*opt.masters, *(m.grad for m in opt.masters if m.grad is not None)]
+    out += [t for st in inner.state.values() for t in st.values() if isinstance(t, torch.Tensor)]
+    out += [v for g in inner.param_groups for k, v in g.items() if k != "params" and isinstance(v, torch.Tensor)]
+    return out
+
+
 def _row(step, lr, loss, gnorm, dt, tokens, dev, scale, skipped) -> dict:
     return {"step": step, "lr": lr, "train_loss": loss, "grad_norm": gnorm, "step_time_s": dt,
             "tokens_per_s": tokens / dt if dt > 0 else None,

@@ -79,10 +79,10 @@ class MasterWeights:
             elif t.grad is not None:
                 t.grad.zero_()
 
-    def state_bytes(self) -> int:
-        """Bytes held by the masters and the inner optimizer's state tensors."""
+    def state_bytes(self, scalars: bool = False) -> int:
+        """Bytes held by the masters and the inner optimizer's state tensors (``scalars``: step counters too)."""
         n = sum(m.numel() * m.element_size() for m in self.masters)
-        return n + _state_bytes(self.optimizer)
+        return n + _state_bytes(self.optimizer, scalars)
 
 
 class RoundedStateAdamW(torch.optim.AdamW):
@@ -171,12 +171,15 @@ def plain_optimi_adamw(params, lr: float, *, betas=(0.9, 0.999), eps: float = 1e
                         kahan_sum=False, foreach=False, triton=False)
 
 
-def _state_bytes(optimizer: torch.optim.Optimizer) -> int:
+def _state_bytes(optimizer: torch.optim.Optimizer, scalars: bool = False) -> int:
     n = 0
     for state in optimizer.state.values():
         for t in state.values():
-            if isinstance(t, torch.Tensor) and t.dim() > 0:
+            if isinstance(t, torch.Tensor) and (scalars or t.dim() > 0):
                 n += t.numel() * t.element_size()
+    if scalars:  # per-group tensors: torch-optimi's step counter, torchao's learning rate
+        n += sum(v.numel() * v.element_size() for g in optimizer.param_groups for k, v in g.items()
+                 if k != "params" and isinstance(v, torch.Tensor))
     return n
 
 
@@ -188,12 +191,16 @@ def gradient_bytes(params, optimizer=None) -> int:
     return sum(t.numel() * t.element_size() for t in tensors)
 
 
-def optimizer_state_bytes(optimizer) -> int:
-    """Bytes of optimizer state (and FP32 masters, for :class:`MasterWeights`)."""
+def optimizer_state_bytes(optimizer, scalars: bool = False) -> int:
+    """Bytes of optimizer state (and FP32 masters, for :class:`MasterWeights`).
+
+    Per-parameter state only by default; ``scalars=True`` adds the 0-d tensors (AdamW's step
+    counters, per-group tensors such as torch-optimi's step), which an allocator reading includes.
+    """
     if isinstance(optimizer, MasterWeights):
-        return optimizer.state_bytes()
+        return optimizer.state_bytes(scalars)
     if isinstance(optimizer, torch.optim.Optimizer):
-        return _state_bytes(optimizer)
+        return _state_bytes(optimizer, scalars)
     raise TypeError(f"expected a torch.optim.Optimizer or MasterWeights, got {type(optimizer).__name__}")
 
 
