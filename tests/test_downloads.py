@@ -94,3 +94,11 @@ def test_downloaded_notebooks_and_pages_name_no_path_of_the_builder(site):
             text = f.read_text(encoding="utf-8", errors="replace")
             found += [(str(f.relative_to(site)), p) for p in paths if p in text]
     assert not found, f"builder paths in the site: {found[:10]}"
+
+
+def test_no_page_or_notebook_shows_native_log_lines(site):
+    """Native code (the profiler's backend) writes to fd 2 past Python; none of it reaches a reader."""
+    marks = ("USDT:", "profiler_start", "gpuGetDeviceCount failed")
+    found = [(str(f.relative_to(site)), m) for f in site.rglob("*") if f.suffix in (".html", ".ipynb")
+             for m in marks if m in f.read_text(encoding="utf-8", errors="replace")]
+    assert not found, found

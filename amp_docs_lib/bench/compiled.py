@@ -10,9 +10,6 @@ dtypes they ran in.
 
 from __future__ import annotations
 
-import contextlib
-import os
-import sys
 from collections import defaultdict
 from typing import Any, Callable
 
@@ -23,6 +20,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from amp_docs_lib.bench.model_sweep import step_fn
 from amp_docs_lib.core.timing import measure
 from amp_docs_lib.core.devices import check_device
+from amp_docs_lib.core.profiling import quiet_stderr
 from amp_docs_lib.gpt import GPT, GPTConfig, random_batch
 
 _SHORT = {torch.float32: "fp32", torch.float16: "fp16", torch.bfloat16: "bf16", torch.float64: "fp64",
@@ -45,21 +43,6 @@ class DtypeRecorder(TorchDispatchMode):
         return func(*args, **(kwargs or {}))
 
 
-@contextlib.contextmanager
-def _quiet_stderr():
-    """Silence the profiler backend's own log lines, which it writes straight to file descriptor 2."""
-    sys.stderr.flush()
-    saved = os.dup(2)
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    try:
-        os.dup2(devnull, 2)
-        yield
-    finally:
-        os.dup2(saved, 2)
-        os.close(saved)
-        os.close(devnull)
-
-
 def top_ops(fn: Callable[[], Any], k: int = 10, device: str | torch.device = "cpu") -> pd.DataFrame:
     """The ``k`` aten operators with the most self time in one call of ``fn``, with input dtypes."""
     from torch.profiler import ProfilerActivity, profile
@@ -72,7 +55,7 @@ def top_ops(fn: Callable[[], Any], k: int = 10, device: str | torch.device = "cp
     with rec:
         fn()
     acts = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if dev.type == "cuda" else [])
-    with _quiet_stderr(), profile(activities=acts) as prof:
+    with quiet_stderr(), profile(activities=acts) as prof:
         fn()
         if dev.type == "cuda":
             torch.cuda.synchronize(dev)

@@ -15,7 +15,8 @@ module never imports the others):
 * the timing harness (``timing``): ``Timing``, ``default_threads``, ``cuda_event_times``, ``measure``, ``timings_frame``, ``Comparison``, ``interleaved``, ``Interleaved``, ``measurements``, ``compare_text``;
 * distribution-free statistics (``stats``): ``quartiles``, ``min_values_for``, ``median_ci``, ``sign_test_p``;
 * dispatch traces (``dispatch``): ``is_matmul``, ``OpTrace``, ``trace_ops``;
-* colours (``palette``): ``color_of``, ``css_variables``.
+* colours (``palette``): ``color_of``, ``css_variables``;
+* torch.profiler, quietly (``profiling``): ``quiet_stderr``.
 """
 
 from amp_docs_lib.core.exports import lazy_exports
@@ -47,4 +48,6 @@ __all__, __getattr__, __dir__ = lazy_exports(__name__, {
     "dispatch": ("is_matmul", "OpTrace", "trace_ops",),
     # colours
     "palette": ("color_of", "css_variables",),
+    # torch.profiler, quietly
+    "profiling": ("quiet_stderr",),
 })

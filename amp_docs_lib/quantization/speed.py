@@ -182,9 +182,10 @@ def _profiled_kernels(fn) -> str:
     from torch.profiler import ProfilerActivity, profile
 
     from amp_docs_lib.core.dispatch import MATMUL_OPS
+    from amp_docs_lib.core.profiling import quiet_stderr
 
     names = {op.replace("aten.", "aten::").replace("quantized.", "quantized::") for op in MATMUL_OPS}
-    with profile(activities=[ProfilerActivity.CPU]) as p:  # aten ops are recorded on the host on any device
+    with quiet_stderr(), profile(activities=[ProfilerActivity.CPU]) as p:  # aten ops are recorded on the host on any device
         fn()
     seen = dict.fromkeys(e.key for e in p.key_averages() if e.key in names)
     return ", ".join(seen) or "none of the known matmul operators"

@@ -342,6 +342,8 @@ def allocator_check(regime: str | Regime, *, corpus: Corpus | None = None, confi
     """
     from torch.profiler import ProfilerActivity, profile as torch_profile
 
+    from amp_docs_lib.core.profiling import quiet_stderr
+
     r = get_regime(regime) if isinstance(regime, str) else regime
     if not isinstance(r, Regime):
         raise TypeError(f"regime must be a name or a Regime, got {type(regime).__name__}; valid: {list(REGIMES)}")
@@ -369,7 +371,7 @@ def allocator_check(regime: str | Regime, *, corpus: Corpus | None = None, confi
     threads = torch.get_num_threads()
     torch.set_num_threads(1)  # allocations on worker threads would be logged outside the record
     try:
-        with torch_profile(activities=activities, profile_memory=True) as prof:
+        with quiet_stderr(), torch_profile(activities=activities, profile_memory=True) as prof:
             model, params, opt = one_step()
     finally:
         torch.set_num_threads(threads)
