@@ -81,6 +81,11 @@ def test_comparison_puts_this_build_beside_each_reference(tmp_path):
     assert 'id="chapter-execution-time"' in html and "gpu-x (s)" in html
     # the committed machines are named at the top, each with how it was run (escaped)
     assert "<li><code>gpu-x</code>: clocks locked &lt;1980 MHz&gt;</li>" in html[:html.index("<h2")]
+    # with the machine's own stamp on file, it is said once, at the top, not under every table
+    machine = json.loads((root / "gpu-x" / "machine.json").read_text())
+    (root / "gpu-x" / "machine.json").write_text(json.dumps(dict(machine, stamp="GPU X")))
+    html = comparison_html(site, root)
+    assert html.count("measured on GPU X") == 1 and "measured on GPU X" in html[:html.index("<h2")]
 
 
 @pytest.mark.slow

@@ -134,9 +134,11 @@ def comparison_html(site: str | Path, root: str | Path = REFERENCE_ROOT) -> str:
     skipped = skipped_measurements(site)
     refs = reference_machines(root)
     timing = _timing_html(site, refs)
-    def named(k: str) -> str:
-        label = refs[k]["machine"].get("label")
-        return f"<li><code>{html.escape(k)}</code>{': ' + html.escape(label) if label else ''}</li>"
+    def named(k: str) -> str:  # each machine's stamp is said here, once; a table repeats it only if its own differs
+        label, stamp = refs[k]["machine"].get("label"), refs[k]["machine"].get("stamp")
+        return (f"<li><code>{html.escape(k)}</code>{': ' + html.escape(label) if label else ''}"
+                + (f"<p class='amp-stamp amp-stamp--measured'>measured on {html.escape(stamp)}</p>" if stamp else "")
+                + "</li>")
 
     committed = (f"<p class='amp-references'>Reference machines committed with this site:</p>"
                  f"<ul class='amp-references'>{''.join(named(k) for k in sorted(refs))}</ul>" if refs else
@@ -170,8 +172,9 @@ def comparison_html(site: str | Path, root: str | Path = REFERENCE_ROOT) -> str:
                 body = "<p class='amp-skip'>not measured on this reference machine</p>"
             if m and label == "This build":  # said once, at the top of the page
                 this_build.setdefault(m.get("stamp") or "")
+            machine_stamp = refs[label[len("Reference: "):]]["machine"].get("stamp") if label != "This build" else None
             stamp = (f"<div class='amp-stamp amp-stamp--measured'>{html.escape(m.get('stamp') or '')}</div>"
-                     if m and label != "This build" else "")
+                     if m and label != "This build" and _bare(m.get("stamp")) != _bare(machine_stamp) else "")
             if m and m.get("caption") and m["caption"] != heading:  # e.g. another profile's problem size
                 label = f"{label}: {m['caption']}"
             blocks.append(f"<div class='amp-result amp-compare'><figcaption>{html.escape(label)}</figcaption>"
@@ -181,6 +184,11 @@ def comparison_html(site: str | Path, root: str | Path = REFERENCE_ROOT) -> str:
     provenance = "".join(f"<p class='amp-stamp amp-stamp--measured'>This build: measured on {html.escape(s)}</p>"
                          for s in this_build if s)
     return committed + provenance + "\n".join(parts) + timing
+
+
+def _bare(stamp: str | None) -> str:
+    """A stamp without its "measured on" prefix (measurements and machine files differ in that only)."""
+    return (stamp or "").removeprefix("measured on ").strip()
 
 
 def _timing_html(site: str | Path, refs: dict[str, dict]) -> str:
