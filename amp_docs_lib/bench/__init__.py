@@ -10,6 +10,8 @@ module never imports the others):
 * training memory (``memory``): ``activation_elements``, ``estimate``, ``calculator_table``, ``measure_step``, ``largest_batch``, ``comparison_table``;
 * timing mistakes (``mistakes``): ``naive_seconds``, ``thread_count``, ``first_call``, ``fp32_warmup``, ``tiny_op_autocast``, ``autocast_cast_counts``, ``cache_flush``, ``last_level_cache_bytes``, ``no_sync``;
 * torch.compile (``compiled``): ``DtypeRecorder``, ``top_ops``, ``compile_comparison``;
+* CUDA graphs (``cuda_graphs``): ``GRAPHABLE``, ``eager_and_graphed``, ``graph_comparison``;
+* tile and wave quantization (``waves``): ``GUIDE_EXAMPLE_SMS``, ``GUIDE_TILE``, ``GUIDE_SOURCE``, ``tiles``, ``wave_model``, ``wave_table``, ``boundary_ns``, ``wave_sweep``;
 * harness fidelity (``fidelity``): ``fidelity``;
 * amp-docs bench (``suites``): ``parse_suites``, ``records``, ``run_suite``;
 * amp-docs report (``report``): ``datasheet_peak``, ``Report``, ``matmul_throughput``, ``feature_table``, ``torchao_config_rows``, ``autocast_differences``, ``collect``, ``markdown_table``, ``markdown_summary``, ``to_html``, ``write_report``.
@@ -32,6 +34,10 @@ __all__, __getattr__, __dir__ = lazy_exports(__name__, {
     "mistakes": ("naive_seconds", "thread_count", "first_call", "fp32_warmup", "tiny_op_autocast", "autocast_cast_counts", "cache_flush", "last_level_cache_bytes", "no_sync",),
     # torch.compile
     "compiled": ("DtypeRecorder", "top_ops", "compile_comparison",),
+    # CUDA graphs
+    "cuda_graphs": ("GRAPHABLE", "eager_and_graphed", "graph_comparison",),
+    # tile and wave quantization
+    "waves": ("GUIDE_EXAMPLE_SMS", "GUIDE_TILE", "GUIDE_SOURCE", "tiles", "wave_model", "wave_table", "boundary_ns", "wave_sweep",),
     # harness fidelity
     "fidelity": ("fidelity",),
     # amp-docs bench

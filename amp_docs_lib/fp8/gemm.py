@@ -291,6 +291,48 @@ def fast_accum_comparison(k: int = 4096, m: int = 256, n: int = 256, *, device: 
     return pd.DataFrame(rows)
 
 
+def fast_accum_speed(size: int = 8192, *, device: str | torch.device = "cuda", rounds: int = 9) -> pd.DataFrame:
+    """Throughput of a square E4M3 ``_scaled_mm`` with ``use_fast_accum=False`` and ``True`` against BF16.
+
+    The three GEMMs are timed in interleaved rounds by the one harness
+    (``core.timing.interleaved``), so each speed relative to BF16 has an interval and a verdict.
+    Columns: GEMM, median time, IQR, TFLOP/s, speed vs BF16 (median ratio and interval), verdict;
+    a last row compares ``use_fast_accum=True`` with ``False`` directly (its verdict starts with
+    "faster", "slower" or "no difference resolved").
+
+    Raises:
+        ValueError: ``size`` not a positive multiple of 16.
+    """
+    from amp_docs_lib.core.timing import interleaved
+
+    if isinstance(size, bool) or not isinstance(size, int) or size < 16 or size % 16:
+        raise ValueError(f"size must be a positive multiple of 16, got {size!r}")
+    dev = check_device(device)
+    a, b = operands(size, size, size, device=dev)
+    abf, bbf = a.bfloat16(), b.bfloat16().t()
+    a8, da, _ = quantize_operand(a)
+    b8, db, _ = quantize_operand(b)
+    b8t = b8.t()
+    fns = {"BF16 torch.mm": lambda: torch.mm(abf, bbf)}
+    for fast in (False, True):
+        fns[f"FP8 _scaled_mm, use_fast_accum={fast}"] = (
+            lambda fast=fast: torch._scaled_mm(a8, b8t, scale_a=da, scale_b=db, out_dtype=torch.bfloat16,
+                                               use_fast_accum=fast))
+    res = interleaved(fns, baseline="BF16 torch.mm", device=dev, rounds=rounds)
+    flops = 2 * size ** 3
+    rows = []
+    for name, t in res.timings.items():
+        c = None if name == res.baseline else res.compare(name)
+        rows.append({"GEMM": name, "size": size, "median (ms)": t.median_s * 1e3, "IQR (ms)": t.iqr_s * 1e3,
+                     "TFLOP/s": flops / t.median_s / 1e12,
+                     "speed vs BF16": "1 (baseline)" if c is None else c.interval_text(),
+                     "verdict": None if c is None else c.verdict})
+    fast = res.compare("FP8 _scaled_mm, use_fast_accum=True", baseline="FP8 _scaled_mm, use_fast_accum=False")
+    rows.append({"GEMM": "fast accumulation against without", "size": size,
+                 "speed vs BF16": None, "verdict": f"{fast.verdict}: {fast.interval_text()}"})
+    return pd.DataFrame(rows)
+
+
 def accumulation_knobs() -> pd.DataFrame:
     """Where each FP8 training stack chooses its GEMM accumulation path.
 
