@@ -104,3 +104,19 @@ def test_no_page_or_notebook_shows_native_log_lines(site):
     found = [(str(f.relative_to(site)), m) for f in outputs  # (the API reference quotes them, on purpose)
              for m in marks if m in f.read_text(encoding="utf-8", errors="replace")]
     assert not found, found
+
+
+def test_an_old_setuptools_is_named_before_pip_runs(monkeypatch, tmp_path):
+    # setuptools 65 has no built-in bdist_wheel: pip would fail with "invalid command 'bdist_wheel'".
+    import importlib.metadata as md
+
+    from amp_docs_lib.docsite import wheel
+
+    real = md.version
+    monkeypatch.setattr(md, "version", lambda name: "65.5.0" if name == "setuptools" else real(name))
+    assert wheel.missing_build_requirements() == ["setuptools>=70.1 (installed: 65.5.0)"]
+    with pytest.raises(RuntimeError, match=r"needs setuptools>=70\.1 \(installed: 65\.5\.0\).*pip install 'setuptools>=70\.1'"):
+        wheel.build_wheel(tmp_path / "dist")
+    assert not (tmp_path / "dist").exists()
+    monkeypatch.setattr(md, "version", real)
+    assert wheel.missing_build_requirements() == []

@@ -50,8 +50,42 @@ def sources_key() -> str:
     return h.hexdigest()[:16]
 
 
+def missing_build_requirements(pyproject: Path = REPO_ROOT / "pyproject.toml") -> list[str]:
+    """``[build-system] requires`` entries this environment does not satisfy, each with what is installed.
+
+    The wheel is built without build isolation (the build runs offline), so the backend comes
+    from this environment; an old setuptools fails deep inside pip with "invalid command
+    'bdist_wheel'", which this check turns into a sentence naming the requirement.
+    """
+    from importlib.metadata import PackageNotFoundError, version
+
+    from packaging.requirements import Requirement
+
+    missing = []
+    for spec in tomllib.loads(pyproject.read_text(encoding="utf-8"))["build-system"]["requires"]:
+        req = Requirement(spec)
+        try:
+            have = version(req.name)
+        except PackageNotFoundError:
+            missing.append(f"{spec} (not installed)")
+            continue
+        if not req.specifier.contains(have, prereleases=True):
+            missing.append(f"{spec} (installed: {have})")
+    return missing
+
+
 def build_wheel(dest: Path) -> Path:
-    """Build the wheel into ``dest`` (created) and return its path; RuntimeError with pip's output on failure."""
+    """Build the wheel into ``dest`` (created) and return its path.
+
+    Raises:
+        RuntimeError: this environment lacks a build requirement (named, with the pip command that
+            fixes it), or pip failed (its output included).
+    """
+    missing = missing_build_requirements()
+    if missing:
+        need = " ".join(repr(m.split(" (")[0]) for m in missing)
+        raise RuntimeError(f"building the amp_docs_lib wheel for the site's downloads needs {', '.join(missing)}, "
+                           f"from pyproject.toml's [build-system] requires; run: pip install {need}")
     dest.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="amp-docs-wheel-") as tmp:
         src = Path(tmp) / "src"
