@@ -48,10 +48,11 @@ def test_trace_ops_counts_and_rejects_non_callables():
 
 
 def test_int8_probe_takes_the_path_torchao_chooses():
-    from torchao.utils import _cpu_is_amx_tile_supported, _cpu_is_vnni_supported
+    from torchao.utils import _cpu_is_amx_tile_supported, _cpu_is_vnni_supported, torch_version_at_least
 
     p = kernels.int8_path_probe()
-    u8s8 = _cpu_is_vnni_supported() and not _cpu_is_amx_tile_supported()
+    # torchao.kernel.intmm's own condition: VNNI without AMX, and torch 2.12 or newer.
+    u8s8 = _cpu_is_vnni_supported() and not _cpu_is_amx_tile_supported() and torch_version_at_least("2.12.0.dev")
     assert p["torchao path (aten._int_mm inputs)"] == ("uint8 x int8" if u8s8 else "int8 x int8")
     assert p["returned"] in (p["exact"], p["saturated prediction (u8s8, 16-bit pair sums)"])
     assert p["saturates"] == (p["returned"] != p["exact"])
