@@ -22,7 +22,9 @@ from typing import Iterable
 import pandas as pd
 import torch
 
+from amp_docs_lib.bench.matmul import matmul_flops
 from amp_docs_lib.core.devices import check_device
+from amp_docs_lib.core.timing import measure
 
 #: The guide's example: an A100's SM count and the 256×128 tile it uses.
 GUIDE_EXAMPLE_SMS = 108
@@ -39,9 +41,8 @@ def _positive_int(name: str, v) -> int:
 
 def tiles(m: int, n: int, tile: tuple[int, int] = GUIDE_TILE) -> int:
     """Output tiles of an m×n product: ceil(m / tile_m) · ceil(n / tile_n)."""
-    _positive_int("m", m), _positive_int("n", n)
-    tm, tn = (_positive_int("tile[0]", tile[0]), _positive_int("tile[1]", tile[1]))
-    return math.ceil(m / tm) * math.ceil(n / tn)
+    return (math.ceil(_positive_int("m", m) / _positive_int("tile[0]", tile[0]))
+            * math.ceil(_positive_int("n", n) / _positive_int("tile[1]", tile[1])))
 
 
 def wave_model(m: int, n: int, sms: int, tile: tuple[int, int] = GUIDE_TILE) -> dict:
@@ -83,8 +84,6 @@ def wave_sweep(m: int, k: int, ns: Iterable[int], *, device: str | torch.device 
     Raises:
         ValueError: not a CUDA device (waves are a GPU notion), or non-positive sizes.
     """
-    from amp_docs_lib.core.timing import measure
-
     dev = check_device(device)
     if dev.type != "cuda":
         raise ValueError(f"wave_sweep measures a GPU's SMs: device must be 'cuda', got {str(dev)!r}")
@@ -95,7 +94,7 @@ def wave_sweep(m: int, k: int, ns: Iterable[int], *, device: str | torch.device 
         b = torch.randn(k, _positive_int("n", n), device=dev, dtype=dtype)
         t = measure(lambda: a @ b, device=dev, label=f"n={n}", min_run_time=min_run_time)
         rows.append({"n": n, "SMs": sms, **wave_model(m, n, sms, tile), "median (ms)": t.median_s * 1e3,
-                     "IQR (ms)": t.iqr_s * 1e3, "TFLOP/s": 2 * m * n * k / t.median_s / 1e12})
+                     "IQR (ms)": t.iqr_s * 1e3, "TFLOP/s": matmul_flops(m, n, k) / t.median_s / 1e12})
     df = pd.DataFrame(rows)
     df["relative to best"] = df["TFLOP/s"] / df["TFLOP/s"].max()
     return df

@@ -50,6 +50,25 @@ def sources_key() -> str:
     return h.hexdigest()[:16]
 
 
+def _unmet_build_requirements(pyproject: Path) -> list[tuple[str, str]]:
+    """``(requirement, what is installed)`` for each ``[build-system] requires`` entry not satisfied here."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    from packaging.requirements import Requirement
+
+    unmet = []
+    for spec in tomllib.loads(pyproject.read_text(encoding="utf-8"))["build-system"]["requires"]:
+        req = Requirement(spec)
+        try:
+            have = version(req.name)
+        except PackageNotFoundError:
+            unmet.append((spec, "not installed"))
+            continue
+        if not req.specifier.contains(have, prereleases=True):
+            unmet.append((spec, f"installed: {have}"))
+    return unmet
+
+
 def missing_build_requirements(pyproject: Path = REPO_ROOT / "pyproject.toml") -> list[str]:
     """``[build-system] requires`` entries this environment does not satisfy, each with what is installed.
 
@@ -57,21 +76,11 @@ def missing_build_requirements(pyproject: Path = REPO_ROOT / "pyproject.toml") -
     from this environment; an old setuptools fails deep inside pip with "invalid command
     'bdist_wheel'", which this check turns into a sentence naming the requirement.
     """
-    from importlib.metadata import PackageNotFoundError, version
+    return _described(_unmet_build_requirements(pyproject))
 
-    from packaging.requirements import Requirement
 
-    missing = []
-    for spec in tomllib.loads(pyproject.read_text(encoding="utf-8"))["build-system"]["requires"]:
-        req = Requirement(spec)
-        try:
-            have = version(req.name)
-        except PackageNotFoundError:
-            missing.append(f"{spec} (not installed)")
-            continue
-        if not req.specifier.contains(have, prereleases=True):
-            missing.append(f"{spec} (installed: {have})")
-    return missing
+def _described(unmet: list[tuple[str, str]]) -> list[str]:
+    return [f"{spec} ({have})" for spec, have in unmet]
 
 
 def build_wheel(dest: Path) -> Path:
@@ -81,11 +90,11 @@ def build_wheel(dest: Path) -> Path:
         RuntimeError: this environment lacks a build requirement (named, with the pip command that
             fixes it), or pip failed (its output included).
     """
-    missing = missing_build_requirements()
-    if missing:
-        need = " ".join(repr(m.split(" (")[0]) for m in missing)
-        raise RuntimeError(f"building the amp_docs_lib wheel for the site's downloads needs {', '.join(missing)}, "
-                           f"from pyproject.toml's [build-system] requires; run: pip install {need}")
+    unmet = _unmet_build_requirements(REPO_ROOT / "pyproject.toml")
+    if unmet:
+        raise RuntimeError(f"building the amp_docs_lib wheel for the site's downloads needs "
+                           f"{', '.join(_described(unmet))}, from pyproject.toml's "
+                           f"[build-system] requires; run: pip install {' '.join(repr(spec) for spec, _ in unmet)}")
     dest.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="amp-docs-wheel-") as tmp:
         src = Path(tmp) / "src"
