@@ -15,13 +15,13 @@ import argparse
 import difflib
 import os
 import re
-import shutil
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 from amp_docs_lib.core.paths import CACHE_DIR, REPO_ROOT
+from amp_docs_lib.docsite.checkout import copy_checkout
 
 # What legitimately changes between two builds of the same inputs.
 NORMALISE = [
@@ -63,8 +63,7 @@ def compare_builds(a: str | Path, b: str | Path, context: int = 2) -> dict[str, 
 
 
 def _copy_project(project: Path, dest: Path, chapters: list[str]) -> Path:
-    ignore = shutil.ignore_patterns("site", CACHE_DIR.name, ".git", "__pycache__", "*.egg-info")
-    shutil.copytree(project, dest, ignore=ignore)
+    copy_checkout(project, dest, CACHE_DIR.name)
     for md in (dest / "docs" / "chapters").glob("*.md"):
         if md.stem not in chapters:
             md.unlink()
