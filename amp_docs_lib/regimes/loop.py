@@ -379,10 +379,23 @@ def allocator_check(regime: str | Regime, *, corpus: Corpus | None = None, confi
     allocated = sum(getattr(e, usage) for e in prof.key_averages())
     # CUDA's caching allocator hands out blocks in multiples of 512 bytes; the CPU's, the bytes asked for.
     block = 512 if dev.type == "cuda" else 1
-    held = {t.untyped_storage().data_ptr(): t.untyped_storage().nbytes() for t in _state_tensors(params, opt)}
-    return {"allocated": int(allocated), "counted": sum(-(-n // block) * block for n in held.values()),
-            "buffers": sum(-(-b.untyped_storage().nbytes() // block) * block for b in model.buffers()),
-            "parameters": sum(p.numel() for p in params)}
+    return {"allocated": int(allocated), "counted": held_bytes(_state_tensors(params, opt), dev, block),
+            "buffers": held_bytes(model.buffers(), dev, block), "parameters": sum(p.numel() for p in params)}
+
+
+def held_bytes(tensors, device: torch.device, block: int = 1) -> int:
+    """Bytes ``device``'s allocator holds for ``tensors``: each distinct storage on ``device`` once
+    (views share theirs), rounded up to the allocator's ``block``. Tensors on another device are not
+    that allocator's: ``AdamW(foreach=False)``, neither fused nor capturable, keeps its ``step``
+    counters on the CPU while the parameters are on the GPU (torch/optim/adam.py, ``_init_group``:
+    "Deliberately host `step` on CPU if both capturable and fused are off")."""
+    device = torch.device(device)
+    storages = {}
+    for t in tensors:
+        if t.device.type == device.type and (device.index is None or t.device.index == device.index):
+            s = t.untyped_storage()
+            storages[s._cdata] = s.nbytes()  # the storage itself: data_ptr is 0 for every meta tensor
+    return sum(-(-n // block) * block for n in storages.values())
 
 
 def _state_tensors(params, opt) -> list[torch.Tensor]:
