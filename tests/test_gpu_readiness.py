@@ -44,3 +44,13 @@ def test_allocator_count_on_the_cpu_keeps_the_step_counters():
 def test_views_share_one_storage():
     t = torch.zeros(256, device="meta")
     assert held_bytes([t, t[:10], t.view(16, 16)], torch.device("meta"), 512) == 1024
+
+
+@pytest.mark.parametrize("gpus, plan", [(0, ("gloo", 2)), (1, ("gloo", 2)), (2, ("nccl", 2)), (8, ("nccl", 2))])
+def test_distributed_probes_always_have_two_ranks(gpus, plan):
+    """One H100 gave one NCCL rank: no inf planted on rank 1, a BF16 reduction error of 0, and the
+    chapter's claims failed. The probes run as two ranks on every machine."""
+    from amp_docs_lib.distributed.launch import launch_plan
+
+    assert launch_plan(gpus) == plan
+

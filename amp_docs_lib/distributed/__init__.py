@@ -3,7 +3,7 @@
 Exports, grouped by role (imported from their modules on first use, so importing one
 module never imports the others):
 
-* launching processes (``launch``): ``free_port``, ``default_backend``, ``default_world_size``, ``run_workers``;
+* launching processes (``launch``): ``free_port``, ``launch_plan``, ``default_backend``, ``default_world_size``, ``run_workers``;
 * collective dtypes (``comm_log``): ``log_collectives``;
 * FSDP2 probe (``fsdp_probe``): ``make_mlp``, ``fsdp_worker``, ``accumulation_worker``, ``norm_softmax_worker``, ``run_fsdp_probe``, ``summary``;
 * DDP (``ddp_compare``): ``distinct_storage_bytes``, ``ddp_worker``, ``run_ddp_compare``, ``run_distributed_probes``;
@@ -15,7 +15,7 @@ from amp_docs_lib.core.exports import lazy_exports
 
 __all__, __getattr__, __dir__ = lazy_exports(__name__, {
     # launching processes
-    "launch": ("free_port", "default_backend", "default_world_size", "run_workers",),
+    "launch": ("free_port", "launch_plan", "default_backend", "default_world_size", "run_workers",),
     # collective dtypes
     "comm_log": ("log_collectives",),
     # FSDP2 probe

@@ -2,7 +2,7 @@
 
 ``run_workers(worker, world_size)`` spawns ``world_size`` processes with
 ``torch.multiprocessing`` (start method ``spawn``), initialises a process group
-(gloo on CPU, NCCL when CUDA is available) on a free port of 127.0.0.1, calls
+(NCCL on two GPUs, else gloo on the CPU: ``launch_plan``) on a free port of 127.0.0.1, calls
 ``worker(rank, world_size, device, **kwargs)`` in each, and returns the rows every
 rank returned as one ``pandas.DataFrame`` with a ``rank`` column. A process that
 raises makes the parent raise; a process group that hangs fails after
@@ -36,16 +36,29 @@ def free_port(host: str = "127.0.0.1") -> int:
         return s.getsockname()[1]
 
 
+RANKS = 2  # the probes need two: one rank reduces nothing (no inf from another rank, no rounding of a sum)
+
+
+def launch_plan(cuda_devices: int) -> tuple[str, int]:
+    """Backend and world size for ``cuda_devices`` GPUs: NCCL, one rank per GPU, where there are two
+    GPUs; otherwise two gloo processes on the CPU (one GPU would give one rank, and nothing to reduce)."""
+    if not isinstance(cuda_devices, int) or cuda_devices < 0:
+        raise ValueError(f"cuda_devices must be a count of GPUs (an int >= 0), got {cuda_devices!r}")
+    return ("nccl", RANKS) if cuda_devices >= RANKS else ("gloo", RANKS)
+
+
+def _cuda_devices() -> int:
+    return torch.cuda.device_count() if torch.cuda.is_available() else 0
+
+
 def default_backend() -> str:
-    """``"nccl"`` when CUDA is available, else ``"gloo"``."""
-    return "nccl" if torch.cuda.is_available() else "gloo"
+    """``"nccl"`` on a machine with two or more GPUs, else ``"gloo"`` (see ``launch_plan``)."""
+    return launch_plan(_cuda_devices())[0]
 
 
 def default_world_size() -> int:
-    """Two processes on CPU; on CUDA one per GPU, at most two (one GPU still runs the real NCCL path)."""
-    if torch.cuda.is_available():
-        return max(1, min(2, torch.cuda.device_count()))
-    return 2
+    """Two processes: one per GPU on two GPUs, two CPU processes otherwise (see ``launch_plan``)."""
+    return launch_plan(_cuda_devices())[1]
 
 
 def _entry(rank: int, world_size: int, port: int, backend: str, timeout_s: float, out_dir: str,
