@@ -35,9 +35,9 @@ def _dtypes(names: Iterable[str]) -> dict[str, torch.dtype]:
     return out
 
 
-def _size(name: str, value: int | None, profile_key: str, minimum: int = 1) -> int:
-    """``value`` if given (an int >= ``minimum``; 0 is refused, not read as "use the default"), else the profile's."""
-    return active_profile()[profile_key] if value is None else positive_int(name, value, minimum=minimum)
+def _size(name: str, value: int | None, profile_key: str) -> int:
+    """``value`` if given (a positive int; 0 is refused, not read as "use the default"), else the profile's."""
+    return active_profile()[profile_key] if value is None else positive_int(name, value)
 
 
 # ---- spacing (ULP) -------------------------------------------------------------------------

@@ -141,6 +141,8 @@ def claim(statement: str, measured: Any, expected: Any = _MISSING, *,
     sentence is false: compare with a value computed independently (a
     definition, an analytic prediction, another library), never with the
     measurement itself. A claim that does not hold raises ``ClaimContradicted``.
+    ``expected=nan`` is refused (a broken measurement would match it): claim
+    ``math.isnan(x)`` with ``expected=True``; so is a float ``holds`` (``bool(nan)`` is True).
     Facts that depend on the hardware go through :func:`on_this_machine`.
     """
     if not isinstance(statement, str):
@@ -152,7 +154,7 @@ def claim(statement: str, measured: Any, expected: Any = _MISSING, *,
         raise ValueError(f"expected={format_value(expected)}: a NaN cannot be checked by value (any failed "
                          f"measurement is NaN too); claim that the result is NaN with "
                          f"measured=math.isnan(x), expected=True")
-    if _scalar(holds) is not None and isinstance(_scalar(holds), float):
+    if isinstance(_scalar(holds), float):
         # bool(nan) and bool(0.3) are True: a number is not a verdict.
         raise TypeError(f"holds must be a bool (the caller's verdict), got {holds!r} ({type(holds).__name__})")
     if holds is None:
