@@ -13,7 +13,7 @@ import argparse
 
 import torch
 
-from amp_docs_lib.core.timing import interleaved
+from amp_docs_lib.core.timing import MIN_ROUNDS, interleaved
 from amp_docs_lib.core.devices import default_device
 from amp_docs_lib.amp.precision import PRECISIONS, precision_setup
 
@@ -40,8 +40,12 @@ def main(argv=None):
     parser.add_argument("--precision", choices=[p for p in PRECISIONS if p != "fp32"], default="amp_bf16")
     parser.add_argument("--threads", type=int, default=torch.get_num_threads(),
                         help="CPU threads for the timer (torch.utils.benchmark.Timer defaults to 1)")
-    parser.add_argument("--rounds", type=int, default=9, help="interleaved timing rounds (at least 5)")
+    parser.add_argument("--rounds", type=int, default=9, help=f"interleaved timing rounds (at least {MIN_ROUNDS})")
     args = parser.parse_args(argv)
+    for flag, value, least in (("--width", args.width, 1), ("--batch", args.batch, 1), ("--threads", args.threads, 1),
+                               ("--rounds", args.rounds, MIN_ROUNDS)):
+        if value < least:  # refused here, not by torch after the model is built
+            parser.error(f"{flag} must be >= {least}, got {value}")
 
     device = default_device()
     torch.manual_seed(0)

@@ -13,12 +13,14 @@ from __future__ import annotations
 
 import inspect
 import math
+import numbers
 from typing import Any
 
 import numpy as np
 import pandas as pd
 import torch
 
+from amp_docs_lib.core.checks import positive_int, positive_number
 from amp_docs_lib.core.tables import table_from_rows
 
 
@@ -26,6 +28,24 @@ def _fp32(x: float) -> float:
     """Round ``x`` to the nearest float32 (torch keeps the scale in a float32 tensor)."""
     with np.errstate(over="ignore"):
         return float(np.float32(x))
+
+
+def check_scaler_settings(growth_factor: float, backoff_factor: float, growth_interval: int) -> None:
+    """Refuse settings under which the scale would not do what its name says.
+
+    torch.amp.GradScaler refuses ``growth_factor <= 1`` and ``backoff_factor >= 1``
+    (torch/amp/grad_scaler.py:143-146 in torch 2.14); we also refuse ``backoff_factor <= 0`` (the
+    scale would vanish or flip sign on the first overflow) and ``growth_interval < 1`` (the scale
+    would never grow), which torch accepts silently.
+    """
+    for name, v in (("growth_factor", growth_factor), ("backoff_factor", backoff_factor)):
+        if isinstance(v, bool) or not isinstance(v, numbers.Real):
+            raise TypeError(f"{name} must be a number, got {v!r} ({type(v).__name__})")
+    if not growth_factor > 1.0 or not math.isfinite(growth_factor):
+        raise ValueError(f"growth_factor must be a finite number > 1.0, got {growth_factor!r}")
+    if not 0.0 < backoff_factor < 1.0:
+        raise ValueError(f"backoff_factor must be in (0, 1), got {backoff_factor!r}")
+    positive_int("growth_interval", growth_interval)
 
 
 def update_scale(scale: float, growth_tracker: int, found_inf: bool, growth_factor: float,
@@ -37,7 +57,15 @@ def update_scale(scale: float, growth_tracker: int, found_inf: bool, growth_fact
     ``growth_interval`` consecutive clean steps the scale is multiplied by
     ``growth_factor`` (unless that would overflow float32) and the count restarts.
     This is the rule of torch's ``_amp_update_scale_`` kernel.
+
+    ``scale`` may be 0: backing off from the smallest float32 reaches it (the death-spiral
+    scenario of :mod:`scale_dynamics` does), and the rule then keeps it there.
     """
+    positive_number("scale", scale, allow_zero=True)
+    check_scaler_settings(growth_factor, backoff_factor, growth_interval)
+    if positive_int("growth_tracker", growth_tracker, minimum=0) >= growth_interval:
+        # The count restarts at growth_interval, so a larger one would never reach it again.
+        raise ValueError(f"growth_tracker must be in [0, growth_interval={growth_interval}), got {growth_tracker!r}")
     if found_inf:
         return _fp32(scale * backoff_factor), 0
     clean_steps = growth_tracker + 1
@@ -64,12 +92,8 @@ class ReferenceGradScaler:
     def __init__(self, init_scale: float = 2.0**16, growth_factor: float = 2.0,
                  backoff_factor: float = 0.5, growth_interval: int = 2000,
                  enabled: bool = True) -> None:
-        if growth_factor <= 1.0:
-            raise ValueError(f"growth_factor must be > 1.0, got {growth_factor!r}")
-        if not 0.0 < backoff_factor < 1.0:
-            raise ValueError(f"backoff_factor must be in (0, 1), got {backoff_factor!r}")
-        if not isinstance(growth_interval, int) or growth_interval < 1:
-            raise ValueError(f"growth_interval must be a positive int, got {growth_interval!r}")
+        positive_number("init_scale", init_scale)
+        check_scaler_settings(growth_factor, backoff_factor, growth_interval)
         self.enabled = enabled
         self.scale_value = _fp32(init_scale)
         self.growth_factor = growth_factor
@@ -194,6 +218,7 @@ def compare_with_torch(steps: int = 12, inject: dict[int, float] | None = None,
     """
     import pandas as pd
 
+    steps = positive_int("steps", steps)
     inject = {2: float("inf"), 6: float("nan")} if inject is None else inject
     kw = dict(init_scale=init_scale, growth_interval=growth_interval)
     runs = []

@@ -60,7 +60,15 @@ def _device_type(device: str | torch.device) -> str:
     if isinstance(device, torch.device):
         dt = device.type
     elif isinstance(device, str):
-        dt = torch.device(device).type if device else device
+        # The type before any ':index', checked against ours before torch.device parses it: torch
+        # would answer 'tpu' with its own list of some 20 device types, most of them not ours.
+        dt = device.split(":")[0]
+        if dt in DEVICE_TYPES:
+            try:
+                dt = torch.device(device).type
+            except RuntimeError:
+                raise ValueError(f"invalid device {device!r}; valid: a device type of {list(DEVICE_TYPES)}, "
+                                 f"optionally with an index ('cuda:0')") from None
     else:
         raise TypeError(f"device must be a str or torch.device, got {type(device).__name__}; "
                         f"valid device types: {list(DEVICE_TYPES)}")

@@ -20,10 +20,19 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from amp_docs_lib.amp.grad_scaler import update_scale
+from amp_docs_lib.amp.grad_scaler import check_scaler_settings, update_scale
+from amp_docs_lib.core.checks import positive_int, positive_number
 from amp_docs_lib.core.profiles import active_profile
 
 PRECISIONS = ("fp16", "bf16")
+
+
+def _choice(table: dict, name: str, what: str):
+    if not isinstance(name, str):
+        raise TypeError(f"{what} must be a str, got {type(name).__name__}; valid: {list(table)}")
+    if name not in table:
+        raise ValueError(f"unknown {what} {name!r}; valid: {list(table)}")
+    return table[name]
 
 
 @dataclass(frozen=True)
@@ -46,6 +55,21 @@ class ScaleScenario:
     seed: int = 0
     min_scale: float = 0.0       # > 0 or hysteresis > 1: the Megatron-LM rule (update_scale_megatron)
     hysteresis: int = 1
+
+    def __post_init__(self) -> None:
+        # Checked here, so scenario(name, steps=-1) fails at once instead of simulating nothing.
+        _choice({p: p for p in PRECISIONS}, self.precision, "precision")
+        if self.steps is not None:
+            positive_int("steps", self.steps)
+        positive_int("growth_interval", self.growth_interval)
+        positive_int("hysteresis", self.hysteresis)
+        positive_int("spike_every", self.spike_every, minimum=0)
+        positive_number("init_scale", self.init_scale)
+        positive_number("min_scale", self.min_scale, allow_zero=True)
+        positive_number("lr", self.lr)
+        positive_number("noise", self.noise, allow_zero=True)
+        if self.clip is not None:
+            positive_number("clip", self.clip)
 
 
 SCENARIOS = {
@@ -77,6 +101,10 @@ def update_scale_megatron(scale: float, growth_tracker: int, hysteresis_left: in
     the scale and refill the hysteresis. torch's rule (:func:`update_scale`) is the case
     ``hysteresis=1, min_scale=0``.
     """
+    positive_number("scale", scale, allow_zero=True)
+    positive_number("min_scale", min_scale, allow_zero=True)
+    check_scaler_settings(growth_factor, backoff_factor, growth_interval)
+    positive_int("hysteresis", hysteresis)
     if found_inf:
         hysteresis_left -= 1
         if hysteresis_left <= 0:
@@ -86,14 +114,6 @@ def update_scale_megatron(scale: float, growth_tracker: int, hysteresis_left: in
     if growth_tracker == growth_interval:
         return scale * growth_factor, 0, hysteresis
     return scale, growth_tracker, hysteresis_left
-
-
-def _choice(table: dict, name: str, what: str):
-    if not isinstance(name, str):
-        raise TypeError(f"{what} must be a str, got {type(name).__name__}; valid: {list(table)}")
-    if name not in table:
-        raise ValueError(f"unknown {what} {name!r}; valid: {list(table)}")
-    return table[name]
 
 
 def scenario(name: str, **overrides) -> ScaleScenario:
@@ -116,8 +136,7 @@ def simulate(sc: ScaleScenario) -> pd.DataFrame:
     """Run ``sc``; per step: scale used, whether the step was skipped, gradient, weight, loss."""
     if not isinstance(sc, ScaleScenario):
         raise TypeError(f"simulate takes a ScaleScenario, got {type(sc).__name__}")
-    _choice({p: p for p in PRECISIONS}, sc.precision, "precision")
-    steps = sc.steps or active_profile()["scale_sim_steps"]
+    steps = active_profile()["scale_sim_steps"] if sc.steps is None else sc.steps
     rng = np.random.default_rng(sc.seed)
     use_scaler = sc.precision == "fp16"
     scale, tracker, w = (float(np.float32(sc.init_scale)) if use_scaler else 1.0), 0, sc.w0

@@ -15,6 +15,7 @@ from typing import Iterable
 import pandas as pd
 import torch
 
+from amp_docs_lib.core.checks import positive_int
 from amp_docs_lib.core.timing import Timing, measure
 from amp_docs_lib.core.devices import check_device
 
@@ -25,7 +26,7 @@ _TORCH_DTYPES = {"fp32": torch.float32, "tf32": torch.float32, "fp16": torch.flo
 
 def matmul_flops(m: int, n: int, k: int) -> int:
     """Floating-point operations of an (m × k) @ (k × n) product: 2·m·n·k."""
-    return 2 * m * n * k
+    return 2 * positive_int("m", m) * positive_int("n", n) * positive_int("k", k)
 
 
 def dtype_supported(dtype: str, device: str | torch.device = "cpu") -> bool:
@@ -57,6 +58,7 @@ def tf32_matmuls(enabled: bool):
 
 def matmul_fn(dtype: str, m: int, n: int, k: int, device: str | torch.device = "cpu", seed: int = 0):
     """A zero-argument function computing one (m × k) @ (k × n) product in ``dtype``."""
+    m, n, k = positive_int("m", m), positive_int("n", n), positive_int("k", k)
     if not dtype_supported(dtype, device):
         raise ValueError(f"matmul dtype {dtype!r} is not supported on {device!r} here")
     dev = check_device(device)
@@ -82,7 +84,7 @@ def matmul_fn(dtype: str, m: int, n: int, k: int, device: str | torch.device = "
 def time_matmul(dtype: str, n: int, device: str | torch.device = "cpu", *, m: int | None = None,
                 k: int | None = None, min_run_time: float = 0.1, warmup: int = 2) -> Timing:
     """Timing of one (m × k) @ (k × n) product (square n × n by default)."""
-    m, k = m or n, k or n
+    m, k = (n if m is None else m), (n if k is None else k)
     return measure(matmul_fn(dtype, m, n, k, device), device=device, warmup=warmup,
                    min_run_time=min_run_time, label=f"{dtype} {m}x{k}@{k}x{n}")
 

@@ -13,8 +13,21 @@ import statistics
 CI_LEVEL = 0.9  # nominal coverage of the site's intervals on a median
 
 
+def _ordered(values: list[float]) -> list[float]:
+    """``values`` as sorted floats; ``ValueError`` for a NaN, which has no place in an order
+    (``sorted`` would leave it wherever it fell and every order statistic would be wrong).
+    Dropping it silently would shrink the sample an interval's coverage is computed from."""
+    xs = [float(v) for v in values]
+    nans = [i for i, v in enumerate(xs) if math.isnan(v)]
+    if nans:
+        raise ValueError(f"values contain nan at positions {nans} of {len(xs)}; order statistics need numbers "
+                         f"(drop the failed measurements before summarising)")
+    return sorted(xs)
+
+
 def quartiles(values: list[float]) -> tuple[float, float, float]:
-    """First quartile, median and third quartile of ``values`` (inclusive method)."""
+    """First quartile, median and third quartile of ``values`` (inclusive method). ``ValueError`` for a NaN."""
+    values = _ordered(values)
     if not values:
         raise ValueError("quartiles of an empty list")
     if len(values) == 1:
@@ -36,12 +49,12 @@ def median_ci(values: list[float], level: float = CI_LEVEL) -> tuple[float, floa
 
     The interval is ``[x_(k), x_(n+1-k)]`` of the sorted values with the largest ``k`` such that
     ``P(Binomial(n, 1/2) <= k - 1) <= (1 - level) / 2``: it covers the population median with
-    probability at least ``level`` whatever the distribution. Raises ValueError for a bad level or
-    too few values (5 for 0.9).
+    probability at least ``level`` whatever the distribution. Raises ValueError for a bad level,
+    too few values (5 for 0.9) or a NaN among them.
     """
     if not isinstance(level, (int, float)) or not 0 < level < 1:
         raise ValueError(f"level must be in (0, 1), got {level!r}")
-    xs = sorted(float(v) for v in values)
+    xs = _ordered(values)
     n = len(xs)
     alpha = (1 - level) / 2
     k, tail = 0, 0.0

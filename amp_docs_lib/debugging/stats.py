@@ -14,6 +14,7 @@ from typing import Any, Iterable
 import pandas as pd
 import torch
 
+from amp_docs_lib.core.checks import nonempty_tensor
 from amp_docs_lib.core.tables import na_to_none
 from torch import nn
 
@@ -21,8 +22,10 @@ from amp_docs_lib.debugging.locate import call_model, check_floating, check_inpu
 
 
 def tensor_stats(t: torch.Tensor) -> dict[str, Any]:
-    """Statistics of ``t``; subnormals are judged in ``t``'s own dtype. ``TypeError`` if not floating."""
+    """Statistics of ``t``; subnormals are judged in ``t``'s own dtype. ``TypeError`` if not floating,
+    ``ValueError`` if empty (its fractions of zeros, infs and NaNs would be 0/0)."""
     check_floating(t, "t")
+    nonempty_tensor("t", t)
     t = t.detach()
     tiny = torch.finfo(t.dtype).tiny
     a = t.float()

@@ -31,6 +31,7 @@ import pandas as pd
 import torch
 
 from amp_docs_lib.fp8.formats import FP8_FORMATS, MX_ELEMENT_FORMATS, cast, element_format, encode_tensor, max_finite
+from amp_docs_lib.core.checks import nonempty_tensor
 from amp_docs_lib.numbers.formats import get_format
 
 MX_BLOCK_SIZES = (32,)
@@ -64,6 +65,7 @@ def _check_2d(x: torch.Tensor) -> torch.Tensor:
         raise TypeError(f"x must be a torch.Tensor, got {type(x).__name__}")
     if not x.is_floating_point():
         raise TypeError(f"x must be a floating-point tensor, got {x.dtype}")
+    nonempty_tensor("x", x)  # an empty tensor has no amax to scale by
     return x.detach().to(torch.float32)
 
 

@@ -247,6 +247,14 @@ def _key(s: str) -> str:
     return re.sub(r"[\s_\-]", "", s).upper()
 
 
+def _names(names: Iterable[str], what: str = "formats") -> Iterable[str]:
+    """``names``, refusing a lone str: iterating "FP16" would look up the formats 'F', 'P', '1', '6'."""
+    if isinstance(names, str):
+        raise TypeError(f"{what} must be a list of format names, got the str {names!r}; for one format pass "
+                        f"[{names!r}]; valid names: {format_names()}")
+    return names
+
+
 def get_format(name: str | NumberFormat) -> NumberFormat:
     """Look a format up by name (case, spaces, '-' and '_' ignored: "fp8_e4m3fn" works).
 
@@ -438,7 +446,7 @@ def decode(value: float, fmt: str | NumberFormat) -> Decoded:
 def decode_table(value: float, formats: Iterable[str] = DECODE_DEFAULT) -> pd.DataFrame:
     """One row per format: the bit fields of ``value`` rounded into that format."""
     rows = []
-    for name in formats:
+    for name in _names(formats):
         d = decode(value, name)
         rows.append({"format": d.format, "bits (s e m)": d.bits, "hex": d.hex, "sign": d.sign,
                      "exponent field": d.exponent_field,
@@ -466,7 +474,7 @@ def format_table(names: Iterable[str] | None = None) -> pd.DataFrame:
     value bits (total bits minus the sign) and "machine epsilon" is their spacing, 1.
     """
     rows = []
-    for name in (format_names() if names is None else names):
+    for name in (format_names() if names is None else _names(names, "names")):
         f = get_format(name)
         fi = f.finfo()
         rows.append({
@@ -485,7 +493,7 @@ def format_table(names: Iterable[str] | None = None) -> pd.DataFrame:
 def definition_table(names: Iterable[str] | None = None) -> pd.DataFrame:
     """The same limits computed in closed form from each layout (floats only)."""
     rows = []
-    for name in (float_format_names() if names is None else names):
+    for name in (float_format_names() if names is None else _names(names, "names")):
         f = _float_format(name)
         rows.append({"format": f.name, "max finite": f.max_finite_from_definition(),
                      "min normal": f.min_normal_from_definition(),
@@ -515,7 +523,7 @@ def plot_bit_layout(names: Iterable[str] = DECODE_DEFAULT, value: float | None =
     import matplotlib.pyplot as plt
     from matplotlib.patches import Rectangle
 
-    fmts = [_float_format(n) for n in names]
+    fmts = [_float_format(n) for n in _names(names, "names")]
     from amp_docs_lib.core.palette import BIT_FIELD_COLORS as colors  # the format explorer uses the same
     widest = max(f.total_bits for f in fmts)
     fig, ax = plt.subplots(figsize=(min(14, 1.6 + 0.36 * widest), 0.55 * len(fmts) + 0.9))
@@ -565,7 +573,7 @@ def cast_rules(names: Iterable[str] | None = None) -> dict[str, dict[str, str]]:
     Formats page, its explorer and the tests read these outcomes instead of assuming one.
     """
     rules = {}
-    for name in (float_format_names() if names is None else names):
+    for name in (float_format_names() if names is None else _names(names, "names")):
         f = _float_format(name)
         if f.special == "e8m0":  # unsigned power-of-two scale: torch maps both to NaN (0xFF)
             beyond = math.ldexp(1.0, f.max_exponent_field() - f.bias + 2)

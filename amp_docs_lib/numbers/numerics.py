@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 import torch
 
+from amp_docs_lib.core.checks import positive_int, positive_number
 from amp_docs_lib.core.devices import check_device
 from amp_docs_lib.numbers.formats import bits_to_value, encode, get_format, next_up
 from amp_docs_lib.core.profiles import active_profile
@@ -23,12 +24,20 @@ from amp_docs_lib.core.tables import table_from_rows
 
 FLOAT_DTYPES = {"FP16": torch.float16, "BF16": torch.bfloat16, "FP32": torch.float32}
 def _dtypes(names: Iterable[str]) -> dict[str, torch.dtype]:
+    if isinstance(names, str):  # iterating "FP16" would look up 'F', 'P', '1', '6'
+        raise TypeError(f"dtypes must be a list of dtype names, got the str {names!r}; for one dtype pass [{names!r}]; "
+                        f"valid: {list(FLOAT_DTYPES)}")
     out = {}
     for n in names:
         if n not in FLOAT_DTYPES:
             raise ValueError(f"unknown dtype name {n!r}; valid: {list(FLOAT_DTYPES)}")
         out[n] = FLOAT_DTYPES[n]
     return out
+
+
+def _size(name: str, value: int | None, profile_key: str) -> int:
+    """``value`` if given (a positive int; 0 is refused, not read as "use the default"), else the profile's."""
+    return active_profile()[profile_key] if value is None else positive_int(name, value)
 
 
 # ---- spacing (ULP) -------------------------------------------------------------------------
@@ -39,7 +48,7 @@ def spacing_vs_magnitude(formats: Sequence[str] = ("FP32", "FP16", "BF16", "FP8 
     For each format, magnitudes are spread log-uniformly over its positive finite
     range (below the max). Definition: 2^(max(floor(log2 x), 1 - bias) - M).
     """
-    n = points or active_profile()["ulp_points"]
+    n = _size("points", points, "ulp_points")
     rows = []
     for name in formats:
         f = get_format(name)
@@ -288,6 +297,7 @@ def softmax_one_hot_rows(scale: float = 1000.0, dtype: str = "FP16", width: int 
     exactly one-hot. The float64 reference keeps tiny non-zero probabilities
     off the argmax, and their mass is the whole error. Same inputs as ``softmax_errors``.
     """
+    width, rows = positive_int("width", width), positive_int("rows", rows)
     g = torch.Generator().manual_seed(seed)
     x = (torch.randn(rows, width, generator=g, dtype=torch.float64) * scale).to(_dtypes([dtype])[dtype])
     y = torch.softmax(x, dim=-1).double()
@@ -341,9 +351,7 @@ def accumulation_error(n_terms: int | None = None, value: float = 1e-4, jitter: 
     the running sequential sums (for the plot).
     """
     dev = check_device(device)
-    n = n_terms or active_profile()["accumulation_terms"]
-    if n < 1:
-        raise ValueError(f"n_terms must be >= 1, got {n}")
+    n = _size("n_terms", n_terms, "accumulation_terms")
     g = torch.Generator().manual_seed(seed)
     terms = value * (1 + jitter * (2 * torch.rand(n, generator=g, dtype=torch.float64) - 1))
     rows, traces = [], {}
@@ -566,6 +574,9 @@ def variance_cancellation(mean: float = 100.0, std: float = 1.0, n: int = 4096,
     error shown is the cancellation, not the summation.
     """
     dev = check_device(device)
+    # One value has no spread and zero spread has no relative error: the reference variance is 0.
+    n = positive_int("n", n, minimum=2)
+    std = positive_number("std", std)
     g = torch.Generator().manual_seed(seed)
     x64 = mean + std * torch.randn(n, generator=g, dtype=torch.float64)
     rows = []
@@ -643,7 +654,7 @@ def sgd_stagnation(steps: int | None = None, lr: float = 1e-4, n_weights: int = 
     Returns the loss (float64, from the weights actually held) at log-spaced steps.
     """
     dev = check_device(device)
-    n_steps = steps or active_profile()["stagnation_steps"]
+    n_steps = _size("steps", steps, "stagnation_steps")
     g = torch.Generator().manual_seed(seed)
     w0 = 1 + 0.1 * torch.rand(n_weights, generator=g, dtype=torch.float64)
     t = 2 + 0.1 * torch.rand(n_weights, generator=g, dtype=torch.float64)
@@ -695,13 +706,13 @@ def tf32_matmul_error(n: int | None = None, device: str | torch.device = "cuda",
     Needs a CUDA GPU (TF32 is a tensor-core mode); raises RuntimeError otherwise.
     The previous ``torch.get_float32_matmul_precision()`` is restored.
     """
+    size = _size("n", n, "matmul_size")
     if not torch.cuda.is_available():
         raise RuntimeError("tf32_matmul_error needs a CUDA GPU: TF32 is an NVIDIA tensor-core "
                            "mode and this machine has no CUDA device")
     dev = check_device(device)
     if dev.type != "cuda":
         raise ValueError(f"tf32_matmul_error runs on CUDA only, got device {device!r}; valid: ['cuda']")
-    size = n or active_profile()["matmul_size"]
     g = torch.Generator().manual_seed(seed)
     a = torch.randn(size, size, generator=g, dtype=torch.float64)
     b = torch.randn(size, size, generator=g, dtype=torch.float64)

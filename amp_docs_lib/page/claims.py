@@ -73,6 +73,20 @@ def values_match(measured: Any, expected: Any, rel_tol: float = 0.0) -> bool:
     return measured == expected
 
 
+def _scalar(v: Any) -> Any:
+    """``v`` as a Python scalar if it is one (a float, a numpy scalar, a 0-d tensor), else None."""
+    if isinstance(v, (bool, int, float)):
+        return v
+    if hasattr(v, "item") and getattr(v, "ndim", None) == 0:
+        return v.item()
+    return None
+
+
+def _is_nan(v: Any) -> bool:
+    x = _scalar(v)
+    return isinstance(x, float) and math.isnan(x)
+
+
 def _render(text: str, cls: str, mark: str, verdict: str, source: str | None) -> str:
     src = f' <span class="amp-claim-source">({html.escape(source)})</span>' if source else ""
     return (f'<p class="amp-claim amp-claim--{cls}" title="{html.escape(stamp_text())}">'
@@ -127,12 +141,22 @@ def claim(statement: str, measured: Any, expected: Any = _MISSING, *,
     sentence is false: compare with a value computed independently (a
     definition, an analytic prediction, another library), never with the
     measurement itself. A claim that does not hold raises ``ClaimContradicted``.
+    ``expected=nan`` is refused (a broken measurement would match it): claim
+    ``math.isnan(x)`` with ``expected=True``; so is a float ``holds`` (``bool(nan)`` is True).
     Facts that depend on the hardware go through :func:`on_this_machine`.
     """
     if not isinstance(statement, str):
         raise TypeError(f"statement must be a str, got {type(statement).__name__}")
     if (expected is _MISSING) == (holds is None):
         raise ValueError("give exactly one of expected= or holds=")
+    if _is_nan(expected):
+        # NaN == NaN in values_match would let a failed measurement pass as checked.
+        raise ValueError(f"expected={format_value(expected)}: a NaN cannot be checked by value (any failed "
+                         f"measurement is NaN too); claim that the result is NaN with "
+                         f"measured=math.isnan(x), expected=True")
+    if isinstance(_scalar(holds), float):
+        # bool(nan) and bool(0.3) are True: a number is not a verdict.
+        raise TypeError(f"holds must be a bool (the caller's verdict), got {holds!r} ({type(holds).__name__})")
     if holds is None:
         holds = values_match(measured, expected, rel_tol)
     c = Claim(statement, measured, None if expected is _MISSING else expected, bool(holds), source)

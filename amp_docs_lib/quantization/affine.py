@@ -23,6 +23,8 @@ import numpy as np
 import pandas as pd
 import torch
 
+from amp_docs_lib.core.checks import finite_tensor, nonempty_tensor
+
 VALID_BITS = (2, 3, 4, 5, 6, 7, 8)
 GRANULARITIES = ("per_tensor", "per_channel", "per_group")
 SCHEMES = ("symmetric", "asymmetric")
@@ -120,6 +122,8 @@ def choose_qparams(x: torch.Tensor, bits: int = 8, *, scheme: str = "symmetric",
     """
     if not isinstance(x, torch.Tensor) or not x.is_floating_point():
         raise TypeError(f"x must be a floating-point tensor, got {type(x).__name__}")
+    # A NaN or inf would become the block's scale (torchao's min/max propagate it): refuse it here.
+    finite_tensor("x", nonempty_tensor("x", x))
     bits, scheme = check_bits(bits), check_scheme(scheme)
     block = block_size(tuple(x.shape), granularity, group_size)
     qmin, qmax = quant_range(bits)
@@ -157,7 +161,15 @@ def fake_quantize(x: torch.Tensor, bits: int = 8, *, scheme: str = "symmetric",
 
 
 def sqnr_db(reference: torch.Tensor, approx: torch.Tensor) -> float:
-    """Signal-to-quantization-noise ratio in dB: ``10 log10(sum x^2 / sum (x - x')^2)``."""
+    """Signal-to-quantization-noise ratio in dB: ``10 log10(sum x^2 / sum (x - x')^2)``.
+
+    ``inf`` when ``approx`` equals ``reference``; ``ValueError`` for empty tensors (no signal, no
+    noise: the ratio is undefined) or shapes that differ (broadcasting would compare other elements).
+    """
+    nonempty_tensor("reference", reference)
+    if tuple(reference.shape) != tuple(approx.shape):
+        raise ValueError(f"reference and approx must have the same shape, got {tuple(reference.shape)} "
+                         f"and {tuple(approx.shape)}")
     ref, app = reference.double(), approx.double()
     noise = float(((ref - app) ** 2).sum())
     signal = float((ref ** 2).sum())

@@ -19,7 +19,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from amp_docs_lib.core.devices import default_device
+from amp_docs_lib.core.devices import check_device, default_device
 from amp_docs_lib.amp.precision import precision_setup
 from amp_docs_lib.core.profiles import active_profile
 
@@ -54,8 +54,19 @@ def main() -> dict:
     ap.add_argument("--width", type=int, default=512, help="hidden width of the MLP")
     ap.add_argument("--device", default=default_device())
     args = ap.parse_args()
+    first_batch = 8
+    if not args.budget_mb > 0:  # a budget nothing fits in would report "largest batch: None"
+        ap.error(f"--budget-mb must be > 0, got {args.budget_mb:g}")
+    if args.max_batch is not None and args.max_batch < first_batch:
+        ap.error(f"--max-batch must be >= {first_batch} (the first batch tried), got {args.max_batch}")
+    if args.width < 1:
+        ap.error(f"--width must be >= 1, got {args.width}")
+    try:
+        check_device(args.device)
+    except ValueError as e:
+        ap.error(f"--device: {e}")
     on_cuda = args.device.startswith("cuda")
-    max_batch = args.max_batch or (2**40 if on_cuda else p["exercise_batch_max"])
+    max_batch = args.max_batch if args.max_batch is not None else (2**40 if on_cuda else p["exercise_batch_max"])
     budget = args.budget_mb * 2**20
     mode = f"real OOM ({torch.cuda.mem_get_info()[1] / 2**30:.1f} GiB device)" if on_cuda else f"CPU budget {args.budget_mb:g} MiB (measured, not exhausted)"
     print(f"limit: {mode}")
@@ -65,7 +76,7 @@ def main() -> dict:
         setup = precision_setup(name, args.device)
         model = nn.Sequential(nn.Linear(256, args.width), nn.GELU(), nn.Linear(args.width, args.width),
                               nn.GELU(), nn.Linear(args.width, 10)).to(args.device, setup.param_dtype)
-        batch, best, best_bytes = 8, None, None
+        batch, best, best_bytes = first_batch, None, None
         while batch <= max_batch:
             try:
                 if args.device.startswith("cuda"):

@@ -27,7 +27,11 @@ DEFAULT = Path(__file__).with_name("precision.toml")
 
 
 def load_config(path: Path) -> dict:
-    """Read a ``.toml`` or ``.json`` config with keys ``precision``, ``steps`` and ``lr``."""
+    """Read a ``.toml`` or ``.json`` config with keys ``precision``, ``steps`` and ``lr``.
+
+    Raises ValueError for a ``steps`` that is not a positive int or an ``lr`` that is not a positive
+    number (the precision is checked by ``precision_setup``, which lists the valid names).
+    """
     text = path.read_text()
     if path.suffix == ".toml":
         cfg = tomllib.loads(text)
@@ -35,7 +39,13 @@ def load_config(path: Path) -> dict:
         cfg = json.loads(text)
     else:
         raise ValueError(f"config must be .toml or .json, got {path.name!r}")
-    return {"steps": 20, "lr": 0.05, **cfg}
+    cfg = {"steps": 20, "lr": 0.05, **cfg}
+    steps, lr = cfg["steps"], cfg["lr"]
+    if isinstance(steps, bool) or not isinstance(steps, int) or steps < 1:
+        raise ValueError(f"steps must be a positive int, got {steps!r}")
+    if isinstance(lr, bool) or not isinstance(lr, (int, float)) or not 0 < lr < float("inf"):
+        raise ValueError(f"lr must be a positive number, got {lr!r}")
+    return cfg
 
 
 def main() -> dict:
@@ -46,7 +56,10 @@ def main() -> dict:
     ap.add_argument("--predict-scaler", choices=["on", "off"], default=None,
                     help="your prediction: is the GradScaler on?")
     args = ap.parse_args()
-    cfg = load_config(args.config)
+    try:
+        cfg = load_config(args.config)
+    except (OSError, ValueError) as e:  # a missing file, bad TOML/JSON (ValueErrors both) or a bad value
+        ap.error(f"--config {args.config.name}: {e}")
     if args.precision:
         cfg["precision"] = args.precision
     device = default_device()
