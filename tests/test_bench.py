@@ -118,12 +118,12 @@ def test_roofline():
 @pytest.mark.parametrize("shape", [(1, 16, 2), (3, 48, 6), (2, 64, 4)])
 def test_parameter_count_matches_the_model(shape):
     cfg = GPTConfig(vocab_size=50, block_size=12, n_layer=shape[0], n_embd=shape[1], n_head=shape[2])
-    assert model_sweep.count_parameters(cfg) == sum(p.numel() for p in GPT(cfg).parameters())
+    assert memory.count_parameters(cfg) == sum(p.numel() for p in GPT(cfg).parameters())
 
 
 def test_memory_calculator_against_a_real_step():
     cfg = GPTConfig(vocab_size=64, block_size=16, n_layer=2, n_embd=64, n_head=4)
-    n = model_sweep.count_parameters(cfg)
+    n = memory.count_parameters(cfg)
     m = memory.measure_step(cfg, 4, "fp32")
     assert m["weights"] == 4 * n and m["grads"] == 4 * n and m["optimizer"] == 8 * n
     e = memory.estimate(n, memory.activation_elements(cfg, 4), "fp32")

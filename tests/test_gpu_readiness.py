@@ -8,7 +8,7 @@ checks it where CI runs: on a CPU.
 import pytest
 import torch
 
-from amp_docs_lib.regimes.loop import _state_tensors, held_bytes
+from amp_docs_lib.regimes.loop import _state_tensors, _held_bytes
 
 pytestmark = pytest.mark.gpu_readiness
 
@@ -31,19 +31,19 @@ def test_allocator_count_leaves_out_the_optimizers_cpu_step_counters():
     assert {str(opt.state[p]["step"].device) for p in params} == {"cpu"}
     # parameter, gradient and two moments per parameter tensor, each in 512-byte CUDA blocks
     expected = sum(4 * (-(-p.numel() * p.element_size() // 512) * 512) for p in params)
-    assert held_bytes(_state_tensors(params, opt), torch.device("meta"), 512) == expected
+    assert _held_bytes(_state_tensors(params, opt), torch.device("meta"), 512) == expected
 
 
 def test_allocator_count_on_the_cpu_keeps_the_step_counters():
     params, opt = _one_adamw_step("cpu")
     expected = sum(4 * p.numel() * p.element_size() for p in params) + sum(
         opt.state[p]["step"].untyped_storage().nbytes() for p in params)
-    assert held_bytes(_state_tensors(params, opt), torch.device("cpu")) == expected
+    assert _held_bytes(_state_tensors(params, opt), torch.device("cpu")) == expected
 
 
 def test_views_share_one_storage():
     t = torch.zeros(256, device="meta")
-    assert held_bytes([t, t[:10], t.view(16, 16)], torch.device("meta"), 512) == 1024
+    assert _held_bytes([t, t[:10], t.view(16, 16)], torch.device("meta"), 512) == 1024
 
 
 @pytest.mark.parametrize("gpus, plan", [(0, ("gloo", 2)), (1, ("gloo", 2)), (2, ("nccl", 2)), (8, ("nccl", 2))])
@@ -54,3 +54,52 @@ def test_distributed_probes_always_have_two_ranks(gpus, plan):
 
     assert launch_plan(gpus) == plan
 
+
+
+def _gpu_ladder():
+    from amp_docs_lib.bench import model_sweep
+    from amp_docs_lib.core.profiles import get_profile
+
+    P = get_profile("gpu-full")
+    return P, model_sweep.ladder_configs(P["perf_gpt_ladder"], P["perf_gpt_vocab"], P["perf_gpt_seq"])
+
+
+@pytest.mark.parametrize("gib, fits", [
+    (16, ["small", "medium"]), (24, ["small", "medium", "large"]), (40, ["small", "medium", "large", "xl"]),
+    (80, ["small", "medium", "large", "xl", "2.7B"])])
+def test_performance_sweep_plans_gpu_full_for_the_device(gib, fits):
+    """The gpu-full ladder kept four models (and four AdamWs) alive per size: 2.7B needed over 85 GB and
+    failed on an H100. Planned per size with one shared model: what fits a 16-80 GiB card."""
+    from amp_docs_lib.bench import model_sweep
+
+    P, cfgs = _gpu_ladder()
+    cuda_precisions = ("fp32", model_sweep.TF32, "amp_bf16", "amp_fp16")  # sm80+
+    plans = {n: model_sweep.step_plan_bytes(c, P["perf_gpt_batch"], cuda_precisions) for n, c in cfgs.items()}
+    assert [n for n, b in plans.items() if b <= gib * 2**30 * 0.95] == fits  # 5% of the card already in use
+
+
+def test_performance_sweep_plan_counts_the_models_parameters():
+    """The plan's parameter count is the model's, built on the meta device (no memory)."""
+    from amp_docs_lib.bench import memory
+    from amp_docs_lib.gpt import GPT
+
+    _, cfgs = _gpu_ladder()
+    with torch.device("meta"):
+        model = GPT(cfgs["xl"])
+    assert sum(p.numel() for p in model.parameters()) == memory.count_parameters(cfgs["xl"])
+
+
+def test_performance_sweep_skips_what_does_not_fit_and_says_so():
+    from amp_docs_lib.bench import model_sweep
+    from amp_docs_lib.core.timing import MIN_ROUNDS
+    from amp_docs_lib.gpt import GPTConfig
+
+    cfgs = {"tiny": GPTConfig(vocab_size=64, block_size=8, n_layer=1, n_embd=16, n_head=2),
+            "big": GPTConfig(vocab_size=64, block_size=8, n_layer=2, n_embd=256, n_head=4)}
+    budget = (model_sweep.step_plan_bytes(cfgs["tiny"], 2, ("fp32", "amp_bf16"))
+              + model_sweep.step_plan_bytes(cfgs["big"], 2, ("fp32", "amp_bf16"))) // 2
+    df = model_sweep.sweep(cfgs, 2, ("fp32", "amp_bf16"), "cpu", rounds=MIN_ROUNDS, min_block_s=0.001, warmup=1,
+                           memory_bytes=budget)
+    assert set(df["size"]) == {"tiny"} and list(df.attrs["skipped"]) == ["big"]
+    note = model_sweep.memory_note(df)
+    assert note.startswith("big not timed:") and "GiB free" in note

@@ -27,7 +27,6 @@ import torch
 from amp_docs_lib.core.devices import check_device
 from amp_docs_lib.numbers.formats import bytes_per_element
 from amp_docs_lib.gpt import GPT, GPTConfig, random_batch
-from amp_docs_lib.bench.model_sweep import count_parameters
 
 _FP32, _BF16, _FP8 = (bytes_per_element(f) for f in ("FP32", "BF16", "FP8 E4M3FN"))
 # Bytes per element (Adam keeps two states per parameter). Names are the training regimes'
@@ -47,6 +46,14 @@ REGIME_NOTES = {
     "bf16": "weights, grads, Adam states and activations in BF16",
     "fp8": "FP32 master weights and states; FP8 weight copies and matmul inputs (assumed 1 byte/activation)",
 }
+
+
+def count_parameters(cfg: GPTConfig) -> int:
+    """Parameters of :class:`GPT` for ``cfg`` (tied embeddings), computed from the shapes alone."""
+    d, L, V, T = cfg.n_embd, cfg.n_layer, cfg.vocab_size, cfg.block_size
+    per_block = (2 * 2 * d) + (d * 3 * d + 3 * d) + (d * d + d) + (d * 4 * d + 4 * d) + (4 * d * d + d)
+    lm_head = 0 if cfg.tie_weights else V * d
+    return V * d + T * d + L * per_block + 2 * d + lm_head
 
 
 def activation_elements(cfg: GPTConfig, batch: int) -> int:

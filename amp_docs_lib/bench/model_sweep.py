@@ -22,6 +22,7 @@ import pandas as pd
 import torch
 
 from amp_docs_lib.bench.matmul import tf32_matmuls
+from amp_docs_lib.bench.memory import activation_elements, count_parameters, estimate
 from amp_docs_lib.core.timing import interleaved, measurements
 from amp_docs_lib.core.devices import check_device
 from amp_docs_lib.gpt import GPT, GPTConfig, random_batch
@@ -32,14 +33,6 @@ SWEEP_PRECISIONS = ("fp32", "amp_bf16", "amp_fp16")
 # name: (n_layer, n_embd, n_head); the d_ff = 4·d_model shapes of GPT-2 small ... 2.7B.
 GPU_LADDER = {"small": (12, 768, 12), "medium": (24, 1024, 16), "large": (36, 1280, 20),
               "xl": (48, 1600, 25), "2.7B": (32, 2560, 32)}
-
-
-def count_parameters(cfg: GPTConfig) -> int:
-    """Parameters of :class:`GPT` for ``cfg`` (tied embeddings), computed from the shapes alone."""
-    d, L, V, T = cfg.n_embd, cfg.n_layer, cfg.vocab_size, cfg.block_size
-    per_block = (2 * 2 * d) + (d * 3 * d + 3 * d) + (d * d + d) + (d * 4 * d + 4 * d) + (4 * d * d + d)
-    lm_head = 0 if cfg.tie_weights else V * d
-    return V * d + T * d + L * per_block + 2 * d + lm_head
 
 
 def ladder_configs(ladder: dict[str, tuple[int, int, int]], vocab: int, seq: int) -> dict[str, GPTConfig]:
@@ -93,27 +86,74 @@ def step_flops(model: GPT, batch: tuple[torch.Tensor, torch.Tensor]) -> int:
     return int(fc.get_total_flops())
 
 
+# The training regime (bench.memory.REGIMES) whose bytes a sweep precision holds.
+_MEMORY_REGIME = {"fp32": "fp32", TF32: "fp32", "amp_bf16": "amp_bf16", "amp_fp16": "amp_bf16"}
+
+
+def step_plan_bytes(cfg: GPTConfig, batch: int, precisions: Iterable[str] = SWEEP_PRECISIONS) -> int:
+    """Bytes a :func:`sweep` of ``cfg`` holds at its peak, planned before anything is allocated.
+
+    All precisions of a size share one model and one AdamW (``bench.memory.estimate``: weights,
+    gradients, two moments, autocast's 16-bit weight copies, activations, for the precision that
+    needs most), plus foreach AdamW's largest temporary, the square root of the second moments
+    (one FP32 value per parameter).
+    """
+    precisions = tuple(precisions)
+    unknown = [p for p in precisions if p not in _MEMORY_REGIME]
+    if unknown or not precisions:
+        raise ValueError(f"unknown precisions {unknown or precisions!r}; valid: {list(_MEMORY_REGIME)}")
+    n, a = count_parameters(cfg), activation_elements(cfg, batch)
+    return max(estimate(n, a, _MEMORY_REGIME[p])["total"] for p in precisions) + 4 * n
+
+
+def _device_free_bytes(device: str | torch.device) -> int | None:
+    """Free memory of a CUDA device now (``torch.cuda.mem_get_info``); None on the CPU (not planned)."""
+    dev = check_device(device)
+    return torch.cuda.mem_get_info(dev)[0] if dev.type == "cuda" else None
+
+
 def sweep(configs: dict[str, GPTConfig], batch: int, precisions: Iterable[str] | None = None,
           device: str | torch.device = "cpu", *, rounds: int = 9, min_block_s: float = 0.02, warmup: int = 2,
-          progress=None) -> pd.DataFrame:
+          memory_bytes: int | None = None, progress=None) -> pd.DataFrame:
     """Step time per (size, precision), interleaved per size.
 
     Columns: size, parameters, precision, median_ms, iqr_ms, speedup vs fp32, interval low/high,
-    verdict, step GFLOP (counted), achieved TFLOP/s.
+    verdict, step GFLOP (counted), achieved TFLOP/s. One model and one optimizer per size, shared by
+    its precisions. A size whose :func:`step_plan_bytes` exceeds ``memory_bytes`` (default: the
+    CUDA device's free memory; no limit on the CPU), or that runs out of memory all the same, is
+    not timed: ``attrs["skipped"]`` says why, per size, and ``attrs["planned"]`` holds every plan.
     """
     dev = check_device(device)
     precisions = tuple(precisions or sweep_precisions(dev))
     if "fp32" not in precisions:
         raise ValueError(f"precisions must include 'fp32' (the baseline), got {precisions!r}")
+    available = _device_free_bytes(dev) if memory_bytes is None else memory_bytes
+    if available is not None and (not isinstance(available, int) or available <= 0):
+        raise ValueError(f"memory_bytes must be a positive int (bytes), got {memory_bytes!r}")
+    planned = {name: step_plan_bytes(cfg, batch, precisions) for name, cfg in configs.items()}
     rows: list[dict[str, Any]] = []
     measured: list = []
+    skipped: dict[str, str] = {}
     for name, cfg in configs.items():
+        need = f"{count_parameters(cfg) / 1e9:.2f}B parameters need about {planned[name] / 2**30:.1f} GiB"
+        if available is not None and planned[name] > available:
+            skipped[name] = f"{name} not timed: {need}; this device has {available / 2**30:.1f} GiB free"
+            continue
         torch.manual_seed(0)
-        models = {p: GPT(cfg).to(dev) for p in precisions}  # one model (and optimizer) per precision
-        data = random_batch(cfg, batch, dev)
-        flops = step_flops(models["fp32"], data)
-        res = interleaved({p: step_fn(models[p], data, p, dev) for p in precisions}, baseline="fp32", device=dev,
-                          rounds=rounds, min_block_s=min_block_s, warmup=warmup)
+        model = GPT(cfg).to(dev)
+        opt = torch.optim.AdamW(model.parameters(), lr=1e-5)
+        try:
+            data = random_batch(cfg, batch, dev)
+            flops = step_flops(model, data)
+            res = interleaved({p: step_fn(model, data, p, dev, opt) for p in precisions}, baseline="fp32",
+                              device=dev, rounds=rounds, min_block_s=min_block_s, warmup=warmup)
+        except torch.OutOfMemoryError:
+            skipped[name] = f"{name} not timed: ran out of device memory ({need}, planned)"
+            continue
+        finally:
+            del model, opt
+            if dev.type == "cuda":
+                torch.cuda.empty_cache()
         measured += measurements(res, "GPT training step", name)
         for p in precisions:
             t = res.timings[p]
@@ -127,13 +167,23 @@ def sweep(configs: dict[str, GPTConfig], batch: int, precisions: Iterable[str] |
                          "step GFLOP": flops / 1e9, "achieved TFLOP/s": flops / t.median_s / 1e12})
         if progress:
             progress()
-        del models
-        if dev.type == "cuda":
-            torch.cuda.empty_cache()
     df = pd.DataFrame(rows).astype(object)
     df = df.where(df.notna(), None)
-    df.attrs["measurements"] = measured  # for torch.utils.benchmark.Compare (timing.compare_text)
+    df.attrs.update(measurements=measured,  # for torch.utils.benchmark.Compare (timing.compare_text)
+                    planned=planned, available=available, skipped=skipped)
     return df
+
+
+def memory_note(df: pd.DataFrame) -> str:
+    """What a :func:`sweep`'s memory plan decided, in a sentence per skipped size (or that all fit)."""
+    if "planned" not in df.attrs:
+        raise ValueError("need the frame a sweep() returned (its attrs hold the memory plan)")
+    if df.attrs["available"] is None:
+        return "Memory was not planned on the CPU: every size of its ladder was timed."
+    if not df.attrs["skipped"]:
+        return (f"Every size fit: the largest plan, {max(df.attrs['planned'].values()) / 2**30:.1f} GiB, "
+                f"against {df.attrs['available'] / 2**30:.1f} GiB free on this device.")
+    return " ".join(s + "." for s in df.attrs["skipped"].values())
 
 
 def speedup_summary(df: pd.DataFrame) -> pd.DataFrame:

@@ -379,11 +379,11 @@ def allocator_check(regime: str | Regime, *, corpus: Corpus | None = None, confi
     allocated = sum(getattr(e, usage) for e in prof.key_averages())
     # CUDA's caching allocator hands out blocks in multiples of 512 bytes; the CPU's, the bytes asked for.
     block = 512 if dev.type == "cuda" else 1
-    return {"allocated": int(allocated), "counted": held_bytes(_state_tensors(params, opt), dev, block),
-            "buffers": held_bytes(model.buffers(), dev, block), "parameters": sum(p.numel() for p in params)}
+    return {"allocated": int(allocated), "counted": _held_bytes(_state_tensors(params, opt), dev, block),
+            "buffers": _held_bytes(model.buffers(), dev, block), "parameters": sum(p.numel() for p in params)}
 
 
-def held_bytes(tensors, device: torch.device, block: int = 1) -> int:
+def _held_bytes(tensors, device: torch.device, block: int = 1) -> int:
     """Bytes ``device``'s allocator holds for ``tensors``: each distinct storage on ``device`` once
     (views share theirs), rounded up to the allocator's ``block``. Tensors on another device are not
     that allocator's: ``AdamW(foreach=False)``, neither fused nor capturable, keeps its ``step``
