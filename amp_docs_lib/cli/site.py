@@ -33,8 +33,12 @@ def execute(chapter: Path, no_cache: bool) -> None:
     """Execute CHAPTER (a docs/chapters/*.md file) through the build's cache; print per-cell timings."""
     from amp_docs_lib.docsite.execute import execute_one
 
+    from amp_docs_lib.core.settings import SettingError
+
     try:
         rc = execute_one(chapter, use_cache=not no_cache)
+    except SettingError as e:  # an AMP_DOCS_* variable, not the chapter
+        raise click.UsageError(str(e)) from None
     except ValueError as e:
         raise click.BadParameter(str(e), param_hint="CHAPTER") from None
     sys.exit(rc)
