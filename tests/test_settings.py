@@ -117,3 +117,17 @@ def test_gpu_profile_without_cuda_warns_what_it_will_do(clean_env, capsys):
     clean_env.setattr("amp_docs_lib.core.env.format_report", lambda *a: "report")
     assert main(["env"]) == 0
     assert "amp-docs: warning: AMP_DOCS_PROFILE=gpu-full on a machine without a CUDA GPU" in capsys.readouterr().err
+
+
+def test_plain_mkdocs_build_stops_on_a_bad_variable_and_keeps_the_built_site(mini_site, monkeypatch):
+    from conftest import mkdocs_build
+
+    built = mini_site / "site" / "index.html"  # a reader's earlier build
+    built.parent.mkdir()
+    built.write_text("<p>built</p>")
+    monkeypatch.setenv(PROFILE_ENV_VAR, "bogus")
+    r = mkdocs_build(mini_site, check=False, timeout=300)
+    assert r.returncode == 1
+    assert "AMP_DOCS_PROFILE='bogus' is not a profile; valid: cpu-small, gpu-full" in r.stderr
+    assert "Traceback" not in r.stderr
+    assert built.read_text() == "<p>built</p>"  # the plugin refused before mkdocs cleaned the site folder
