@@ -91,9 +91,9 @@ def test_valid_values_are_read(clean_env):
     env = {PROFILE_ENV_VAR: " CPU-Small ", settings.JOBS_ENV_VAR: "0", HIDE_ENV_VAR: "optional,jax",
            settings.PROGRESS_ENV_VAR: "Chapters", settings.SAVE_REFERENCE_ENV_VAR: "1"}
     settings.check_environment(env, warn=pytest.fail)
-    assert settings.jobs(env) == 0 and settings.jobs({settings.JOBS_ENV_VAR: " "}) is None
-    assert settings.progress_level(env) == "chapters"
-    assert settings.save_reference(env) and not settings.save_reference({settings.SAVE_REFERENCE_ENV_VAR: "0"})
+    assert settings.jobs_override(env) == 0 and settings.jobs_override({settings.JOBS_ENV_VAR: " "}) is None
+    assert settings.progress_override(env) == "chapters"
+    assert settings.save_reference_requested(env) and not settings.save_reference_requested({settings.SAVE_REFERENCE_ENV_VAR: "0"})
     assert settings.build_hidden_packages(env) == tuple(sorted(OPTIONAL_PACKAGES))
     clean_env.setenv(PROFILE_ENV_VAR, "CPU-SMALL")  # any case
     assert active_profile().name == "cpu-small"

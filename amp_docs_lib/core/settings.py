@@ -41,7 +41,7 @@ def _raw(var: str, environ: Mapping[str, str] | None) -> str:
     return (os.environ if environ is None else environ).get(var, "").strip()
 
 
-def jobs(environ: Mapping[str, str] | None = None) -> int | None:
+def jobs_override(environ: Mapping[str, str] | None = None) -> int | None:
     """``$AMP_DOCS_JOBS`` as an integer >= 0 (0 = number of cores), or None if unset or blank."""
     raw = _raw(JOBS_ENV_VAR, environ)
     if not raw:
@@ -56,7 +56,7 @@ def jobs(environ: Mapping[str, str] | None = None) -> int | None:
     return value
 
 
-def progress_level(environ: Mapping[str, str] | None = None) -> str | None:
+def progress_override(environ: Mapping[str, str] | None = None) -> str | None:
     """``$AMP_DOCS_PROGRESS`` (one of ``PROGRESS_LEVELS``, any case), or None if unset or blank."""
     raw = _raw(PROGRESS_ENV_VAR, environ)
     if not raw:
@@ -67,7 +67,7 @@ def progress_level(environ: Mapping[str, str] | None = None) -> str | None:
     return raw.lower()
 
 
-def save_reference(environ: Mapping[str, str] | None = None) -> bool:
+def save_reference_requested(environ: Mapping[str, str] | None = None) -> bool:
     """Whether ``$AMP_DOCS_SAVE_REFERENCE`` is ``1``; anything but ``1``, ``0`` or blank is refused
     (a ``yes`` that saved nothing would leave a GPU owner believing it had)."""
     raw = _raw(SAVE_REFERENCE_ENV_VAR, environ)
@@ -120,7 +120,7 @@ def check_environment(environ: Mapping[str, str] | None = None, *,
             return None
 
     override = read(profiles.profile_override)
-    for reader in (jobs, build_hidden_packages, progress_level, save_reference):
+    for reader in (jobs_override, build_hidden_packages, progress_override, save_reference_requested):
         read(reader)
     if errors:
         raise SettingError("\n".join(errors))

@@ -170,7 +170,7 @@ class ChapterClient(NotebookClient):
             raise ChapterExecutionError(
                 f"chapter {self.chapter_id}: cell {cell_index} is tagged {EXPECTED_ERROR_TAG!r} "
                 f"but raised nothing:\n{cell.source}")
-        if requirements_from_tags(tags) and settings.save_reference():
+        if requirements_from_tags(tags) and settings.save_reference_requested():
             save_reference(self.chapter_id, cell)
         return cell
 
@@ -263,7 +263,7 @@ def resolve_jobs(configured: int | None = None) -> int:
     0 or None means "the number of cores". Raises ``ValueError`` for a negative or non-integer value
     (``settings.SettingError``, naming the variable, for a bad ``$AMP_DOCS_JOBS``).
     """
-    jobs = settings.jobs()
+    jobs = settings.jobs_override()
     if jobs is None:
         jobs = 0 if configured is None else configured
         if not isinstance(jobs, int) or isinstance(jobs, bool) or jobs < 0:

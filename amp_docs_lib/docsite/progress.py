@@ -30,7 +30,7 @@ _lock = threading.Lock()
 
 def progress_level() -> str:
     """``$AMP_DOCS_PROGRESS`` if set, else ``chapters`` under ``mkdocs -q``, else ``cells``."""
-    level = settings.progress_level()
+    level = settings.progress_override()
     if level is not None:
         return level
     # The mkdocs command sets its logger's level (INFO, or ERROR with -q); elsewhere it is unset.
