@@ -184,6 +184,7 @@ def test_bench_refuses_bad_options_before_any_suite(argv, message, monkeypatch, 
     assert main(["bench", "--suite", "matmul", "--no-progress", *argv]) == 2
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err and not ran
+    assert not (tmp_path / "bench-results").exists()  # nothing made for a command that did not run
 
 
 def test_bench_help_keeps_the_suite_table(capsys):

@@ -36,13 +36,6 @@ def bench(suite: tuple[str, ...], out: str, device: str | None, no_progress: boo
     out_dir = Path(out)
     if out_dir.exists() and not out_dir.is_dir():
         raise click.BadParameter(f"{str(out_dir)!r} exists and is not a directory", param_hint="--out")
-    try:  # before the suites run, not after
-        out_dir.mkdir(parents=True, exist_ok=True)
-        check_writable(out_dir, "--out")
-    except OSError as e:
-        raise click.BadParameter(f"cannot create {str(out_dir)!r} ({e.strerror or e})", param_hint="--out") from None
-    except ValueError as e:
-        raise click.BadParameter(str(e), param_hint="--out") from None
     try:
         device = str(check_device(device or default_device()))
     except (TypeError, ValueError) as e:
@@ -52,6 +45,13 @@ def bench(suite: tuple[str, ...], out: str, device: str | None, no_progress: boo
     if device not in valid_devices:  # check_device lets "cpu:1" and a GPU index past the last through
         raise click.BadParameter(f"device {device!r} does not exist here; valid: {', '.join(valid_devices)}",
                                  param_hint="--device")
+    try:  # last of the checks (it creates the folder), before the suites run
+        out_dir.mkdir(parents=True, exist_ok=True)
+        check_writable(out_dir, "--out")
+    except OSError as e:
+        raise click.BadParameter(f"cannot create {str(out_dir)!r} ({e.strerror or e})", param_hint="--out") from None
+    except ValueError as e:
+        raise click.BadParameter(str(e), param_hint="--out") from None
     env = environment_report()
     fp = hardware_fingerprint()
     stamp = {"hardware_fingerprint": fp, "device": env["device"], "torch": env["torch"], "profile": env["profile"]}

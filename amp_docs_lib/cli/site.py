@@ -31,9 +31,8 @@ def build(force: bool, mkdocs_args: tuple[str, ...]) -> None:
 @click.option("--no-cache", is_flag=True, help="execute even if a cached result exists")
 def execute(chapter: Path, no_cache: bool) -> None:
     """Execute CHAPTER (a docs/chapters/*.md file) through the build's cache; print per-cell timings."""
-    from amp_docs_lib.docsite.execute import execute_one
-
     from amp_docs_lib.core.settings import SettingError
+    from amp_docs_lib.docsite.execute import execute_one
 
     try:
         rc = execute_one(chapter, use_cache=not no_cache)
