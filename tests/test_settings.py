@@ -53,20 +53,21 @@ def test_build_of_an_up_to_date_site_checks_the_variables_first(var, value, vali
 
 
 def test_execute_does_not_blame_the_chapter_for_a_variable(clean_env, tmp_path):
+    """The command alone, without the CLI's up-front check: the executor's own reading of a bad
+    variable is reported as the variable, not as "Invalid value for CHAPTER"."""
     import click
 
     from amp_docs_lib.cli.site import execute
+    from conftest import make_chapter
 
     chapter = tmp_path / "c.md"
-    chapter.write_text("# C\n")
-
-    def bad_setting(*a, **k):  # as the executor does when a variable changed after the CLI's check
-        raise settings.SettingError("AMP_DOCS_PROGRESS='loud' is not a progress level")
-    clean_env.setattr("amp_docs_lib.docsite.execute.execute_one", bad_setting)
+    chapter.write_text(make_chapter("C", ("", "print(1)")))
+    clean_env.chdir(tmp_path)  # the execution cache goes here
+    clean_env.setenv(PROFILE_ENV_VAR, "huge")
     with pytest.raises(click.UsageError) as info:
-        execute.main([str(chapter)], standalone_mode=False)
+        execute.main([str(chapter), "--no-cache"], standalone_mode=False)
     message = info.value.format_message()
-    assert "AMP_DOCS_PROGRESS='loud'" in message and "CHAPTER" not in message
+    assert "AMP_DOCS_PROFILE='huge' is not a profile" in message and "CHAPTER" not in message
 
 
 def test_plugin_checks_the_variables_first(clean_env):
