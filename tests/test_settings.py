@@ -132,3 +132,9 @@ def test_plain_mkdocs_build_stops_on_a_bad_variable_and_keeps_the_built_site(min
     assert "AMP_DOCS_PROFILE='bogus' is not a profile; valid: cpu-small, gpu-full" in r.stderr
     assert "Traceback" not in r.stderr
     assert built.read_text() == "<p>built</p>"  # the plugin refused before mkdocs cleaned the site folder
+
+
+def test_a_commands_help_answers_whatever_the_variables(clean_env, capsys):
+    clean_env.setenv(PROFILE_ENV_VAR, "bogus")
+    assert main(["report", "--help"]) == 0
+    assert "Usage: amp-docs report" in capsys.readouterr().out

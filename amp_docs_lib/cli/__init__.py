@@ -24,15 +24,25 @@ from amp_docs_lib.cli.site import bench_build, build, execute
 from amp_docs_lib.core.settings import SettingError, check_environment
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _CheckedGroup(click.Group):
+    """Checks the ``AMP_DOCS_*`` variables once the command is known, before it runs: before any work,
+    even a build that turns out up to date, so a bad variable is never half-used. A command's
+    ``--help`` still answers."""
+
+    def resolve_command(self, ctx, args):
+        name, command, rest = super().resolve_command(ctx, args)
+        if not set(rest) & set(ctx.help_option_names) and not ctx.resilient_parsing:
+            try:
+                check_environment(warn=lambda message: click.echo(f"amp-docs: warning: {message}", err=True))
+            except SettingError as e:
+                raise click.UsageError(str(e), ctx) from None
+        return name, command, rest
+
+
+@click.group(cls=_CheckedGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="amp-docs")
 def cli() -> None:
     """amp-docs: build the executed site and measure this machine's precision landscape."""
-    # Before any command, even a build that turns out up to date: a bad variable is never half-used.
-    try:
-        check_environment(warn=lambda message: click.echo(f"amp-docs: warning: {message}", err=True))
-    except SettingError as e:
-        raise click.UsageError(str(e)) from None
 
 
 for command in (build, execute, bench_build, env, report, bench, package_reference):
