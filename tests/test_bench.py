@@ -1,6 +1,7 @@
 """The benchmark library: harness, mistakes, matmul, peaks, roofline, model sweep, memory, CLI."""
 
 import json
+import os
 import subprocess
 import sys
 import time
@@ -166,3 +167,63 @@ def test_bench_cli_writes_stamped_results(tmp_path):
     bad = subprocess.run([sys.executable, "-m", "amp_docs_lib", "bench", "--suite", "nope"], cwd=REPO_ROOT,
                          env=env, capture_output=True, text=True, timeout=120)
     assert bad.returncode == 2 and "valid suites" in bad.stderr
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--device", "cpu:1"], "device 'cpu:1' does not exist here; valid: cpu"),
+    (["--out", "/proc/amp-docs-bench"], "cannot create '/proc/amp-docs-bench'"),
+])
+def test_bench_refuses_bad_options_before_any_suite(argv, message, monkeypatch, tmp_path, capsys):
+    from amp_docs_lib.cli import main
+
+    if "/proc" in message and not os.path.isdir("/proc/self"):
+        pytest.skip("needs Linux's /proc")
+    ran = []
+    monkeypatch.setattr("amp_docs_lib.bench.suites.run_suite", lambda *a: ran.append(a))
+    monkeypatch.chdir(tmp_path)
+    assert main(["bench", "--suite", "matmul", "--no-progress", *argv]) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err and not ran
+    assert not (tmp_path / "bench-results").exists()  # nothing made for a command that did not run
+
+
+def test_bench_help_keeps_the_suite_table(capsys):
+    from amp_docs_lib.cli import main
+
+    assert main(["bench", "--help"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    for name in SUITES:  # one line per suite, as written, not rewrapped into one paragraph
+        assert any(line.split()[:1] == [name] for line in lines), name
+
+
+def test_fidelity_help_is_whole_and_needs_no_torch():
+    code = ("import sys\nfrom amp_docs_lib.bench import fidelity\ntry:\n    fidelity.main(['--help'])\n"
+            "except SystemExit:\n    pass\nprint('torch imported:', 'torch' in sys.modules)\n")
+    r = subprocess.run([sys.executable, "-c", code], cwd=REPO_ROOT, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    text = " ".join(r.stdout.split())
+    assert "against a direct ``torch.utils.benchmark.Timer.blocked_autorange`` of the same op, in the same process." in text
+    assert "torch imported: False" in text
+
+
+def test_cuda_bf16_means_native(monkeypatch):
+    """torch's is_bf16_supported() counts emulation (sm70/sm75); native BF16 is what gating and the
+    matmul sweep mean."""
+    from amp_docs_lib.core import gating
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda including_emulation=True: including_emulation)
+    assert not gating.requirement_met("cuda-bf16")
+    assert not matmul.dtype_supported("bf16", "cuda")
+    from amp_docs_lib.amp.precision import precision_setup
+    with pytest.raises(ValueError, match="needs bfloat16, which this GPU lacks"):
+        precision_setup("amp_bf16", "cuda")
+
+
+def test_matmul_suite_summary_points_to_no_table_below(monkeypatch):
+    from amp_docs_lib.bench.suites import run_suite
+
+    fake = pd.DataFrame([{"dtype": "fp32", "n": 64, "tflops": 1e-6}])
+    monkeypatch.setattr(matmul, "throughput_sweep", lambda *a, **k: fake.copy())
+    _, summary = run_suite("matmul", "cpu")  # peaks' real note, written for the chapter's page
+    assert "table below" not in summary

@@ -14,8 +14,10 @@ def test_profile_from_hardware_and_override(monkeypatch):
 
 def test_unknown_profile_names_valid_ones(monkeypatch):
     monkeypatch.setenv(profiles.PROFILE_ENV_VAR, "huge")
-    with pytest.raises(ValueError, match=r"unknown profile 'huge'.*cpu-small.*gpu-full"):
+    with pytest.raises(ValueError, match=r"AMP_DOCS_PROFILE='huge' is not a profile; valid: cpu-small, gpu-full"):
         profiles.active_profile()
+    with pytest.raises(ValueError, match=r"unknown profile 'huge'.*cpu-small.*gpu-full"):
+        profiles.get_profile("huge")
     with pytest.raises(TypeError, match="must be a str"):
         profiles.get_profile(3)
 

@@ -63,3 +63,29 @@ def test_datasheet_peaks_match_gpu_names_and_are_absent_elsewhere():
     assert df["datasheet peak GFLOP/s"].isna().all() and df["fraction of peak"].isna().all()
     with pytest.raises(TypeError):
         datasheet_peak(None, "bfloat16")
+
+
+needs_proc = pytest.mark.skipif(not __import__("os").path.isdir("/proc/self"), reason="needs Linux's /proc")
+
+
+@needs_proc
+def test_an_unwritable_output_fails_before_the_work(capsys, monkeypatch):
+    collected = []
+    monkeypatch.setattr("amp_docs_lib.bench.report.collect", lambda *a, **k: collected.append(a))
+    assert main(["report", "-o", "/proc/r.html", "--skip", "autocast"]) == 2  # /proc: no file can be created
+    err = capsys.readouterr().err
+    assert "--output: cannot write in '/proc'" in err and "Traceback" not in err
+    assert not collected
+
+
+def test_markdown_is_rounded_and_tf32_in_words():
+    from amp_docs_lib.bench.report import Report, markdown_summary
+
+    tf32 = {"float32_matmul_precision": "highest", "cuda.matmul.allow_tf32": False, "cudnn.allow_tf32": True}
+    rep = Report(environment={"device": "CPU", "tf32": tf32},
+                 tables={"matmul": pd.DataFrame([{"dtype": "float32", "GFLOP/s": 13.602433520815282,
+                                                  "max": 3.4028234663852886e+38, "note": None}], dtype=object)})
+    md = markdown_summary(rep)
+    assert "| float32 | 13.6 | 3.403e+38 | n/a |" in md.splitlines()
+    assert "- **tf32**: TF32 matmul off, cuDNN on" in md.splitlines()
+    assert "13.602433520815282" not in md and "{" not in md

@@ -91,7 +91,7 @@ def precision_setup(precision: str, device: str | torch.device = "cpu") -> Preci
     dt = _device_type(device)
     autocast_dtype, param_dtype = PRECISION_DTYPES[precision]
     if dt == "cuda" and torch.bfloat16 in (autocast_dtype, param_dtype) \
-            and torch.cuda.is_available() and not torch.cuda.is_bf16_supported():
+            and torch.cuda.is_available() and not torch.cuda.is_bf16_supported(including_emulation=False):
         raise ValueError(f"precision {precision!r} needs bfloat16, which this GPU lacks; "
                          f"use one of {['fp32', 'amp_fp16']}")
     scaler = torch.amp.GradScaler(dt, enabled=precision == "amp_fp16")
@@ -148,7 +148,7 @@ class Regime:
             raise ValueError(f"regime {self.name!r} needs a device of type {list(self.devices)}, got {dt!r}; "
                              f"regimes available on {dt}: {regimes_for(dt)}")
         if dt == "cuda" and torch.bfloat16 in (self.autocast_dtype, self.param_dtype) \
-                and torch.cuda.is_available() and not torch.cuda.is_bf16_supported():
+                and torch.cuda.is_available() and not torch.cuda.is_bf16_supported(including_emulation=False):
             raise ValueError(f"regime {self.name!r} needs bfloat16, which this GPU lacks")
         scaler = torch.amp.GradScaler(dt, enabled=self.scaler)
         return PrecisionSetup(self.name, dt, self.autocast_dtype, self.param_dtype, scaler)

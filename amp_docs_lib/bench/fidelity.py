@@ -16,17 +16,18 @@ import argparse
 import statistics
 import sys
 
-import torch
-import torch.utils.benchmark as benchmark
-
-from amp_docs_lib.core.timing import measure
-
 TOLERANCE = 0.05
 
 
 def fidelity(n: int = 2048, *, rounds: int = 20, min_run_time: float = 0.25,
              num_threads: int | None = None) -> dict[str, float]:
     """Median seconds per call from the harness and from a direct ``Timer``, and their relative difference."""
+    # Imported here, not at the top: ``--help`` and a bad argument answer without torch's seconds of import.
+    import torch
+    import torch.utils.benchmark as benchmark
+
+    from amp_docs_lib.core.timing import measure
+
     if not isinstance(n, int) or n < 1:
         raise ValueError(f"n must be a positive int, got {n!r}")
     g = torch.Generator().manual_seed(0)
@@ -56,7 +57,9 @@ def fidelity(n: int = 2048, *, rounds: int = 20, min_run_time: float = 0.25,
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    summary, _, details = __doc__.partition("\n\n")
+    ap = argparse.ArgumentParser(prog="python -m amp_docs_lib.bench.fidelity", description=" ".join(summary.split()),
+                                 epilog=" ".join(details.split()))
     ap.add_argument("--n", type=int, default=2048, help="matrix size (default 2048)")
     ap.add_argument("--rounds", type=int, default=20, help="interleaved rounds (default 20)")
     ap.add_argument("--threads", type=int, default=None,

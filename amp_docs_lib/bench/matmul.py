@@ -39,7 +39,7 @@ def dtype_supported(dtype: str, device: str | torch.device = "cpu") -> bool:
     if dtype == "tf32":
         return torch.cuda.get_device_capability(dev) >= (8, 0)
     if dtype == "bf16":
-        return torch.cuda.is_bf16_supported()
+        return torch.cuda.is_bf16_supported(including_emulation=False)  # native only, as gating.py's requires:cuda-bf16
     if dtype == "fp8":
         return torch.cuda.get_device_capability(dev) >= (8, 9) and hasattr(torch, "_scaled_mm")
     return True

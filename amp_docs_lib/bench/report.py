@@ -21,7 +21,9 @@ import datetime as _dt
 import html
 import importlib.util
 import math
+import os
 import sys
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,6 +34,7 @@ import pandas as pd
 from amp_docs_lib.bench.matmul import matmul_flops
 from amp_docs_lib.bench.peaks import DATASHEET_SOURCE as PEAK_SOURCE
 from amp_docs_lib.bench.peaks import GPU_PEAKS, match_gpu
+from amp_docs_lib.core.tables import format_cell
 from amp_docs_lib.core.timing import measure
 
 MATMUL_DTYPES = ("float32", "bfloat16", "float16")
@@ -250,10 +253,28 @@ SECTIONS = {"environment": "environment and capability", "formats": "format tabl
             "features": "which features work here"}
 
 
+def _value(v: Any) -> str:
+    """A value as the report shows it: rounded to 4 significant digits, missing as n/a."""
+    if isinstance(v, float) and math.isnan(v):
+        v = None  # a gap pandas made: not applicable
+    return format_cell(v)
+
+
 def _cell(v: Any) -> str:
-    if v is None or (isinstance(v, float) and math.isnan(v)):
-        return "n/a"
-    return str(v).replace("|", "\\|").replace("\n", " ")
+    """A value in a Markdown table cell."""
+    return _value(v).replace("|", "\\|").replace("\n", " ")
+
+
+def _env_value(key: str, value: Any) -> str:
+    """An environment entry in words: the TF32 switches as ``env.tf32_summary`` says them, other
+    mappings as ``name value`` pairs."""
+    from amp_docs_lib.core.env import tf32_summary
+
+    if key == "tf32" and isinstance(value, dict):
+        return tf32_summary(value)
+    if isinstance(value, dict):
+        return ", ".join(f"{k} {_value(v)}" for k, v in value.items())
+    return _value(value)
 
 
 def markdown_table(df: pd.DataFrame, max_rows: int = 40) -> str:
@@ -273,10 +294,10 @@ def markdown_summary(rep: Report) -> str:
     out = ["# Precision landscape of this machine", ""]
     for k in ("device", "cpu_capability", "cpu_matmul", "tf32", "profile"):
         if k in env:
-            out.append(f"- **{k}**: {_cell(env[k])}")
+            out.append(f"- **{k}**: {_env_value(k, env[k])}")
     pk = env.get("packages") or {}
     if pk:
-        out.append("- **versions**: " + ", ".join(f"{k} {v}" for k, v in pk.items()))
+        out.append("- **versions**: " + _env_value("packages", pk))
     for name, df in rep.tables.items():
         out += ["", f"## {SECTIONS[name]}", ""]
         if name == "matmul":
@@ -299,7 +320,7 @@ th{background:#262833}th,td{border-color:#3a3d4a}}"""
 
 def to_html(rep: Report) -> str:
     """One self-contained HTML document (inline CSS; no scripts, fonts or images to fetch)."""
-    env_rows = "".join(f"<tr><th>{html.escape(str(k))}</th><td>{html.escape(_cell(v))}</td></tr>"
+    env_rows = "".join(f"<tr><th>{html.escape(str(k))}</th><td>{html.escape(_env_value(k, v))}</td></tr>"
                        for k, v in rep.environment.items())
     parts = [f"<!doctype html><html lang='en'><head><meta charset='utf-8'>"
              f"<title>amp-docs report</title><style>{_CSS}</style></head><body>",
@@ -312,10 +333,19 @@ def to_html(rep: Report) -> str:
         if name == "autocast" and df.empty:
             parts.append("<p>The measured policy matches the documentation on every probed op.</p>")
         else:
-            parts.append(df.to_html(index=False, na_rep="n/a", border=0, escape=True)
-                         .replace(">None<", ">n/a<"))
+            parts.append(df.astype(object).map(_value).to_html(index=False, border=0, escape=True))
     parts.append("</body></html>")
     return "\n".join(parts)
+
+
+def check_writable(folder: Path, what: str) -> None:
+    """Raise ValueError unless a file can be created in ``folder`` (a probe, removed at once), so that
+    an output that cannot be written fails before the work, not after it. ``what`` names the option."""
+    try:
+        with tempfile.NamedTemporaryFile(dir=folder, prefix=".amp-docs-probe-"):
+            pass
+    except OSError as e:
+        raise ValueError(f"{what}: cannot write in {str(folder)!r} ({e.strerror or e})") from None
 
 
 def write_report(output: str = "amp-docs-report.html", size: int | None = None, skip: tuple[str, ...] = ()) -> int:
@@ -325,6 +355,9 @@ def write_report(output: str = "amp-docs-report.html", size: int | None = None, 
         raise ValueError(f"--output must be an .html file, got {output!r}")
     if not out.parent.resolve().is_dir():
         raise ValueError(f"--output's folder {str(out.parent)!r} does not exist")
+    check_writable(out.parent, "--output")
+    if out.exists() and not os.access(out, os.W_OK):
+        raise ValueError(f"--output {output!r} exists and cannot be written")
     t0 = time.perf_counter()
     rep = collect(size=size, skip=skip, progress=lambda s: print(s, file=sys.stderr, flush=True))
     out.write_text(to_html(rep), encoding="utf-8")

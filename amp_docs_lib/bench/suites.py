@@ -18,6 +18,7 @@ DEFAULT_SUITES = ("matmul", "alignment", "mistakes", "model", "memory", "fidelit
 HELP = f"""\
 Measure precision-related performance on this machine (the performance chapter's suites).
 
+\b
 suites:
   matmul     matmul TFLOP/s per dtype (fp32, tf32, fp16, bf16, fp8 where supported) and size,
              as a fraction of this device's peak (datasheet on known GPUs, estimate on CPU)
@@ -28,8 +29,9 @@ suites:
   fidelity   the harness against a direct Timer.blocked_autorange (2048x2048 FP32 matmul)
   compile    torch.compile with and without AMP (slow to compile; not in the default set)
 
+\b
 default suites: {", ".join(DEFAULT_SUITES)}; 'all' runs every suite.
-Sizes come from the profile (AMP_DOCS_PROFILE=cpu-small|gpu-full, default from the hardware).
+Sizes come from the profile: AMP_DOCS_PROFILE=cpu-small or gpu-full (default: from the hardware).
 """
 
 
@@ -67,6 +69,8 @@ def run_suite(name: str, device: str):
         df = matmul.throughput_sweep(P["perf_matmul_sizes"], matmul.MATMUL_DTYPES, device, min_run_time=mrt)
         best = float(df.loc[df["dtype"] == "fp32", "tflops"].max())
         pk, note = peaks.device_peaks(device, best)
+        # The note is written for the chapter's page, where the CPU estimate's inputs follow as a table.
+        note = note.replace("the inputs are in the table below", "its inputs: bench.peaks.cpu_peak_table()")
         df["fraction of peak"] = [r.tflops / pk[r.dtype] if pk.get(r.dtype) else None for r in df.itertuples()]
         b = df.loc[df.groupby("dtype")["tflops"].idxmax()]
         return df, "; ".join(f"{r.dtype} {r.tflops:.3g} TFLOP/s at n={r.n}" for r in b.itertuples()) + f" ({note})"

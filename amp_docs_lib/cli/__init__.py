@@ -5,7 +5,8 @@
 * ``cli/bench.py``: ``bench`` (the performance suites);
 * ``cli/reference.py``: ``package-reference`` (this machine as a reference machine).
 
-Every command has ``--help``; a bad option is a usage error naming it, with exit status 2.
+Every command has ``--help``; a bad option, or a bad ``AMP_DOCS_*`` variable (checked before any
+command runs, ``core/settings.py``), is a usage error naming it, with exit status 2.
 Heavy imports (torch, pandas, mkdocs) happen inside the commands that need them.
 """
 
@@ -20,9 +21,25 @@ from amp_docs_lib.cli.bench import bench
 from amp_docs_lib.cli.machine import env, report
 from amp_docs_lib.cli.reference import package_reference
 from amp_docs_lib.cli.site import bench_build, build, execute
+from amp_docs_lib.core.settings import SettingError, check_environment
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _CheckedGroup(click.Group):
+    """Checks the ``AMP_DOCS_*`` variables once the command is known, before it runs: before any work,
+    even a build that turns out up to date, so a bad variable is never half-used. A command's
+    ``--help`` still answers."""
+
+    def resolve_command(self, ctx, args):
+        name, command, rest = super().resolve_command(ctx, args)
+        if not set(rest) & set(ctx.help_option_names) and not ctx.resilient_parsing:
+            try:
+                check_environment(warn=lambda message: click.echo(f"amp-docs: warning: {message}", err=True))
+            except SettingError as e:
+                raise click.UsageError(str(e), ctx) from None
+        return name, command, rest
+
+
+@click.group(cls=_CheckedGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="amp-docs")
 def cli() -> None:
     """amp-docs: build the executed site and measure this machine's precision landscape."""

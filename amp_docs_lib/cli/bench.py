@@ -18,11 +18,13 @@ from amp_docs_lib.bench.suites import DEFAULT_SUITES, HELP, parse_suites
               help=f"suite to run (repeatable or comma-separated; 'all' for every suite; default: {','.join(DEFAULT_SUITES)})")
 @click.option("--out", default="bench-results", metavar="DIR", show_default=True,
               help="directory for results.json and <suite>.csv (created)")
-@click.option("--device", default=None, help="cpu or cuda (default: cuda when available, else cpu)")
+@click.option("--device", default=None, help="cpu, cuda or cuda:N (default: cuda when available, else cpu)")
 @click.option("--no-progress", is_flag=True, help="no progress bar (for logs)")
 def bench(suite: tuple[str, ...], out: str, device: str | None, no_progress: bool) -> None:
     import pandas as pd
+    import torch
 
+    from amp_docs_lib.bench.report import check_writable
     from amp_docs_lib.bench.suites import records, run_suite
     from amp_docs_lib.core.devices import check_device, default_device
     from amp_docs_lib.core.env import environment_report, hardware_fingerprint
@@ -38,6 +40,18 @@ def bench(suite: tuple[str, ...], out: str, device: str | None, no_progress: boo
         device = str(check_device(device or default_device()))
     except (TypeError, ValueError) as e:
         raise click.BadParameter(str(e), param_hint="--device") from None
+    valid_devices = ["cpu", *(["cuda"] + [f"cuda:{i}" for i in range(torch.cuda.device_count())]
+                              if torch.cuda.is_available() else [])]
+    if device not in valid_devices:  # check_device lets "cpu:1" and a GPU index past the last through
+        raise click.BadParameter(f"device {device!r} does not exist here; valid: {', '.join(valid_devices)}",
+                                 param_hint="--device")
+    try:  # last of the checks (it creates the folder), before the suites run
+        out_dir.mkdir(parents=True, exist_ok=True)
+        check_writable(out_dir, "--out")
+    except OSError as e:
+        raise click.BadParameter(f"cannot create {str(out_dir)!r} ({e.strerror or e})", param_hint="--out") from None
+    except ValueError as e:
+        raise click.BadParameter(str(e), param_hint="--out") from None
     env = environment_report()
     fp = hardware_fingerprint()
     stamp = {"hardware_fingerprint": fp, "device": env["device"], "torch": env["torch"], "profile": env["profile"]}
@@ -55,11 +69,9 @@ def bench(suite: tuple[str, ...], out: str, device: str | None, no_progress: boo
         results[name] = {"seconds": round(secs, 2), "summary": line, "rows": records(df)}
         summary.append((name, secs, line))
         if not df.empty:
-            out_dir.mkdir(parents=True, exist_ok=True)
             df.assign(**stamp).to_csv(out_dir / f"{name}.csv", index=False)
         bar.update(1)
     bar.close()
-    out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "results.json").write_text(json.dumps({"environment": env, "hardware_fingerprint": fp,
                                                       "suites": results}, indent=1, default=str))
     width = max(len(n) for n, _, _ in summary)

@@ -31,11 +31,16 @@ def build(force: bool, mkdocs_args: tuple[str, ...]) -> None:
 @click.option("--no-cache", is_flag=True, help="execute even if a cached result exists")
 def execute(chapter: Path, no_cache: bool) -> None:
     """Execute CHAPTER (a docs/chapters/*.md file) through the build's cache; print per-cell timings."""
+    from amp_docs_lib.core.settings import SettingError, check_environment
     from amp_docs_lib.docsite.execute import execute_one
 
     try:
         rc = execute_one(chapter, use_cache=not no_cache)
     except ValueError as e:
+        try:  # a bad AMP_DOCS_* variable is named as such, not blamed on the chapter
+            check_environment(warn=lambda message: None)
+        except SettingError as bad:
+            raise click.UsageError(str(bad)) from None
         raise click.BadParameter(str(e), param_hint="CHAPTER") from None
     sys.exit(rc)
 

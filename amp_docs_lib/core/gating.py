@@ -64,7 +64,7 @@ def requirement_met(requirement: str) -> bool:
     if requirement == "cuda":
         return True
     if requirement == "cuda-bf16":
-        return bool(torch.cuda.is_bf16_supported())
+        return bool(torch.cuda.is_bf16_supported(including_emulation=False))
     if requirement == "multi-gpu":
         return torch.cuda.device_count() >= 2
     m = _SM.match(requirement)

@@ -228,7 +228,20 @@ def default_profile_name() -> str:
     return "gpu-full" if torch.cuda.is_available() else "cpu-small"
 
 
+def profile_override(environ: Mapping[str, str] | None = None) -> str | None:
+    """The profile ``$AMP_DOCS_PROFILE`` names (any case, e.g. ``CPU-SMALL``), or None if unset or blank.
+
+    Raises ``ValueError`` naming the variable, its value and the valid profiles.
+    """
+    raw = (os.environ if environ is None else environ).get(PROFILE_ENV_VAR, "").strip()
+    if not raw:
+        return None
+    if raw.lower() not in PROFILES:
+        raise ValueError(f"{PROFILE_ENV_VAR}={raw!r} is not a profile; valid: {', '.join(profile_names())} "
+                         f"(or unset: chosen from the hardware)")
+    return raw.lower()
+
+
 def active_profile() -> Profile:
     """The profile of this build: ``$AMP_DOCS_PROFILE`` if set, else the hardware default."""
-    override = os.environ.get(PROFILE_ENV_VAR, "").strip()
-    return get_profile(override or default_profile_name())
+    return get_profile(profile_override() or default_profile_name())

@@ -42,8 +42,8 @@ from amp_docs_lib.docsite.inputs import FINISH_CELL_SOURCE, Roots, read_records,
 from amp_docs_lib.docsite.progress import ChapterProgress
 from amp_docs_lib.core.gating import requirements_from_tags, skip_note_html, unmet_requirements
 from amp_docs_lib.core.profiles import PROFILE_ENV_VAR, active_profile
+from amp_docs_lib.core import settings
 
-SAVE_REFERENCE_ENV_VAR = "AMP_DOCS_SAVE_REFERENCE"
 FINISH_CELL_FLAG = "amp_docs_finish"  # metadata of the hidden last cell (removed after execution)
 EXPECTED_ERROR_TAG = "raises-exception"
 CELL_TIMEOUT_S = 900
@@ -170,7 +170,7 @@ class ChapterClient(NotebookClient):
             raise ChapterExecutionError(
                 f"chapter {self.chapter_id}: cell {cell_index} is tagged {EXPECTED_ERROR_TAG!r} "
                 f"but raised nothing:\n{cell.source}")
-        if requirements_from_tags(tags) and os.environ.get(SAVE_REFERENCE_ENV_VAR) == "1":
+        if requirements_from_tags(tags) and settings.save_reference_requested():
             save_reference(self.chapter_id, cell)
         return cell
 
@@ -242,7 +242,7 @@ def execute_notebook(nb: Any, chapter_id: str, *, cwd: Path = REPO_ROOT, roots: 
     return nb, client
 
 
-JOBS_ENV_VAR = "AMP_DOCS_JOBS"
+JOBS_ENV_VAR = settings.JOBS_ENV_VAR
 
 
 def is_timing_sensitive(nb: Any) -> bool:
@@ -260,21 +260,20 @@ def is_timing_sensitive(nb: Any) -> bool:
 def resolve_jobs(configured: int | None = None) -> int:
     """Chapters executed at once: ``$AMP_DOCS_JOBS``, else ``configured``, else the number of cores.
 
-    0 or None means "the number of cores". Raises ``ValueError`` for a negative or non-integer value.
+    0 or None means "the number of cores". Raises ``ValueError`` for a negative or non-integer value
+    (``settings.SettingError``, naming the variable, for a bad ``$AMP_DOCS_JOBS``).
     """
-    raw: Any = os.environ.get(JOBS_ENV_VAR, "").strip() or configured
-    if raw is None or raw == 0 or raw == "0":
+    jobs = settings.jobs_override()
+    if jobs is None:
+        jobs = 0 if configured is None else configured
+        if not isinstance(jobs, int) or isinstance(jobs, bool) or jobs < 0:
+            raise ValueError(f"the plugin's 'jobs' option must be a non-negative integer (0 = number of cores), "
+                             f"got {configured!r}")
+    if jobs == 0:
         try:
             return max(1, len(os.sched_getaffinity(0)))
         except AttributeError:
             return max(1, os.cpu_count() or 1)
-    try:
-        jobs = int(raw)
-    except (TypeError, ValueError):
-        raise ValueError(f"jobs must be a non-negative integer ({JOBS_ENV_VAR} or the plugin's 'jobs' "
-                         f"option; 0 = number of cores), got {raw!r}") from None
-    if jobs < 0 or isinstance(raw, bool):
-        raise ValueError(f"jobs must be a non-negative integer (0 = number of cores), got {raw!r}")
     return jobs
 
 

@@ -24,6 +24,7 @@ from mkdocs.exceptions import PluginError
 from mkdocs.plugins import BasePlugin, event_priority
 
 from amp_docs_lib.core.chapters import chapter_id_for, parse_chapter
+from amp_docs_lib.core.settings import SettingError, check_environment
 from amp_docs_lib.core.paths import BUILD_LOG, CACHE_DIR, EXECUTED_DIR, FRAGMENTS_DIR, LIBRARY_ROOT, REPO_ROOT
 from amp_docs_lib.docsite.cache import Environment, ExecutionCache
 from amp_docs_lib.docsite.env_memo import environment_report_memo
@@ -71,6 +72,10 @@ class AmpDocsConfig(base.Config):
 
 class AmpDocsPlugin(BasePlugin[AmpDocsConfig]):
     def on_config(self, config):
+        try:
+            check_environment()  # every AMP_DOCS_* variable, before any work (core/settings.py)
+        except SettingError as e:
+            raise PluginError(f"amp-docs: {e}") from None
         root = Path(config.config_file_path).resolve().parent
         self.roots = Roots(root, REPO_ROOT)  # reads under these are a chapter's inputs
         self.cache = ExecutionCache(root / EXECUTED_DIR, self.roots)

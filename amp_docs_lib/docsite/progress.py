@@ -17,23 +17,22 @@ runs quiet (``mkdocs build -q`` sets the ``mkdocs`` logger above INFO).
 from __future__ import annotations
 
 import logging
-import os
 import sys
 import threading
 from typing import TextIO
 
-PROGRESS_ENV_VAR = "AMP_DOCS_PROGRESS"
-LEVELS = ("cells", "chapters", "off")
+from amp_docs_lib.core import settings
+
+PROGRESS_ENV_VAR = settings.PROGRESS_ENV_VAR
+LEVELS = settings.PROGRESS_LEVELS
 _lock = threading.Lock()
 
 
 def progress_level() -> str:
     """``$AMP_DOCS_PROGRESS`` if set, else ``chapters`` under ``mkdocs -q``, else ``cells``."""
-    raw = os.environ.get(PROGRESS_ENV_VAR, "").strip().lower()
-    if raw:
-        if raw not in LEVELS:
-            raise ValueError(f"{PROGRESS_ENV_VAR} must be one of {LEVELS}, got {raw!r}")
-        return raw
+    level = settings.progress_override()
+    if level is not None:
+        return level
     # The mkdocs command sets its logger's level (INFO, or ERROR with -q); elsewhere it is unset.
     return "chapters" if logging.getLogger("mkdocs").level > logging.INFO else "cells"
 
