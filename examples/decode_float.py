@@ -21,6 +21,9 @@ def main() -> None:
                    help=f"formats to decode into (default: {' '.join(DECODE_DEFAULT)}); "
                         f"valid: {', '.join(float_format_names())}")
     args = p.parse_args()
+    unknown = [f for f in args.formats if f not in float_format_names()]
+    if unknown:
+        p.error(f"unknown format(s) {', '.join(unknown)}; valid: {', '.join(float_format_names())}")
     table = decode_table(args.value, args.formats)
     with pd.option_context("display.width", 200, "display.max_columns", None,
                            "display.float_format", "{:.10g}".format):

@@ -165,6 +165,7 @@ EXAMPLE_CASES = [
     ("exercises/precision_from_config.py", ["--config", "{steps}"], ["steps", "-5"]),
     ("exercises/precision_from_config.py", ["--config", "{lr}"], ["lr", "-0.1"]),
     ("exercises/precision_from_config.py", ["--config", "{missing}"], ["no-such.toml"]),
+    ("decode_float.py", ["1.0", "FP17"], ["FP17", "FP16", "BF16"]),
 ]
 
 
