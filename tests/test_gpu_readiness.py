@@ -103,3 +103,12 @@ def test_performance_sweep_skips_what_does_not_fit_and_says_so():
     assert set(df["size"]) == {"tiny"} and list(df.attrs["skipped"]) == ["big"]
     note = model_sweep.memory_note(df)
     assert note.startswith("big not timed:") and "GiB free" in note
+
+
+@pytest.mark.parametrize("cores, gpus, jobs", [(2, 0, 2), (16, 0, 16), (16, 1, 1), (16, 8, 1)])
+def test_one_chapter_at_a_time_on_a_cuda_machine(cores, gpus, jobs):
+    """'One kernel per core' ran up to 9 chapters on one H100 at once (one doubling its batch until the GPU is
+    full, others timing GEMMs). Without AMP_DOCS_JOBS, a CUDA machine executes one chapter at a time."""
+    from amp_docs_lib.docsite.execute import default_jobs
+
+    assert default_jobs(cores, gpus) == jobs

@@ -257,23 +257,35 @@ def is_timing_sensitive(nb: Any) -> bool:
     return flag
 
 
-def resolve_jobs(configured: int | None = None) -> int:
-    """Chapters executed at once: ``$AMP_DOCS_JOBS``, else ``configured``, else the number of cores.
+def default_jobs(cores: int, cuda_devices: int) -> int:
+    """Chapters executed at once when nobody says: one per core on a CPU, ONE on a CUDA machine.
 
-    0 or None means "the number of cores". Raises ``ValueError`` for a negative or non-integer value
+    Every chapter computes on the default CUDA device, so chapters run beside each other share one
+    GPU's memory and time: one doubles its batch until the GPU is full, others time GEMMs.
+    """
+    return 1 if cuda_devices > 0 else max(1, cores)
+
+
+def resolve_jobs(configured: int | None = None) -> int:
+    """Chapters executed at once: ``$AMP_DOCS_JOBS``, else ``configured``, else :func:`default_jobs`.
+
+    0 or None means "the default". Raises ``ValueError`` for a negative or non-integer value
     (``settings.SettingError``, naming the variable, for a bad ``$AMP_DOCS_JOBS``).
     """
     jobs = settings.jobs_override()
     if jobs is None:
         jobs = 0 if configured is None else configured
         if not isinstance(jobs, int) or isinstance(jobs, bool) or jobs < 0:
-            raise ValueError(f"the plugin's 'jobs' option must be a non-negative integer (0 = number of cores), "
-                             f"got {configured!r}")
+            raise ValueError(f"the plugin's 'jobs' option must be a non-negative integer (0 = the default: one "
+                             f"per core, one on a CUDA machine), got {configured!r}")
     if jobs == 0:
+        import torch
+
         try:
-            return max(1, len(os.sched_getaffinity(0)))
+            cores = len(os.sched_getaffinity(0))
         except AttributeError:
-            return max(1, os.cpu_count() or 1)
+            cores = os.cpu_count() or 1
+        return default_jobs(cores, torch.cuda.device_count() if torch.cuda.is_available() else 0)
     return jobs
 
 

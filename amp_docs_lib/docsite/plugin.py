@@ -64,7 +64,7 @@ def strip_remote_scripts(html: str) -> str:
 
 class AmpDocsConfig(base.Config):
     chapters = c.Type(str, default="chapters/*.md")
-    # Chapters executed at once (one kernel each); 0 = number of cores. $AMP_DOCS_JOBS overrides.
+    # Chapters executed at once (one kernel each); 0 = one per core, one on CUDA. $AMP_DOCS_JOBS overrides.
     jobs = c.Type(int, default=0)
     # Generate the API reference (docsite/api_pages.py): one page per package, added to the nav.
     api_reference = c.Type(bool, default=False)
