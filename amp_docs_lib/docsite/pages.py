@@ -336,7 +336,6 @@ def _insert_after_h1(output: str, html_block: str) -> str:
 
 
 COMPARISON_MARKER = "<!-- amp-docs:yours-vs-reference -->"
-TIMING_ANCHOR = "chapter-execution-time"  # the generated section's heading id (links may point at it)
 
 
 def post_build(config, fragments: FragmentMemo, styles: NotebookStyles | None = None) -> None:

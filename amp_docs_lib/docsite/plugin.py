@@ -277,7 +277,8 @@ class AmpDocsPlugin(BasePlugin[AmpDocsConfig]):
 
     def on_page_content(self, html, page, config, files):
         """Before the search index reads the page (on_page_context)."""
-        from amp_docs_lib.docsite.pages import COMPARISON_MARKER, TIMING_ANCHOR, search_friendly
+        from amp_docs_lib.docsite.fragments import TIMING_ANCHOR
+        from amp_docs_lib.docsite.pages import COMPARISON_MARKER, search_friendly
 
         if COMPARISON_MARKER in page.markdown and page.present_anchor_ids is not None:
             # The section is generated after mkdocs checks links to anchors (on_post_build): announce it.

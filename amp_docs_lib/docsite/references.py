@@ -207,7 +207,7 @@ def _timing_html(site: str | Path, refs: dict[str, dict]) -> str:
         for k, r in refs.items():
             row[f"{k} (s)"] = (r["machine"].get("chapters", {}).get(c) or {}).get("seconds")
         rows.append(row)
-    from amp_docs_lib.docsite.pages import TIMING_ANCHOR
+    from amp_docs_lib.docsite.fragments import TIMING_ANCHOR
     from amp_docs_lib.page.tables import table_html
 
     return (f'<h2 id="{TIMING_ANCHOR}">Chapter execution time</h2>'
