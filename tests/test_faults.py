@@ -322,3 +322,24 @@ def test_interrupted_build_says_where_keeps_the_site_and_exits_130(mini_site, tm
     assert not list(mini_site.glob(".site.amp-docs-*")) and _temp_dirs(tmp) == []
     again = subprocess.run([*AMP_DOCS, "build"], cwd=mini_site, env=_env(), capture_output=True, text=True)
     assert "is up to date" not in again.stdout
+
+
+def test_a_killed_build_leaves_the_previous_site_and_the_next_build_cleans_up(mini_site, tmp_path):
+    """24: SIGKILL while a chapter executes (mkdocs had already cleaned the site directory before)."""
+    first = subprocess.run([*AMP_DOCS, "build"], cwd=mini_site, env=_env(), capture_output=True, text=True)
+    assert first.returncode == 0, first.stderr
+    before = _pages(mini_site / "site")
+    marker = tmp_path / "sleeping"
+    (mini_site / "docs" / "chapters" / "b.md").write_text(make_chapter("B", ("", SLEEPER.format(marker=str(marker)))))
+    proc = subprocess.Popen([*AMP_DOCS, "build"], cwd=mini_site, env=_env(), stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        _wait_for(marker, proc)
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    assert _pages(mini_site / "site") == before
+    assert "is up to date" not in subprocess.run([*AMP_DOCS, "build"], cwd=mini_site, env=_env(),
+                                                 capture_output=True, text=True, check=True).stdout
+    assert not list(mini_site.glob(".site.amp-docs-*")), "the killed build's staging folder is removed"
+    assert "chapters/b/index.html" in _pages(mini_site / "site")
