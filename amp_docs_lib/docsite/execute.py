@@ -80,6 +80,14 @@ def code_fence_lines(text: str) -> list[int]:
     return [n for n, line in enumerate(text.splitlines(), start=1) if _CODE_FENCE.match(line)]
 
 
+def cell_label(number: int, n_cells: int, source: tuple[str, str] | None = None) -> str:
+    """``cell N/M``: code cell ``number`` of ``n_cells``, with its fence's line in ``source`` (the chapter's
+    path as shown, its Markdown text) where every code cell's fence was found: ``cell 2/3 (b.md line 14)``."""
+    lines = code_fence_lines(source[1]) if source else []
+    where = f" ({source[0]} line {lines[number - 1]})" if source and len(lines) == n_cells else ""
+    return f"cell {number}/{n_cells}{where}"
+
+
 # Chapters executing now (chapter id -> client): Ctrl-C in a parallel build stops their kernels.
 _running: dict[str, "ChapterClient"] = {}
 _running_lock = threading.Lock()
@@ -143,9 +151,7 @@ class ChapterClient(NotebookClient):
                 if c.cell_type == "code" and not c.metadata.get(FINISH_CELL_FLAG)]
         self._cell_number = {i: n for n, i in enumerate(code, start=1)}  # 1-based among code cells
         self.n_code_cells = len(code)
-        lines = code_fence_lines(source[1]) if source else []
-        # Only where every code cell has its fence (a fence inside another block would shift them all).
-        self._fence = (source[0], lines) if len(lines) == len(code) else None
+        self.source = source
         self.progress = progress or ChapterProgress(chapter_id, len(code))
         # Local IPC sockets instead of TCP ports: nothing listens on the network, and the
         # kernel does not warn about unencrypted TCP in every build log.
@@ -190,10 +196,7 @@ class ChapterClient(NotebookClient):
     def where(self, cell_index: int | None) -> str:
         """``cell N/M`` of notebook cell ``cell_index``, with the line of its fence (``b.md line 14``)."""
         n = self.cell_number(cell_index)
-        if n is None:
-            return "before the first cell"
-        line = f" ({self._fence[0]} line {self._fence[1][n - 1]})" if self._fence else ""
-        return f"cell {n}/{self.n_code_cells}{line}"
+        return "before the first cell" if n is None else cell_label(n, self.n_code_cells, self.source)
 
     async def async_start_new_kernel(self, **kwargs: Any) -> None:
         kwargs.setdefault("env", self.kernel_env if self.kernel_env is not None else subprocess_env())
@@ -207,6 +210,8 @@ class ChapterClient(NotebookClient):
                                  store_history: bool = True) -> Any:
         if cell.cell_type != "code":
             return cell
+        if _stopping.is_set():  # interrupted while its kernel was starting: run nothing more
+            raise ChapterInterrupted([(self.chapter_id, self.cell_number(cell_index))])
         if cell.metadata.get(FINISH_CELL_FLAG):
             return await super().async_execute_cell(cell, cell_index, execution_count, store_history)
         tags = cell.metadata.get("tags", [])
@@ -267,10 +272,9 @@ def execute_notebook(nb: Any, chapter_id: str, *, cwd: Path = REPO_ROOT, roots: 
     """
     from amp_docs_lib.page.claim_lint import lint_source
 
-    shown = _shown_path(source, cwd) if source is not None else None
-    fences = code_fence_lines(source.read_text(encoding="utf-8")) if source is not None else []
+    markdown = (_shown_path(source, cwd), source.read_text(encoding="utf-8")) if source is not None else None
     code = [c for c in nb.cells if c.cell_type == "code"]
-    findings = [f"cell {n}{f' ({shown} line {fences[n - 1]})' if len(fences) == len(code) else ''}, {f}"
+    findings = [f"{cell_label(n, len(code), markdown)}, {f}"
                 for n, cell in enumerate(code, start=1) for f in lint_source(cell.source)]
     if findings:
         raise ChapterExecutionError(f"chapter {chapter_id} has claims whose check cannot fail:\n  "
@@ -284,8 +288,7 @@ def execute_notebook(nb: Any, chapter_id: str, *, cwd: Path = REPO_ROOT, roots: 
     nb.cells.append(nbformat.v4.new_code_cell(FINISH_CELL_SOURCE, metadata={FINISH_CELL_FLAG: True}))
     client = ChapterClient(nb, chapter_id, timeout=CELL_TIMEOUT_S, kernel_name="python3",
                            allow_errors=False, resources={"metadata": {"path": str(cwd)}},
-                           kernel_env=recording_environment(subprocess_env(), reads_dir, roots),
-                           source=(shown, source.read_text(encoding="utf-8")) if source is not None else None)
+                           kernel_env=recording_environment(subprocess_env(), reads_dir, roots), source=markdown)
     started = time.time()
     t0 = time.perf_counter()
     client.progress.started(reason)
@@ -424,9 +427,15 @@ def execute_chapters(chapters: list[tuple[str, Any]], jobs: int,
                         for i, future in futures:
                             results[i] = future.result()
                     except KeyboardInterrupt:  # in this (the main) thread: stop the workers' kernels
-                        for _, future in futures:
-                            future.cancel()
-                        raise ChapterInterrupted(stop_running()) from None
+                        previous = signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C: no traceback
+                        try:
+                            for _, future in futures:
+                                future.cancel()
+                            where = stop_running()
+                            pool.shutdown(wait=True)  # each worker sees its kernel die and cleans up
+                        finally:
+                            signal.signal(signal.SIGINT, previous)
+                        raise ChapterInterrupted(where) from None
             else:
                 for i in shared:
                     results[i] = run(i)

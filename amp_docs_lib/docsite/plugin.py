@@ -301,6 +301,7 @@ class AmpDocsPlugin(BasePlugin[AmpDocsConfig]):
         if self.staging is None or _strict_warnings_counted():
             return  # a --strict build with warnings fails next: on_build_error discards the staging folder
         swap_into_place(self.staging, self.site)
+        log.info("amp-docs: the new site replaced %s", self.site)  # mkdocs named the staging folder above
         self.staging = None
         config.site_dir = str(self.site)
 

@@ -116,7 +116,7 @@ def run_mkdocs(root: Path, mkdocs_args: list[str]) -> int:
         previous = signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not cut the clean-up short
         try:
             # Ctrl-C reached mkdocs too (same process group); a SIGTERM sent to this process alone did not.
-            for sig, wait_s in ((None, 2.0), (signal.SIGINT, 60.0), (signal.SIGKILL, None)):
+            for sig, wait_s in ((None, 10.0), (signal.SIGINT, 60.0), (signal.SIGKILL, None)):
                 if sig is not None:
                     proc.send_signal(sig)
                 try:
