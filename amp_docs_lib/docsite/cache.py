@@ -159,8 +159,9 @@ class ExecutionCache:
             except (OSError, ValueError):
                 continue
             if isinstance(r, dict) and r.get("format") == CACHE_FORMAT and r.get("chapter") == chapter_id \
-                    and isinstance(r.get("inputs"), dict) and p.name.endswith(f"-{r.get('id')}.json"):
-                out.append(r)
+                    and isinstance(r.get("inputs"), dict) and p.name.endswith(f"-{r.get('id')}.json") \
+                    and isinstance(r.get("written", 0), (int, float)) and isinstance(r.get("code_cells", []), list):
+                out.append(r)  # a record of another shape is no record
         return sorted(out, key=lambda r: r.get("written", 0), reverse=True)
 
     def inputs_of(self, chapter_id: str, nb_path: Path) -> dict[str, str]:
@@ -178,13 +179,16 @@ class ExecutionCache:
         path = self._paths(chapter_id, record["id"])[0]
         try:
             text = path.read_text(encoding="utf-8")
+        except (OSError, ValueError):
+            return UNREADABLE
+        if _sha(text) != record.get("nb_sha"):  # before parsing: only what ``_write`` wrote is read
+            return EDITED
+        try:
             # Our own entries, written complete by ``put``: read as nbformat reads a v4 notebook
             # but without its schema validation, which doubles the time.
             nb = nbjson.reads(text)
-        except (OSError, ValueError):
+        except (ValueError, AttributeError):
             return UNREADABLE
-        if _sha(text) != record.get("nb_sha"):
-            return EDITED
         meta = nb.get("metadata", {}).get("amp_docs", {}) if isinstance(nb.get("metadata"), dict) else {}
         if meta.get("cache_key") != record["id"] or not meta.get("complete"):
             return UNREADABLE
