@@ -136,7 +136,7 @@ def noop_only(rounds: int = 5) -> int:
         return 2
     work = Path(tempfile.mkdtemp(prefix="amp-docs-noop-"))
     try:
-        shutil.copytree(root, work / "repo", ignore=shutil.ignore_patterns(".git", "site", "__pycache__"))
+        shutil.copytree(root, work / "repo", ignore=shutil.ignore_patterns(".git", "site", ".site.amp-docs-*", "__pycache__"))
         print_noop_comparison(noop_comparison(work / "repo", work, rounds))
     finally:
         shutil.rmtree(work, ignore_errors=True)
@@ -204,7 +204,7 @@ def check_touch(root: Path, touch: str) -> None:
 
 def _run_benchmark(root: Path, work: Path, touch: str, serial: bool, rounds: int) -> int:
     shutil.copytree(root, work / "repo", ignore=shutil.ignore_patterns(
-        ".git", "site", CACHE_DIR.name, "__pycache__"))
+        ".git", "site", ".site.amp-docs-*", CACHE_DIR.name, "__pycache__"))
     repo, site = work / "repo", work / "site"
     results = {}
     if serial:
