@@ -343,3 +343,16 @@ def test_a_killed_build_leaves_the_previous_site_and_the_next_build_cleans_up(mi
                                                  capture_output=True, text=True, check=True).stdout
     assert not list(mini_site.glob(".site.amp-docs-*")), "the killed build's staging folder is removed"
     assert "chapters/b/index.html" in _pages(mini_site / "site")
+
+
+def test_sigterm_is_an_interrupt_across_chapters_run_one_after_another():
+    """16: nbclient resets SIGTERM to its default after each kernel; the enclosing build's handler survives."""
+    from amp_docs_lib.docsite.store import sigterm_as_interrupt
+
+    with sigterm_as_interrupt():  # the build (execute_chapters)
+        with sigterm_as_interrupt():  # one chapter (execute_notebook)
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)  # what nbclient leaves behind
+        with pytest.raises(KeyboardInterrupt):
+            os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(5)
+    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL

@@ -164,20 +164,22 @@ def clean_stale_temp_dirs(prefix: str, older_than_s: float = 6 * 3600) -> list[P
 INTERRUPTED = 130  # exit status after Ctrl-C or SIGTERM (128 + SIGINT), as a shell reports Ctrl-C
 
 
+def _interrupt(signum, frame):
+    raise KeyboardInterrupt
+
+
 @contextlib.contextmanager
 def sigterm_as_interrupt():
     """Within the block, SIGTERM raises ``KeyboardInterrupt`` as Ctrl-C does, so both clean up the same
-    way (only in the main thread, and only where SIGTERM has its default action)."""
-    if threading.current_thread() is not threading.main_thread() \
-            or signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
+    way (only in the main thread, and only where SIGTERM has its default action or is already ours).
+    The handler before the block is restored after it: nbclient resets SIGTERM to the default when
+    its kernel stops, and an enclosing block (several chapters in a row) keeps its own."""
+    previous = signal.getsignal(signal.SIGTERM)
+    if threading.current_thread() is not threading.main_thread() or previous not in (signal.SIG_DFL, _interrupt):
         yield
         return
-
-    def interrupt(signum, frame):
-        raise KeyboardInterrupt
-
-    signal.signal(signal.SIGTERM, interrupt)
+    signal.signal(signal.SIGTERM, _interrupt)
     try:
         yield
     finally:
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        signal.signal(signal.SIGTERM, previous)
