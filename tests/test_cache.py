@@ -267,3 +267,33 @@ def test_amp_docs_build_is_a_no_op_when_nothing_changed(mini_site):
     assert "up to date" not in forced.stdout and _executed(mini_site) == {}
 
 
+
+
+def test_an_edited_cached_notebook_is_a_miss_with_a_reason(tmp_path, env):
+    """30: the record keeps the hash of the notebook it was written with; an edited notebook is not served."""
+    cache, roots, path = _store(tmp_path, env, {})
+    look = lambda text=TEXT: cache.lookup("ch", text, env, InputHasher(roots), parse_chapter)  # noqa: E731
+    assert look().status == "hit"
+    nb = json.loads(path.read_text())
+    nb["cells"][1]["outputs"] = [{"output_type": "stream", "name": "stdout", "text": "99999\n"}]
+    path.write_text(json.dumps(nb))  # still a valid, complete notebook with the right key
+    got = look()
+    assert got.status == "miss" and got.reason == "cached notebook changed since it was written"
+    assert look(TEXT.replace("# A chapter", "# A chapter\n\nNew prose.")).status == "miss"  # nor merged
+
+
+def test_cache_files_of_the_wrong_shape_are_a_miss_never_fatal(tmp_path, env):
+    """Issue 30: a cache entry that is not what the build wrote is rebuilt, never fatal."""
+    cache, roots, path = _store(tmp_path, env, {})
+    look = lambda: cache.lookup("ch", TEXT, env, InputHasher(roots), parse_chapter)  # noqa: E731
+    good = path.read_text()
+    for wrong in ("[]", "{}", "3", "null"):  # valid JSON, not a notebook (nbformat raised AttributeError)
+        path.write_text(wrong)
+        assert look().status == "miss"
+    path.write_text(good)
+    assert look().status == "hit"
+    record = path.with_suffix(".json")
+    r = json.loads(record.read_text())
+    record.write_text(json.dumps(dict(r, written="yesterday")))  # sorting records compared it with numbers
+    (tmp_path / "cache" / "ch-0000.json").write_text(json.dumps(dict(r, id="0000")))
+    assert look().status in ("hit", "miss")

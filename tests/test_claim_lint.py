@@ -47,5 +47,5 @@ def test_no_chapter_has_a_claim_that_cannot_fail(chapter):
 def test_executor_refuses_a_chapter_with_such_a_claim():
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("x = 1"),
                                          nbformat.v4.new_code_cell(CONSTANT)])
-    with pytest.raises(ChapterExecutionError, match=r"(?s)chapter bad-claims .*cell 1, line 1: constant verdict"):
+    with pytest.raises(ChapterExecutionError, match=r"(?s)chapter bad-claims .*cell 2/2, line 1: constant verdict"):
         execute_notebook(nb, "bad-claims")

@@ -2,7 +2,7 @@ import pytest
 
 pytestmark = pytest.mark.site
 
-from amp_docs_lib.docsite.execute import ChapterExecutionError, execute_notebook
+from amp_docs_lib.docsite.execute import ChapterExecutionError, execute_notebook, execute_one
 
 from amp_docs_lib.core.chapters import read_chapter
 
@@ -36,7 +36,7 @@ def test_gating_refuses_an_unlisted_package(tmp_path):
 
 
 def test_failing_cell_names_the_chapter(tmp_path):
-    with pytest.raises(ChapterExecutionError, match=r"(?s)chapter broken failed to execute \(cell 2\).*ZeroDivisionError"):
+    with pytest.raises(ChapterExecutionError, match=r"(?s)chapter broken failed to execute at cell 2/2:.*ZeroDivisionError"):
         run(tmp_path, ("", "x = 1"), ("", "1 / 0"), name="broken")
 
 
@@ -52,3 +52,26 @@ def test_read_chapter_rejects_non_chapters(tmp_path):
     plain.write_text("# Just prose\n")
     with pytest.raises(ValueError, match="python kernelspec"):
         read_chapter(plain)
+
+
+def _two_cells_with_prose_between(tmp_path, second: str):
+    p = tmp_path / "numbered.md"
+    text = make_chapter("Demo", ("", "x = 1")) + f"\nProse between the cells.\n\n```python\n{second}\n```\n"
+    p.write_text(text)
+    fences = [n for n, line in enumerate(text.splitlines(), start=1) if line == "```python"]
+    return p, fences
+
+
+def test_errors_and_timings_number_code_cells_and_name_the_fence_line(tmp_path, capsys, monkeypatch):
+    """15: one numbering (the code cell's ordinal, as progress lines count) plus the line in the .md source;
+    the notebook index (Markdown cells counted) appeared in errors and the timing table before."""
+    p, _ = _two_cells_with_prose_between(tmp_path, "y = 2")
+    monkeypatch.chdir(tmp_path)
+    assert execute_one(p, use_cache=False) == 0
+    table = [line.split()[:2] for line in capsys.readouterr().out.splitlines() if line.startswith("  cell")]
+    assert table == [["cell", "1"], ["cell", "2"]]
+    p, fences = _two_cells_with_prose_between(tmp_path, "def f(:\n    pass")  # a syntax error
+    with pytest.raises(ChapterExecutionError) as e:
+        execute_notebook(read_chapter(p), "numbered", cwd=tmp_path, source=p)
+    assert f"failed to execute at cell 2/2 (numbered.md line {fences[1]})" in str(e.value)
+    assert "cell 2/2 failed" in capsys.readouterr().err

@@ -18,11 +18,16 @@ def build(force: bool, mkdocs_args: tuple[str, ...]) -> None:
 
     Other arguments go to `mkdocs build` (e.g. --strict, -d DIR).
     """
+    from amp_docs_lib.docsite.store import INTERRUPTED, SiteDirError
     from amp_docs_lib.docsite.up_to_date import build as build_site
 
     t0 = time.perf_counter()
-    rc = build_site(list(mkdocs_args), force=force)
-    click.echo(f"amp-docs build: finished in {time.perf_counter() - t0:.1f} s (exit {rc})")
+    try:
+        rc = build_site(list(mkdocs_args), force=force)
+    except SiteDirError as e:
+        raise click.BadParameter(str(e), param_hint="'-d' / '--site-dir'") from None
+    if rc != INTERRUPTED:  # an interrupted build has said so in one line
+        click.echo(f"amp-docs build: finished in {time.perf_counter() - t0:.1f} s (exit {rc})")
     sys.exit(rc)
 
 
@@ -32,16 +37,21 @@ def build(force: bool, mkdocs_args: tuple[str, ...]) -> None:
 def execute(chapter: Path, no_cache: bool) -> None:
     """Execute CHAPTER (a docs/chapters/*.md file) through the build's cache; print per-cell timings."""
     from amp_docs_lib.core.settings import SettingError, check_environment
-    from amp_docs_lib.docsite.execute import execute_one
+    from amp_docs_lib.docsite.execute import ChapterInterrupted, execute_one
+    from amp_docs_lib.docsite.store import INTERRUPTED, sigterm_as_interrupt
 
     try:
-        rc = execute_one(chapter, use_cache=not no_cache)
+        with sigterm_as_interrupt():
+            rc = execute_one(chapter, use_cache=not no_cache)
     except ValueError as e:
         try:  # a bad AMP_DOCS_* variable is named as such, not blamed on the chapter
             check_environment(warn=lambda message: None)
         except SettingError as bad:
             raise click.UsageError(str(bad)) from None
         raise click.BadParameter(str(e), param_hint="CHAPTER") from None
+    except ChapterInterrupted as e:  # the kernel and temporary folders are already gone
+        click.echo(f"amp-docs: {e}", err=True)
+        sys.exit(INTERRUPTED)
     sys.exit(rc)
 
 
@@ -60,4 +70,9 @@ def bench_build(touch: str, serial: bool, noop_only: bool, rounds: int) -> None:
     machinery edit and an example edit, on a copy of this checkout; say what executed and why."""
     from amp_docs_lib.docsite import build_bench
 
+    if not noop_only:
+        try:
+            build_bench.check_touch(Path.cwd(), touch)
+        except ValueError as e:
+            raise click.BadParameter(str(e), param_hint="'--touch'") from None
     sys.exit(build_bench.noop_only(rounds) if noop_only else build_bench.main(touch, serial=serial, rounds=rounds))

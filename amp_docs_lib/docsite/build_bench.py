@@ -67,16 +67,30 @@ def _mkdocs_seconds(root: Path, site: Path, library_from: Path | None = None) ->
     return time.perf_counter() - t0
 
 
+def executed_notebooks(repo: Path) -> dict[str, Path]:
+    """Each chapter's newest executed notebook in ``repo``'s cache (chapter file name -> notebook);
+    ``ValueError`` naming the chapters that have none."""
+    cache = repo / EXECUTED_DIR
+    found, missing = {}, []
+    for md in sorted((repo / "docs" / "chapters").glob("*.md")):
+        entries = sorted(cache.glob(f"{md.stem}-*.ipynb"), key=lambda p: p.stat().st_mtime)
+        if entries:
+            found[md.name] = entries[-1]
+        else:
+            missing.append(md.name)
+    if missing:
+        raise ValueError(f"no executed notebook for {', '.join(missing)} in {cache}: run `amp-docs build` in "
+                         f"{repo} first")
+    return found
+
+
 def jupyter_only_copy(repo: Path, dest: Path) -> Path:
     """``dest``: the site of ``repo`` as mkdocs-jupyter alone builds it, from ``repo``'s executed
     notebooks (the newest cache entry of each chapter) and without the amp-docs plugin."""
-    cache = repo / EXECUTED_DIR
+    notebooks = executed_notebooks(repo)
     shutil.copytree(repo / "docs", dest / "docs")
     for md in sorted((dest / "docs" / "chapters").glob("*.md")):
-        entries = sorted(cache.glob(f"{md.stem}-*.ipynb"), key=lambda p: p.stat().st_mtime)
-        if not entries:
-            raise ValueError(f"no executed notebook for {md.name} in {cache}: build {repo} first")
-        shutil.copy(entries[-1], md.with_suffix(".ipynb"))
+        shutil.copy(notebooks[md.name], md.with_suffix(".ipynb"))
         md.unlink()
     text = (repo / "mkdocs.yml").read_text()
     text = re.sub(r"(?m)^  - amp-docs:\n(?:      .*\n)*", "", text)  # the plugin and its options
@@ -115,9 +129,14 @@ def noop_only(rounds: int = 5) -> int:
     if not (root / EXECUTED_DIR).is_dir():
         print("no execution cache here: run `amp-docs build` first", file=sys.stderr)
         return 2
-    work = Path(tempfile.mkdtemp(prefix="amp-docs-noop-"))
-    shutil.copytree(root, work / "repo", ignore=shutil.ignore_patterns(".git", "site", "__pycache__"))
     try:
+        executed_notebooks(root)  # here, before copying: the error names this checkout, not the copy
+    except ValueError as e:
+        print(e, file=sys.stderr)
+        return 2
+    work = Path(tempfile.mkdtemp(prefix="amp-docs-noop-"))
+    try:
+        shutil.copytree(root, work / "repo", ignore=shutil.ignore_patterns(".git", "site", ".site.amp-docs-*", "__pycache__"))
         print_noop_comparison(noop_comparison(work / "repo", work, rounds))
     finally:
         shutil.rmtree(work, ignore_errors=True)
@@ -163,9 +182,29 @@ def main(touch: str = "docs/chapters/formats.md", serial: bool = False, rounds: 
     if not (root / "mkdocs.yml").exists():
         print("run from the repository root (where mkdocs.yml is)", file=sys.stderr)
         return 2
+    check_touch(root, touch)  # before the cold build, not six minutes after it
     work = Path(tempfile.mkdtemp(prefix="amp-docs-bench-"))
+    try:
+        return _run_benchmark(root, work, touch, serial, rounds)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)  # a full copy of the checkout and its site
+
+
+def check_touch(root: Path, touch: str) -> None:
+    """``ValueError`` naming ``touch`` unless it is a chapter of ``root`` with a prose word to edit."""
+    path = root / touch
+    if not path.is_file():
+        chapters = sorted(str(p.relative_to(root)) for p in (root / "docs" / "chapters").glob("*.md"))
+        raise ValueError(f"no chapter {touch!r} in {root}; valid chapters: {', '.join(chapters) or 'none'}")
+    try:
+        edit_one_word(path.read_text(encoding="utf-8"))
+    except ValueError:
+        raise ValueError(f"{touch!r} has no prose line with a word to edit; choose another chapter") from None
+
+
+def _run_benchmark(root: Path, work: Path, touch: str, serial: bool, rounds: int) -> int:
     shutil.copytree(root, work / "repo", ignore=shutil.ignore_patterns(
-        ".git", "site", CACHE_DIR.name, "__pycache__"))
+        ".git", "site", ".site.amp-docs-*", CACHE_DIR.name, "__pycache__"))
     repo, site = work / "repo", work / "site"
     results = {}
     if serial:
@@ -196,5 +235,4 @@ def main(touch: str = "docs/chapters/formats.md", serial: bool = False, rounds: 
         print(f"{name} / cold = {results[name][0] / cold:.1%}")
     if rounds:
         print_noop_comparison(noop_comparison(repo, work, rounds))
-    shutil.rmtree(work, ignore_errors=True)
     return 0

@@ -20,8 +20,9 @@ does, and nothing executes; a result shown in prose comes from a code cell, so t
 loses nothing. Otherwise the chapter executes, and ``Lookup.reason`` says why.
 
 Entries are written atomically (temporary file, then ``os.replace``), the notebook
-before its record; each notebook records its own id and a completion flag, so a
-build killed mid-way leaves nothing a later build trusts.
+before its record; each notebook records its own id and a completion flag, and each
+record the hash of the notebook it was written with (``nb_sha``), so neither a build
+killed mid-way nor a notebook edited afterwards leaves anything a later build trusts.
 """
 
 from __future__ import annotations
@@ -38,7 +39,11 @@ from amp_docs_lib.core.packages import hidden_packages
 from amp_docs_lib.docsite.inputs import ABSENT, InputHasher, Roots
 from amp_docs_lib.docsite.store import TEMP_PREFIX, TEMP_SUFFIX, write_atomic
 
-CACHE_FORMAT = 2
+CACHE_FORMAT = 3  # 3: records hold their notebook's hash (``nb_sha``)
+
+
+UNREADABLE = "cached notebook missing or unreadable"
+EDITED = "cached notebook changed since it was written"
 
 
 def _sha(text: str) -> str:
@@ -154,8 +159,9 @@ class ExecutionCache:
             except (OSError, ValueError):
                 continue
             if isinstance(r, dict) and r.get("format") == CACHE_FORMAT and r.get("chapter") == chapter_id \
-                    and isinstance(r.get("inputs"), dict) and p.name.endswith(f"-{r.get('id')}.json"):
-                out.append(r)
+                    and isinstance(r.get("inputs"), dict) and p.name.endswith(f"-{r.get('id')}.json") \
+                    and isinstance(r.get("written", 0), (int, float)) and isinstance(r.get("code_cells", []), list):
+                out.append(r)  # a record of another shape is no record
         return sorted(out, key=lambda r: r.get("written", 0), reverse=True)
 
     def inputs_of(self, chapter_id: str, nb_path: Path) -> dict[str, str]:
@@ -166,24 +172,31 @@ class ExecutionCache:
             return {}
         return r.get("inputs", {}) if isinstance(r, dict) and r.get("chapter") == chapter_id else {}
 
-    def _read_notebook(self, chapter_id: str, record: dict[str, Any]) -> tuple[Path, Any] | None:
+    def _read_notebook(self, chapter_id: str, record: dict[str, Any]) -> tuple[Path, Any] | str:
+        """The entry's notebook, or why it cannot be used (missing, unreadable, not what was written)."""
         from nbformat.v4 import nbjson
 
         path = self._paths(chapter_id, record["id"])[0]
         try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, ValueError):
+            return UNREADABLE
+        if _sha(text) != record.get("nb_sha"):  # before parsing: only what ``_write`` wrote is read
+            return EDITED
+        try:
             # Our own entries, written complete by ``put``: read as nbformat reads a v4 notebook
             # but without its schema validation, which doubles the time.
-            nb = nbjson.reads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return None
+            nb = nbjson.reads(text)
+        except (ValueError, AttributeError):
+            return UNREADABLE
         meta = nb.get("metadata", {}).get("amp_docs", {}) if isinstance(nb.get("metadata"), dict) else {}
         if meta.get("cache_key") != record["id"] or not meta.get("complete"):
-            return None
+            return UNREADABLE
         try:
             os.utime(path)  # eviction reads a recent time as "in use"
             os.utime(path.with_suffix(".json"))
         except OSError:
-            return None
+            return UNREADABLE
         return path, nb
 
     def lookup(self, chapter_id: str, text: str, env: Environment, hasher: InputHasher,
@@ -198,26 +211,31 @@ class ExecutionCache:
         records = self.records(chapter_id)
         env_key, text_sha = env.key(), _sha(text)
         valid = [r for r in records if r.get("env_key") == env_key and not hasher.changed(r["inputs"])]
+        unusable = UNREADABLE  # why a valid record's notebook was not used, if one was not
         for r in valid:  # the same page: no parsing at all
             if r.get("text_sha") == text_sha:
                 got = self._read_notebook(chapter_id, r)
-                if got is not None and got[1].metadata["amp_docs"].get("text_sha") == text_sha:
+                if isinstance(got, str):
+                    unusable = got
+                elif got[1].metadata["amp_docs"].get("text_sha") == text_sha:
                     return Lookup("hit", *got)
         source = parse(text)
         key = code_key(source)
         for r in valid:
             if r.get("code_key") == key:
                 got = self._read_notebook(chapter_id, r)
-                if got is None:
+                if isinstance(got, str):
+                    unusable = got
                     continue
                 nb = merge_markdown(got[1], source)
                 nb.metadata["amp_docs"]["text_sha"] = text_sha
                 return Lookup("merged", self._write(chapter_id, nb, dict(r, text_sha=text_sha)), nb)
-        return Lookup("miss", reason=self.explain(records, env, key, code_cells(source), hasher))
+        return Lookup("miss", reason=self.explain(records, env, key, code_cells(source), hasher, unusable))
 
     def explain(self, records: list[dict[str, Any]], env: Environment, key: str, cells: list[str],
-                hasher: InputHasher) -> str:
-        """Why no record is valid, in words: the first difference from the newest record."""
+                hasher: InputHasher, unusable: str = "") -> str:
+        """Why no record is valid, in words: the first difference from the newest record; ``unusable``
+        if the record matches but its notebook cannot be used."""
         if not records:
             return "no cached result"
         same_env = [r for r in records if r.get("env_key") == env.key()]
@@ -238,7 +256,7 @@ class ExecutionCache:
             if not diff:
                 return "front matter changed"
             return f"code cell {diff[0] + 1} changed" + (f" (and {len(diff) - 1} more)" if len(diff) > 1 else "")
-        return "cached notebook missing or unreadable"
+        return unusable or UNREADABLE
 
     def put(self, chapter_id: str, nb: Any, *, text: str, source: Any, inputs: dict[str, str],
             env: Environment, unknown: list[str] | None = None) -> Path:
@@ -259,8 +277,9 @@ class ExecutionCache:
 
         nb.metadata.setdefault("amp_docs", {}).update({"cache_key": record["id"], "complete": True})
         nb_path, record_path = self._paths(chapter_id, record["id"])
-        write_atomic(nb_path, nbformat.writes(nb))  # the notebook first: a record never names a missing one
-        write_atomic(record_path, json.dumps(dict(record, written=time.time()), indent=1))
+        text = nbformat.writes(nb)
+        write_atomic(nb_path, text)  # the notebook first: a record never names a missing one
+        write_atomic(record_path, json.dumps(dict(record, nb_sha=_sha(text), written=time.time()), indent=1))
         return nb_path
 
     def evict_except(self, keep: set[Path], min_age_s: float = 0.0) -> list[Path]:

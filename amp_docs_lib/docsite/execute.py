@@ -12,6 +12,12 @@
   in every Python process it starts; a hidden last cell marks the record complete),
   and ``Execution.inputs`` holds it with content hashes: the cache key of its result.
 
+* Cells are numbered among code cells (1..n) everywhere (progress lines, errors, the
+  timing table), with the line of the cell's fence in the ``.md`` source where known.
+* Ctrl-C or SIGTERM stops the kernels and raises ``ChapterInterrupted`` ("interrupted at
+  cell N of CHAPTER"); kernel and recording folders are removed, and those a killed
+  process left (named with its pid) are removed by the next execution.
+
 Run ``amp-docs execute docs/chapters/formats.md`` to execute one chapter (through
 the cache) and print per-cell timings.
 """
@@ -24,8 +30,9 @@ import json
 import os
 import re
 import shutil
+import signal
 import sys
-import tempfile
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,6 +47,7 @@ from amp_docs_lib.core.packages import hidden_packages, subprocess_env
 from amp_docs_lib.core.paths import EXECUTED_DIR, REFERENCE_RESULTS_DIR, REPO_ROOT
 from amp_docs_lib.docsite.inputs import FINISH_CELL_SOURCE, Roots, read_records, recording_environment, snapshot
 from amp_docs_lib.docsite.progress import ChapterProgress
+from amp_docs_lib.docsite.store import clean_stale_temp_dirs, pid_temp_dir, sigterm_as_interrupt
 from amp_docs_lib.core.gating import requirements_from_tags, skip_note_html, unmet_requirements
 from amp_docs_lib.core.profiles import PROFILE_ENV_VAR, active_profile
 from amp_docs_lib.core import settings
@@ -47,11 +55,43 @@ from amp_docs_lib.core import settings
 FINISH_CELL_FLAG = "amp_docs_finish"  # metadata of the hidden last cell (removed after execution)
 EXPECTED_ERROR_TAG = "raises-exception"
 CELL_TIMEOUT_S = 900
+KERNEL_DIR_PREFIX, READS_DIR_PREFIX = "amp-docs-kernel-", "amp-docs-reads-"  # + pid: see store.pid_temp_dir
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
+_CODE_FENCE = re.compile(r"^```python\b")  # jupytext Markdown: a code cell opens with this fence
 
 
 class ChapterExecutionError(RuntimeError):
     """A chapter's example failed; the message names the chapter and the cell."""
+
+
+class ChapterInterrupted(KeyboardInterrupt):
+    """Ctrl-C or SIGTERM stopped execution; ``where``: (chapter id, cell number or None) of each chapter
+    that was executing. The kernels are stopped and the temporary folders removed."""
+
+    def __init__(self, where: list[tuple[str, int | None]]):
+        self.where = where
+        super().__init__("interrupted at " + (", ".join(
+            f"cell {cell} of {cid}" if cell is not None else f"the start of {cid}" for cid, cell in where)
+            or "a chapter's start"))
+
+
+def code_fence_lines(text: str) -> list[int]:
+    """The 1-based line of each code cell's opening fence in a chapter's Markdown source, in order."""
+    return [n for n, line in enumerate(text.splitlines(), start=1) if _CODE_FENCE.match(line)]
+
+
+def cell_label(number: int, n_cells: int, source: tuple[str, str] | None = None) -> str:
+    """``cell N/M``: code cell ``number`` of ``n_cells``, with its fence's line in ``source`` (the chapter's
+    path as shown, its Markdown text) where every code cell's fence was found: ``cell 2/3 (b.md line 14)``."""
+    lines = code_fence_lines(source[1]) if source else []
+    where = f" ({source[0]} line {lines[number - 1]})" if source and len(lines) == n_cells else ""
+    return f"cell {number}/{n_cells}{where}"
+
+
+# Chapters executing now (chapter id -> client): Ctrl-C in a parallel build stops their kernels.
+_running: dict[str, "ChapterClient"] = {}
+_running_lock = threading.Lock()
+_stopping = threading.Event()  # set while an interrupt stops the kernels: their failures are the interrupt
 
 
 
@@ -104,11 +144,14 @@ class ChapterClient(NotebookClient):
     """
 
     def __init__(self, nb: Any, chapter_id: str, progress: ChapterProgress | None = None,
-                 kernel_env: dict[str, str] | None = None, **kw: Any):
+                 kernel_env: dict[str, str] | None = None, source: tuple[str, str] | None = None, **kw: Any):
+        """``source``: (the chapter's path as shown, its Markdown text), to name the line of a cell."""
         super().__init__(nb, **kw)
         code = [i for i, c in enumerate(nb.cells)
                 if c.cell_type == "code" and not c.metadata.get(FINISH_CELL_FLAG)]
         self._cell_number = {i: n for n, i in enumerate(code, start=1)}  # 1-based among code cells
+        self.n_code_cells = len(code)
+        self.source = source
         self.progress = progress or ChapterProgress(chapter_id, len(code))
         # Local IPC sockets instead of TCP ports: nothing listens on the network, and the
         # kernel does not warn about unencrypted TCP in every build log.
@@ -124,9 +167,36 @@ class ChapterClient(NotebookClient):
         km = super().create_kernel_manager()
         km.transport = self._transport
         if self._transport == "ipc":
-            self._socket_dir = tempfile.mkdtemp(prefix="amp-docs-kernel-")
+            self._socket_dir = pid_temp_dir(KERNEL_DIR_PREFIX)
             km.ip = os.path.join(self._socket_dir, "kernel")
         return km
+
+    @property
+    def interrupted(self) -> bool:
+        """Whether Ctrl-C or SIGTERM stopped this execution: in the main thread nbclient's own signal
+        handler shuts the kernel down (and records that it did); elsewhere ``stop_running`` kills it."""
+        return _stopping.is_set() or getattr(self, "_async_cleanup_kernel_future", None) is not None
+
+    def kill_kernel(self) -> None:
+        """Kill the kernel and what it started (its own process group), from any thread."""
+        pid = getattr(getattr(self.km, "provisioner", None), "pid", None)
+        if pid:
+            for kill in (os.killpg, os.kill):
+                try:
+                    kill(pid, signal.SIGKILL)
+                    return
+                except (ProcessLookupError, PermissionError):
+                    continue
+
+    async def _async_cleanup_kernel(self) -> None:
+        if self.interrupted:  # nbclient's signal handler: kill, or the kernel reports the closed sockets
+            self.kill_kernel()
+        await super()._async_cleanup_kernel()
+
+    def where(self, cell_index: int | None) -> str:
+        """``cell N/M`` of notebook cell ``cell_index``, with the line of its fence (``b.md line 14``)."""
+        n = self.cell_number(cell_index)
+        return "before the first cell" if n is None else cell_label(n, self.n_code_cells, self.source)
 
     async def async_start_new_kernel(self, **kwargs: Any) -> None:
         kwargs.setdefault("env", self.kernel_env if self.kernel_env is not None else subprocess_env())
@@ -140,6 +210,8 @@ class ChapterClient(NotebookClient):
                                  store_history: bool = True) -> Any:
         if cell.cell_type != "code":
             return cell
+        if _stopping.is_set():  # interrupted while its kernel was starting: run nothing more
+            raise ChapterInterrupted([(self.chapter_id, self.cell_number(cell_index))])
         if cell.metadata.get(FINISH_CELL_FLAG):
             return await super().async_execute_cell(cell, cell_index, execution_count, store_history)
         tags = cell.metadata.get("tags", [])
@@ -161,14 +233,15 @@ class ChapterClient(NotebookClient):
         try:
             cell = await super().async_execute_cell(cell, cell_index, execution_count, store_history)
         except BaseException:
-            self.progress.cell(self.cell_number(cell_index), time.perf_counter() - t0, "failed")
+            if not self.interrupted:  # an interrupt is said once, by whoever stops the build
+                self.progress.cell(self.cell_number(cell_index), time.perf_counter() - t0, "failed")
             raise
         dt = time.perf_counter() - t0
         self.progress.cell(self.cell_number(cell_index), dt)
         self.cell_seconds.append((cell_index, dt, "ran"))
         if EXPECTED_ERROR_TAG in tags and not any(o.output_type == "error" for o in cell.outputs):
             raise ChapterExecutionError(
-                f"chapter {self.chapter_id}: cell {cell_index} is tagged {EXPECTED_ERROR_TAG!r} "
+                f"chapter {self.chapter_id}: {self.where(cell_index)} is tagged {EXPECTED_ERROR_TAG!r} "
                 f"but raised nothing:\n{cell.source}")
         if requirements_from_tags(tags) and settings.save_reference_requested():
             save_reference(self.chapter_id, cell)
@@ -187,43 +260,56 @@ class Execution:
 
 
 def execute_notebook(nb: Any, chapter_id: str, *, cwd: Path = REPO_ROOT, roots: Roots | None = None,
-                     reason: str | None = None) -> tuple[Any, ChapterClient]:
+                     reason: str | None = None, source: Path | None = None) -> tuple[Any, ChapterClient]:
     """Execute ``nb`` in a fresh kernel (working directory ``cwd``); raise ``ChapterExecutionError``
-    naming the chapter on failure. ``client.execution`` holds what it read under ``roots``
-    (default: ``cwd`` and the library's checkout); ``reason`` (why it executes) goes on its
-    progress line.
+    naming the chapter and cell on failure, ``ChapterInterrupted`` on Ctrl-C or SIGTERM.
+    ``client.execution`` holds what it read under ``roots`` (default: ``cwd`` and the library's
+    checkout); ``reason`` (why it executes) goes on its progress line; ``source``: the chapter's
+    ``.md`` file, whose fence lines name the cells in errors.
 
     A chapter with a claim whose check cannot fail (``amp_docs_lib.page.claim_lint``)
     is refused before anything runs.
     """
     from amp_docs_lib.page.claim_lint import lint_source
 
-    findings = [f"cell {i}, {f}" for i, cell in enumerate(nb.cells) if cell.cell_type == "code"
-                for f in lint_source(cell.source)]
+    markdown = (_shown_path(source, cwd), source.read_text(encoding="utf-8")) if source is not None else None
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    findings = [f"{cell_label(n, len(code), markdown)}, {f}"
+                for n, cell in enumerate(code, start=1) for f in lint_source(cell.source)]
     if findings:
         raise ChapterExecutionError(f"chapter {chapter_id} has claims whose check cannot fail:\n  "
                                     + "\n  ".join(findings))
     roots = Roots(cwd, REPO_ROOT) if roots is None else roots
     # The kernel inherits the environment: pin the profile so kernel and cache key agree.
     os.environ[PROFILE_ENV_VAR] = active_profile().name
-    reads_dir = tempfile.mkdtemp(prefix="amp-docs-reads-")
+    for prefix in (KERNEL_DIR_PREFIX, READS_DIR_PREFIX):  # left by a process that was killed
+        clean_stale_temp_dirs(prefix)
+    reads_dir = pid_temp_dir(READS_DIR_PREFIX)
     nb.cells.append(nbformat.v4.new_code_cell(FINISH_CELL_SOURCE, metadata={FINISH_CELL_FLAG: True}))
     client = ChapterClient(nb, chapter_id, timeout=CELL_TIMEOUT_S, kernel_name="python3",
                            allow_errors=False, resources={"metadata": {"path": str(cwd)}},
-                           kernel_env=recording_environment(subprocess_env(), reads_dir, roots))
+                           kernel_env=recording_environment(subprocess_env(), reads_dir, roots), source=markdown)
     started = time.time()
     t0 = time.perf_counter()
     client.progress.started(reason)
+    with _running_lock:
+        _running[chapter_id] = client
     try:
-        client.execute()
+        with sigterm_as_interrupt():  # (nbclient handles both signals itself while its kernel runs)
+            client.execute()
     except BaseException as e:
+        if isinstance(e, KeyboardInterrupt) or client.interrupted:
+            client.kill_kernel()  # if the interrupt came before nbclient could shut it down
+            raise ChapterInterrupted([(chapter_id, client.cell_number(client.current_cell))]) from None
         client.progress.failed(time.perf_counter() - t0, client.cell_number(client.current_cell))
         if not isinstance(e, CellExecutionError):
             raise
         plain = _ANSI.sub("", str(e))
         raise ChapterExecutionError(
-            f"chapter {chapter_id} failed to execute (cell {client.current_cell}):\n{plain}") from None
+            f"chapter {chapter_id} failed to execute at {client.where(client.current_cell)}:\n{plain}") from None
     finally:
+        with _running_lock:
+            _running.pop(chapter_id, None)
         nb.cells = [c for c in nb.cells if not c.metadata.get(FINISH_CELL_FLAG)]
         if client._socket_dir:
             shutil.rmtree(client._socket_dir, ignore_errors=True)
@@ -240,6 +326,24 @@ def execute_notebook(nb: Any, chapter_id: str, *, cwd: Path = REPO_ROOT, roots: 
     })
     client.progress.finished(nb.metadata["amp_docs"]["seconds"])
     return nb, client
+
+
+def _shown_path(path: Path, cwd: Path) -> str:
+    """``path`` relative to ``cwd`` where it lies under it (as the reader typed it), else as given."""
+    try:
+        return str(Path(path).resolve().relative_to(Path(cwd).resolve()))
+    except ValueError:
+        return str(path)
+
+
+def stop_running() -> list[tuple[str, int | None]]:
+    """Kill the kernels of the chapters executing now (Ctrl-C in a parallel build); return where each was."""
+    _stopping.set()
+    with _running_lock:
+        clients = dict(_running)
+    for client in clients.values():
+        client.kill_kernel()
+    return [(cid, client.cell_number(client.current_cell)) for cid, client in sorted(clients.items())]
 
 
 JOBS_ENV_VAR = settings.JOBS_ENV_VAR
@@ -292,7 +396,7 @@ def resolve_jobs(configured: int | None = None) -> int:
 def execute_chapters(chapters: list[tuple[str, Any]], jobs: int,
                      on_done: Callable[[int, Execution | None, ChapterExecutionError | None], None] | None = None,
                      *, cwd: Path = REPO_ROOT, roots: Roots | None = None,
-                     reasons: dict[str, str] | None = None,
+                     reasons: dict[str, str] | None = None, sources: dict[str, Path] | None = None,
                      ) -> list[tuple[Execution | None, ChapterExecutionError | None]]:
     """Execute several chapters, one kernel each, ``jobs`` at a time; timing-sensitive ones alone, last.
 
@@ -301,7 +405,9 @@ def execute_chapters(chapters: list[tuple[str, Any]], jobs: int,
     message names its chapter), not raised, so every other chapter still completes.
     ``on_done(index, execution, error)`` is called as each chapter finishes (from a worker
     thread), so its result can be cached at once: a build killed later keeps it.
-    ``reasons``: chapter id -> why it executes (shown on its progress line).
+    ``reasons``: chapter id -> why it executes (shown on its progress line); ``sources``: chapter
+    id -> its ``.md`` file (errors name the line of the failing cell).
+    Ctrl-C or SIGTERM kills every running kernel and raises ``ChapterInterrupted`` saying where each was.
     """
     from concurrent.futures import ThreadPoolExecutor
 
@@ -311,8 +417,8 @@ def execute_chapters(chapters: list[tuple[str, Any]], jobs: int,
     def run(i: int) -> tuple[Execution | None, ChapterExecutionError | None]:
         cid, nb = chapters[i]
         try:
-            res = execute_notebook(nb, cid, cwd=cwd, roots=roots,
-                                   reason=(reasons or {}).get(cid))[1].execution, None
+            res = execute_notebook(nb, cid, cwd=cwd, roots=roots, reason=(reasons or {}).get(cid),
+                                   source=(sources or {}).get(cid))[1].execution, None
         except ChapterExecutionError as e:
             res = None, e
         if on_done is not None:
@@ -322,15 +428,34 @@ def execute_chapters(chapters: list[tuple[str, Any]], jobs: int,
     results: dict[int, tuple[Execution | None, ChapterExecutionError | None]] = {}
     shared = [i for i, (_, nb) in enumerate(chapters) if not is_timing_sensitive(nb)]
     alone = [i for i in range(len(chapters)) if i not in set(shared)]
-    if len(shared) > 1 and jobs > 1:
-        with ThreadPoolExecutor(max_workers=min(jobs, len(shared)), thread_name_prefix="amp-docs-exec") as pool:
-            for i, res in zip(shared, pool.map(run, shared)):
-                results[i] = res
-    else:
-        for i in shared:
-            results[i] = run(i)
-    for i in alone:  # nothing else runs meanwhile: their timings see a quiet build
-        results[i] = run(i)
+    _stopping.clear()
+    try:
+        with sigterm_as_interrupt():
+            if len(shared) > 1 and jobs > 1:
+                with ThreadPoolExecutor(max_workers=min(jobs, len(shared)), thread_name_prefix="amp-docs-exec") as pool:
+                    futures = [(i, pool.submit(run, i)) for i in shared]
+                    try:
+                        for i, future in futures:
+                            results[i] = future.result()
+                    except KeyboardInterrupt:  # in this (the main) thread: stop the workers' kernels
+                        previous = signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C: no traceback
+                        try:
+                            for _, future in futures:
+                                future.cancel()
+                            where = stop_running()
+                            pool.shutdown(wait=True)  # each worker sees its kernel die and cleans up
+                        finally:
+                            signal.signal(signal.SIGINT, previous)
+                        raise ChapterInterrupted(where) from None
+            else:
+                for i in shared:
+                    results[i] = run(i)
+            for i in alone:  # nothing else runs meanwhile: their timings see a quiet build
+                results[i] = run(i)
+    except KeyboardInterrupt as e:
+        raise e if isinstance(e, ChapterInterrupted) else ChapterInterrupted(stop_running()) from None
+    finally:
+        _stopping.clear()
     return [results[i] for i in range(len(chapters))]
 
 
@@ -355,7 +480,8 @@ def cached_execution(chapter: str | os.PathLike, *, use_cache: bool = True,
         return found.nb, found.status, None
     reason = found.reason if use_cache else "--no-cache"
     import copy
-    nb, client = execute_notebook(copy.deepcopy(source), cid, cwd=root, roots=roots, reason=reason)
+    nb, client = execute_notebook(copy.deepcopy(source), cid, cwd=root, roots=roots, reason=reason,
+                                  source=chapter)
     ex = client.execution
     cache.put(cid, nb, text=text, source=source, inputs=ex.inputs, env=env, unknown=ex.unknown)
     return nb, f"executed ({reason})", ex
@@ -371,9 +497,9 @@ def execute_one(chapter: Path, *, use_cache: bool = True) -> int:
     if ex is None:
         print(f"{chapter}: {'cache hit' if status == 'hit' else 'cached outputs, new Markdown merged'}")
         return 0
-    for idx, secs, what in ex.client.cell_seconds:
+    for idx, secs, what in ex.client.cell_seconds:  # numbered as the progress lines number them
         first = nb.cells[idx].source.strip().splitlines()[0][:70] if nb.cells[idx].source.strip() else ""
-        print(f"  cell {idx:3d} {secs:7.2f}s {what:7s} {first}")
+        print(f"  cell {ex.client.cell_number(idx):3d} {secs:7.2f}s {what:7s} {first}")
     print(f"{chapter}: {status} in {nb.metadata['amp_docs']['seconds']} s; "
           f"{len(ex.inputs)} inputs recorded" + (f" (unknown: {'; '.join(ex.unknown)})" if ex.unknown else ""))
     return 0

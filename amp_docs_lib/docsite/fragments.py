@@ -20,6 +20,10 @@ from typing import Any, Callable
 
 from amp_docs_lib.docsite.store import read_keyed, write_keyed
 
+# The heading id of the generated "Chapter execution time" section ("Yours vs reference"): pages link to
+# it, and the plugin declares it to mkdocs' link check, which runs before the section is generated.
+TIMING_ANCHOR = "chapter-execution-time"
+
 
 class FragmentMemo:
     """HTML fragments in ``directory``, one JSON file each, keyed by inputs and library version."""

@@ -7,21 +7,30 @@ mkdocs-jupyter's ``NotebookFile``, so mkdocs-jupyter only renders (``execute: fa
 In ``on_post_page`` it removes any script that would load from another host
 (mkdocs-jupyter's notebook template links MathJax and Mermaid from CDNs; the
 site serves its own MathJax).
+
+A build never costs the reader the site: ``on_config`` points mkdocs at a staging folder
+beside the site directory, the last ``on_post_build`` swaps the complete new site into place,
+and a failed (``on_build_error``) or interrupted build (at exit) removes the staging folder;
+one left by a killed build is removed by the next build. ``mkdocs serve`` and ``--dirty``
+builds write in place, as mkdocs does.
 """
 
 from __future__ import annotations
 
+import atexit
 import fnmatch
 import json
 import logging
 import re
+import shutil
+import sys
 import time
 from pathlib import Path
 
 from mkdocs.config import base
 from mkdocs.config import config_options as c
 from mkdocs.exceptions import PluginError
-from mkdocs.plugins import BasePlugin, event_priority
+from mkdocs.plugins import BasePlugin, CombinedEvent, event_priority
 
 from amp_docs_lib.core.chapters import chapter_id_for, parse_chapter
 from amp_docs_lib.core.settings import SettingError, check_environment
@@ -31,7 +40,8 @@ from amp_docs_lib.docsite.env_memo import environment_report_memo
 from amp_docs_lib.docsite.fragments import FragmentMemo
 from amp_docs_lib.docsite.hashing import tree_hash
 from amp_docs_lib.docsite.inputs import InputHasher, Roots
-from amp_docs_lib.docsite.store import write_atomic
+from amp_docs_lib.docsite.store import (INTERRUPTED, SiteDirError, check_site_dir, clean_stale_staging, staging_dir,
+                                        swap_into_place, write_atomic)
 
 log = logging.getLogger("mkdocs.plugins.amp_docs")
 EVICT_AFTER_S = 3600  # unused entries survive an hour, so concurrent builds never lose theirs
@@ -70,7 +80,22 @@ class AmpDocsConfig(base.Config):
     api_reference = c.Type(bool, default=False)
 
 
+def _strict_warnings_counted() -> bool:
+    """Whether ``mkdocs build --strict`` has counted a warning: it then fails right after ``on_post_build``."""
+    from mkdocs.utils import CountHandler
+
+    return any(isinstance(h, CountHandler) and h.get_counts() for h in logging.getLogger("mkdocs").handlers)
+
+
 class AmpDocsPlugin(BasePlugin[AmpDocsConfig]):
+    staged = True  # build into a staging folder and swap it in (False under ``mkdocs serve`` and --dirty)
+    site: Path | None = None  # the reader's site directory
+    staging: Path | None = None  # where this build writes until it succeeds
+
+    def on_startup(self, *, command, dirty):
+        # serve builds into its own temporary folder and reloads from it; --dirty keeps what is there.
+        self.staged = command != "serve" and not dirty
+
     def on_config(self, config):
         try:
             check_environment()  # every AMP_DOCS_* variable, before any work (core/settings.py)
@@ -89,7 +114,26 @@ class AmpDocsPlugin(BasePlugin[AmpDocsConfig]):
             if not any(isinstance(e, dict) and api_pages.NAV_TITLE in e for e in nav):
                 nav.append(api_pages.nav_entry())
             config.nav = nav
+        if self.staged:
+            try:
+                self.site = check_site_dir(config.site_dir)
+            except SiteDirError as e:
+                raise PluginError(f"amp-docs: {e}") from None
+            for p in clean_stale_staging(self.site):
+                log.info("amp-docs: removed %s, left by a build that was killed", p)
+            self.staging = staging_dir(self.site)
+            shutil.rmtree(self.staging, ignore_errors=True)
+            atexit.register(self._discard_staging)  # an interrupted build (KeyboardInterrupt, SystemExit)
+            config.site_dir = str(self.staging)  # mkdocs cleans and fills this; the reader's site is untouched
         return config
+
+    def _discard_staging(self) -> None:
+        if self.staging is not None:
+            shutil.rmtree(self.staging, ignore_errors=True)
+            self.staging = None
+
+    def on_build_error(self, *, error):
+        self._discard_staging()  # the previous site stays as it was
 
     @event_priority(-50)  # after mkdocs-jupyter's on_files, which leaves .md chapters alone
     def on_files(self, files, config):
@@ -125,7 +169,7 @@ class AmpDocsPlugin(BasePlugin[AmpDocsConfig]):
         if misses:
             import copy
 
-            from amp_docs_lib.docsite.execute import execute_chapters, resolve_jobs
+            from amp_docs_lib.docsite.execute import ChapterInterrupted, execute_chapters, resolve_jobs
 
             try:
                 jobs = resolve_jobs(self.config.jobs)
@@ -142,9 +186,16 @@ class AmpDocsPlugin(BasePlugin[AmpDocsConfig]):
                                           env=env, unknown=execution.unknown)
                     executed[cid] = (path, execution.nb)
 
-            outcomes = execute_chapters([(cid, copy.deepcopy(src)) for (_, cid, _, _), src in zip(misses, sources)],
-                                        jobs, on_done=cache_result, cwd=self.root, roots=self.roots,
-                                        reasons={cid: why for _, cid, _, why in misses})
+            try:
+                outcomes = execute_chapters(
+                    [(cid, copy.deepcopy(src)) for (_, cid, _, _), src in zip(misses, sources)], jobs,
+                    on_done=cache_result, cwd=self.root, roots=self.roots,
+                    reasons={cid: why for _, cid, _, why in misses},
+                    sources={cid: Path(f.abs_src_path) for f, cid, _, _ in misses})
+            except ChapterInterrupted as e:  # one line, no traceback; kernels stopped, the site untouched
+                self._discard_staging()
+                print(f"amp-docs: {e}", file=sys.stderr, flush=True)
+                raise SystemExit(INTERRUPTED) from None
             failures = []
             for (f, cid, _, why), (execution, err) in zip(misses, outcomes):  # in file order
                 if err is not None:
@@ -231,16 +282,32 @@ class AmpDocsPlugin(BasePlugin[AmpDocsConfig]):
 
     def on_page_content(self, html, page, config, files):
         """Before the search index reads the page (on_page_context)."""
-        from amp_docs_lib.docsite.pages import search_friendly
+        from amp_docs_lib.docsite.fragments import TIMING_ANCHOR
+        from amp_docs_lib.docsite.pages import COMPARISON_MARKER, search_friendly
+
+        if COMPARISON_MARKER in page.markdown and page.present_anchor_ids is not None:
+            # The section is generated after mkdocs checks links to anchors (on_post_build): announce it.
+            page.present_anchor_ids.add(TIMING_ANCHOR)
         return search_friendly(html)
 
     def on_post_page(self, output, page, config):
         from amp_docs_lib.docsite.pages import post_page  # links, copy buttons, downloads bar
         return post_page(strip_remote_scripts(output), page, config, self.fragments, self.notebook_styles)
 
-    def on_post_build(self, config):
+    def _post_build(self, config):
         from amp_docs_lib.docsite.pages import post_build  # the "Yours vs reference" page
         post_build(config, self.fragments, self.notebook_styles)
         removed = self.cache.evict_except(self.used, min_age_s=EVICT_AFTER_S)
         for p in removed:
             log.info("amp-docs: evicted stale cache entry %s", p.name)
+
+    @event_priority(-100)  # after every plugin has written its files
+    def _publish_site(self, config):
+        if self.staging is None or _strict_warnings_counted():
+            return  # a --strict build with warnings fails next: on_build_error discards the staging folder
+        swap_into_place(self.staging, self.site)
+        log.info("amp-docs: the new site replaced %s", self.site)  # mkdocs named the staging folder above
+        self.staging = None
+        config.site_dir = str(self.site)
+
+    on_post_build = CombinedEvent(_post_build, _publish_site)

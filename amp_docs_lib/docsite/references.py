@@ -207,9 +207,10 @@ def _timing_html(site: str | Path, refs: dict[str, dict]) -> str:
         for k, r in refs.items():
             row[f"{k} (s)"] = (r["machine"].get("chapters", {}).get(c) or {}).get("seconds")
         rows.append(row)
+    from amp_docs_lib.docsite.fragments import TIMING_ANCHOR
     from amp_docs_lib.page.tables import table_html
 
-    return ('<h2 id="chapter-execution-time">Chapter execution time</h2>'
+    return (f'<h2 id="{TIMING_ANCHOR}">Chapter execution time</h2>'
             "<p>Seconds each chapter took to execute, read from the executed notebooks of this "
             "build and from each reference machine's <code>machine.json</code>.</p>"
             + table_html(table_from_rows(rows), float_format=".3g"))
