@@ -7,7 +7,8 @@ import pytest
 
 pytestmark = pytest.mark.site
 
-from amp_docs_lib.docsite.execute import JOBS_ENV_VAR, ChapterExecutionError, execute_chapters, is_timing_sensitive, resolve_jobs
+from amp_docs_lib.core.settings import JOBS_ENV_VAR
+from amp_docs_lib.docsite.execute import ChapterExecutionError, execute_chapters, is_timing_sensitive, resolve_jobs
 
 from amp_docs_lib.core.chapters import read_chapter
 

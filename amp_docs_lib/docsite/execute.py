@@ -346,7 +346,6 @@ def stop_running() -> list[tuple[str, int | None]]:
     return [(cid, client.cell_number(client.current_cell)) for cid, client in sorted(clients.items())]
 
 
-JOBS_ENV_VAR = settings.JOBS_ENV_VAR
 
 
 def is_timing_sensitive(nb: Any) -> bool:
