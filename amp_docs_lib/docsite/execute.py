@@ -346,8 +346,6 @@ def stop_running() -> list[tuple[str, int | None]]:
     return [(cid, client.cell_number(client.current_cell)) for cid, client in sorted(clients.items())]
 
 
-
-
 def is_timing_sensitive(nb: Any) -> bool:
     """Whether a chapter's front matter marks it ``amp_docs: {timing_sensitive: true}``.
 
