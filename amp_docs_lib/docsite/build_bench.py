@@ -36,6 +36,7 @@ from pathlib import Path
 
 
 from amp_docs_lib.core.paths import BUILD_LOG, CACHE_DIR, EXECUTED_DIR
+from amp_docs_lib.docsite.checkout import copy_checkout
 
 
 def _build(root: Path, site: Path, *extra: str, env: dict | None = None) -> tuple[float, dict | None]:
@@ -136,7 +137,7 @@ def noop_only(rounds: int = 5) -> int:
         return 2
     work = Path(tempfile.mkdtemp(prefix="amp-docs-noop-"))
     try:
-        shutil.copytree(root, work / "repo", ignore=shutil.ignore_patterns(".git", "site", ".site.amp-docs-*", "__pycache__"))
+        copy_checkout(root, work / "repo")
         print_noop_comparison(noop_comparison(work / "repo", work, rounds))
     finally:
         shutil.rmtree(work, ignore_errors=True)
@@ -203,8 +204,7 @@ def check_touch(root: Path, touch: str) -> None:
 
 
 def _run_benchmark(root: Path, work: Path, touch: str, serial: bool, rounds: int) -> int:
-    shutil.copytree(root, work / "repo", ignore=shutil.ignore_patterns(
-        ".git", "site", ".site.amp-docs-*", CACHE_DIR.name, "__pycache__"))
+    copy_checkout(root, work / "repo", CACHE_DIR.name)
     repo, site = work / "repo", work / "site"
     results = {}
     if serial:
