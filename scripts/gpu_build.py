@@ -74,6 +74,11 @@ RENDER_ONLY = {
     "setuptools": "builds the library's wheel for the site's downloads (torch brings its own)",
 }
 
+# Needed to execute yet not in the `docs` extra, since mkdocs brings it there.
+EXECUTION_ALSO = [
+    "markdown>=3.3.6",  # core/chapters.py: heading anchors made with mkdocs' own slugify (the literature chapter)
+]
+
 # Wheels for CPython on x86-64 Linux: pip matches each manylinux_2_N tag exactly, so name them all
 # up to the GPU machine's glibc (2.39: Ubuntu 24.04, as its Python 3.12.3 suggests).
 PLATFORMS = [f"manylinux_2_{n}_x86_64" for n in range(39, 16, -1)] + ["manylinux2014_x86_64", "manylinux1_x86_64"]
@@ -96,11 +101,11 @@ def requirement_name(spec: str) -> str:
 
 def execution_requirements(pyproject: Path = REPO / "pyproject.toml") -> list[str]:
     """What executing the chapters needs besides the library's own dependencies: pyproject.toml's
-    ``docs`` extra without ``RENDER_ONLY``, as written there (with their bounds)."""
+    ``docs`` extra without ``RENDER_ONLY``, as written there (with their bounds), and ``EXECUTION_ALSO``."""
     import tomllib
 
     docs = tomllib.loads(pyproject.read_text(encoding="utf-8"))["project"]["optional-dependencies"]["docs"]
-    return [spec for spec in docs if requirement_name(spec) not in RENDER_ONLY]
+    return [spec for spec in docs if requirement_name(spec) not in RENDER_ONLY] + EXECUTION_ALSO
 
 
 def _pip_resolve(requirements: list[str], python: str, constraints: list[str], find_links: Path | None) -> dict:
@@ -125,7 +130,7 @@ def _pip_resolve(requirements: list[str], python: str, constraints: list[str], f
 def plan(python: str, torch: str, wheel: Path, also: tuple[str, ...] = ()) -> dict:
     """What ``prepare`` downloads for Python ``python`` on a machine holding torch ``torch`` and
     ``MACHINE_HAS`` (less ``also``): ``{"download": [name==version, ...], "requirements": [...],
-    "machine_has": [...]}``. Two resolutions: everything the execution needs, and what the machine
+    "machine_has": [...], "brought": [what the machine has with them]}``. Two resolutions: everything the execution needs, and what the machine
     brings (torch, ``MACHINE_HAS`` and all they depend on); the difference is downloaded."""
     unknown = sorted(set(also) - set(MACHINE_HAS))
     if unknown:
@@ -138,7 +143,8 @@ def plan(python: str, torch: str, wheel: Path, also: tuple[str, ...] = ()) -> di
     needed = _pip_resolve([str(wheel), *requirements, *machine], python, constraints, wheel.parent)
     download = sorted(f"{name}=={version}" for key, (name, version) in needed.items()
                       if key not in brought and key != canonical(wheel.name.split("-")[0]))
-    return {"download": download, "requirements": requirements, "machine_has": machine}
+    return {"download": download, "requirements": requirements, "machine_has": machine,
+            "brought": sorted(name for name, _ in brought.values())}
 
 
 def prepare(folder: Path, python: str, torch: str, also: tuple[str, ...] = ()) -> dict:

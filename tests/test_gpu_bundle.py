@@ -6,6 +6,7 @@ stand-in for the GPU machine (docs/rebuild.md, "A GPU machine without a package 
 
 from __future__ import annotations
 
+import ast
 import importlib.util
 import json
 import re
@@ -17,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO_ROOT
+from conftest import CHAPTERS, REPO_ROOT
 
 SCRIPT = REPO_ROOT / "scripts" / "gpu_build.py"
 
@@ -44,7 +45,7 @@ def test_execution_requirements_are_the_docs_extra_without_rendering():
     # Each package left out is in the docs extra: a rename there must not leave it silently included.
     assert set(gb.RENDER_ONLY) <= names(docs)
     got = names(gb.execution_requirements())
-    assert got == names(docs) - set(gb.RENDER_ONLY)
+    assert got == names(docs) - set(gb.RENDER_ONLY) | {"markdown"}
     assert {"jupytext", "nbclient", "nbformat", "ipykernel", "torchao", "pybtex", "torch-optimi"} <= got
     assert not any(n.startswith("mkdocs") for n in got)
 
@@ -109,6 +110,42 @@ def test_prepare_resolves_for_python_312_without_torch_or_what_the_machine_has(t
     # not torch, nor what comes with it, nor what the GPU machine has, nor the site's rendering
     assert not {n for n in got if n == "torch" or n.startswith(("nvidia-", "cuda-", "triton"))}
     assert not set(got) & set(gb.MACHINE_HAS)
-    assert not {n for n in got if n.startswith("mkdocs") or n in ("nbconvert", "markdown", "pymdown-extensions")}
+    assert not {n for n in got if n.startswith("mkdocs") or n in ("nbconvert", "pymdown-extensions")}
+    assert "markdown" in got  # core/chapters.py slugifies headings with it; mkdocs brings it on the CPU side
     assert "amp-docs-lib" not in got  # built, not downloaded
     assert plan["machine_has"][0] == "torch"
+
+    # Every package the execution imports (the library, the chapters' cells, the examples they run)
+    # is downloaded or on the machine: what mkdocs brings on the CPU side is not there.
+    from importlib.metadata import packages_distributions
+
+    from amp_docs_lib.core.packages import OPTIONAL_PACKAGES
+
+    there = {gb.canonical(n) for n in [*got, *plan["brought"]]}
+    unmet = {}
+    for module, dists in packages_distributions().items():
+        if module in imported_modules() and module not in OPTIONAL_PACKAGES:
+            dists = {gb.canonical(d) for d in dists}
+            if not dists & (there | set(gb.RENDER_ONLY)):
+                unmet[module] = sorted(dists)
+    assert unmet == {}, f"imported when executing, yet neither downloaded nor on the GPU machine: {unmet}"
+
+
+def imported_modules() -> set[str]:
+    """Top-level modules imported anywhere in the library (its rendering modules too), the chapters'
+    code cells and examples/, but the library itself and the standard library."""
+    sources = [p.read_text() for p in (REPO_ROOT / "amp_docs_lib").rglob("*.py")]
+    sources += [p.read_text() for p in (REPO_ROOT / "examples").rglob("*.py")]
+    sources += [m.group(1) for c in CHAPTERS for m in re.finditer(r"```python[^\n]*\n(.*?)```", c.read_text(), re.S)]
+    out = set()
+    for src in sources:
+        try:
+            tree = ast.parse(src)
+        except SyntaxError:  # a cell with IPython syntax
+            continue
+        for n in ast.walk(tree):
+            if isinstance(n, ast.Import):
+                out |= {a.name.partition(".")[0] for a in n.names}
+            elif isinstance(n, ast.ImportFrom) and n.level == 0 and n.module:
+                out.add(n.module.partition(".")[0])
+    return out - set(sys.stdlib_module_names) - {"amp_docs_lib"}
