@@ -277,9 +277,11 @@ def run(folder: Path, chapters: list[Path], archive: Path, timeout: float | None
                   flush=True)
     (work / "times.tsv").write_text("chapter\texit\tseconds\n" + "".join(
         f"{c}\t{r['exit']}\t{r['seconds']}\n" for c, r in summary["chapters"].items()))
-    executed = REPO / ".amp-docs-cache" / "executed"
-    if executed.is_dir():
-        shutil.copytree(executed, work / "executed")
+    # This run's entries only (a cache hit touches its files): a checkout's older ones would swell the archive.
+    (work / "executed").mkdir()
+    for p in (REPO / ".amp-docs-cache" / "executed").glob("*"):
+        if p.is_file() and p.stat().st_mtime >= started:
+            shutil.copy2(p, work / "executed" / p.name)
     (work / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
     write_archive(archive, work, [p for p in (REPO / REFERENCE_DIR).rglob("*")
                                   if p.is_file() and p.stat().st_mtime >= started])
