@@ -200,6 +200,10 @@ def read_bundle(folder: Path) -> dict:
         raise UsageError(f"{folder} expects this machine to have {', '.join(missing)}, which it lacks: prepare "
                          f"it again with " + " ".join(f"--also {n}" for n in missing if n != TORCH)
                          + (f" (and install torch {bundle['torch']})" if TORCH in missing else ""))
+    have = version(TORCH).split("+")[0]  # 2.11.0+cu130: the CUDA build of 2.11.0
+    if have.split(".")[:2] != bundle["torch"].split(".")[:2]:
+        raise UsageError(f"{folder} was resolved for torch {bundle['torch']}, this machine has torch {have}: "
+                         f"prepare it again with --torch {have}")
     return bundle
 
 

@@ -14,6 +14,7 @@ import socket
 import subprocess
 import sys
 import tomllib
+from importlib.metadata import version
 from pathlib import Path
 
 import pytest
@@ -21,6 +22,7 @@ import pytest
 from conftest import CHAPTERS, REPO_ROOT
 
 SCRIPT = REPO_ROOT / "scripts" / "gpu_build.py"
+TORCH_HERE = version("torch").split("+")[0]
 
 
 def load_script():
@@ -64,14 +66,16 @@ def test_run_refuses_an_unknown_chapter_naming_the_valid_ones(tmp_path):
 
 
 @pytest.mark.parametrize("bundle, words", [
-    ({"python": "3.99", "machine_has": []}, ["3.99", f"{sys.version_info.major}.{sys.version_info.minor}",
+    ({"python": "3.99"}, ["3.99", f"{sys.version_info.major}.{sys.version_info.minor}",
                                               "--python"]),
     ({"machine_has": ["no-such-distribution-xyz"]}, ["no-such-distribution-xyz", "--also"]),
+    ({"torch": "1.0.0"}, ["torch 1.0.0", f"--torch {TORCH_HERE}"]),
 ])
 def test_run_checks_the_folder_against_this_machine_before_installing(tmp_path, bundle, words):
     here = f"{sys.version_info.major}.{sys.version_info.minor}"
-    (tmp_path / "bundle.json").write_text(json.dumps({"python": here, "torch": "2.11.0", "wheel": "x.whl",
-                                                      "requirements": [], "download": [], **bundle}))
+    (tmp_path / "bundle.json").write_text(json.dumps({"python": here, "torch": TORCH_HERE, "wheel": "x.whl",
+                                                      "requirements": [], "download": [], "machine_has": [],
+                                                      **bundle}))
     r = run_script("run", str(tmp_path), "--archive", str(tmp_path / "out.tar.gz"))
     assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
     for w in words:
