@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -85,3 +86,53 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if {"site", "mini_site"} & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.site)
+
+
+def _sys_path(python: Path | str, cwd: Path) -> list[str]:
+    """``sys.path`` of ``python`` as a script started in ``cwd`` sees it (no ``PYTHONPATH``)."""
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV")}
+    out = subprocess.run([str(python), "-c", "import json, sys; print(json.dumps(sys.path))"],
+                         cwd=cwd, env=env, capture_output=True, text=True, check=True).stdout
+    return json.loads(out)
+
+
+def make_reader_venv(root: Path, wheel: Path) -> Path:
+    """A fresh venv in ``root`` holding the library only as ``wheel``; returns its python.
+
+    The venv has no system site packages: with them, a venv made from a venv sees the BASE
+    Python's packages, not this interpreter's. Instead a ``.pth`` file lists the folders this
+    interpreter imports packages from (torch is too large to install per test run) as plain
+    paths, so the ``.pth`` files inside them (an editable install of amp_docs_lib) are not
+    processed and the wheel stays the only amp_docs_lib. Works from a venv or a system Python.
+    """
+    venv = root / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, capture_output=True)
+    python = venv / "bin" / "python"
+    own = set(_sys_path(python, root))  # its standard library and site-packages
+    outer = [p for p in _sys_path(sys.executable, root)
+             if p and p not in own and Path(p).is_dir() and not (Path(p) / "amp_docs_lib").is_dir()]
+    site_packages = Path(subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                                        capture_output=True, text=True, check=True).stdout.strip())
+    (site_packages / "_amp_docs_outer_packages.pth").write_text("".join(f"{p}\n" for p in outer))
+    r = subprocess.run([str(python), "-m", "pip", "install", "--no-deps", "--no-index", "--quiet", str(wheel)],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr[-3000:]
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    where = subprocess.run([str(python), "-c", "import amp_docs_lib, torch; print(amp_docs_lib.__file__)"],
+                           cwd=root, env=env, capture_output=True, text=True)
+    assert where.returncode == 0, f"the reader venv cannot import amp_docs_lib and torch:\n{where.stderr[-3000:]}"
+    assert Path(where.stdout.strip()).is_relative_to(venv), f"amp_docs_lib imported from {where.stdout}, not the wheel"
+    return python
+
+
+@pytest.fixture(scope="session")
+def reader_python(tmp_path_factory) -> Path:
+    """A fresh virtual environment holding the library only as its wheel, as a reader installs it.
+
+    It sees this interpreter's packages (``make_reader_venv``); which of them a program may use
+    is decided per program by the tests, by hiding the rest.
+    """
+    from amp_docs_lib.docsite.wheel import build_wheel
+
+    root = tmp_path_factory.mktemp("reader")
+    return make_reader_venv(root, build_wheel(root / "dist"))

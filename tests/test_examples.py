@@ -11,7 +11,6 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -21,7 +20,7 @@ pytestmark = pytest.mark.slow
 from amp_docs_lib.core.gating import requirement_met
 from amp_docs_lib.core.packages import KNOWN_MODULES, OPTIONAL_PACKAGES, PACKAGES, hidden_packages, subprocess_env
 from amp_docs_lib.docsite.downloads import companion_files
-from amp_docs_lib.docsite.wheel import WHEEL_PATTERN, build_wheel, install_line, wheel_dependencies
+from amp_docs_lib.docsite.wheel import WHEEL_PATTERN, install_line, wheel_dependencies
 
 from conftest import REPO_ROOT
 
@@ -51,27 +50,6 @@ def test_optional_imports_are_found():
 
 def test_there_are_examples():
     assert SCRIPTS
-
-
-@pytest.fixture(scope="module")
-def reader_python(tmp_path_factory) -> Path:
-    """A fresh virtual environment holding the library only as its wheel, as a reader installs it.
-
-    The venv sees the system's packages (torch is too large to install per test run); which of
-    them a program may use is decided per program below, by hiding the rest.
-    """
-    root = tmp_path_factory.mktemp("reader")
-    wheel = build_wheel(root / "dist")
-    venv = root / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)], check=True)
-    python = venv / "bin" / "python"
-    r = subprocess.run([str(python), "-m", "pip", "install", "--no-deps", "--no-index", "--quiet", str(wheel)],
-                       capture_output=True, text=True)
-    assert r.returncode == 0, r.stderr[-3000:]
-    where = subprocess.run([str(python), "-c", "import amp_docs_lib; print(amp_docs_lib.__file__)"],
-                           cwd=root, env=_clean_env(), capture_output=True, text=True, check=True).stdout
-    assert Path(where.strip()).is_relative_to(venv), f"amp_docs_lib imported from {where}, not the wheel"
-    return python
 
 
 def _clean_env(hidden: tuple[str, ...] = ()) -> dict[str, str]:
