@@ -15,9 +15,9 @@ DATA_DIR = LIBRARY_ROOT / "data"
 DOCS_DIR = REPO_ROOT / "docs"
 CHAPTERS_DIR = DOCS_DIR / "chapters"
 EXAMPLES_DIR = REPO_ROOT / "examples"
-REFERENCE_RESULTS_DIR = DOCS_DIR / "reference-results"
 
 # Relative to the project being built.
+REFERENCE_RESULTS = Path("docs") / "reference-results"  # committed reference machines and gated outputs
 CACHE_DIR = Path(".amp-docs-cache")
 EXECUTED_DIR = CACHE_DIR / "executed"  # executed chapter notebooks, one per key
 FRAGMENTS_DIR = CACHE_DIR / "fragments"  # generated HTML tables, keyed by their inputs
