@@ -1,6 +1,8 @@
 """Where things live: the repository's folders and the build's cache, named once.
 
-Source folders are absolute (found from this file). Build outputs are relative to the
+Source folders are absolute (found from this file). The example programs are the checkout's
+``examples/``; an installed wheel carries its own copy (``amp_docs_lib/examples/``, placed by
+``docsite/wheel.py``), found when there is no checkout. Build outputs are relative to the
 project being built (the folder of its ``mkdocs.yml``, the build's working directory), so a
 throwaway site in a temporary folder keeps its own cache.
 """
@@ -14,7 +16,9 @@ REPO_ROOT = LIBRARY_ROOT.parent
 DATA_DIR = LIBRARY_ROOT / "data"
 DOCS_DIR = REPO_ROOT / "docs"
 CHAPTERS_DIR = DOCS_DIR / "chapters"
-EXAMPLES_DIR = REPO_ROOT / "examples"
+PACKAGED_EXAMPLES_DIR = LIBRARY_ROOT / "examples"  # only in a wheel: the examples it ships
+EXAMPLES_DIR = PACKAGED_EXAMPLES_DIR if PACKAGED_EXAMPLES_DIR.is_dir() else REPO_ROOT / "examples"
+REVISION_FILE = LIBRARY_ROOT / "REVISION"  # only in a wheel: the checkout's git revision it was built from
 
 # Relative to the project being built.
 REFERENCE_RESULTS = Path("docs") / "reference-results"  # committed reference machines and gated outputs
