@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
+import fnmatch
+import importlib.metadata
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
 
 import pytest
+
+from amp_docs_lib.core.packages import PACKAGES, hidden_packages, subprocess_env
+from amp_docs_lib.docsite.wheel import WHEEL_PATTERN, wheel_dependencies
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 CHAPTERS = sorted((REPO_ROOT / "docs" / "chapters").glob("*.md"))
@@ -136,3 +142,48 @@ def reader_python(tmp_path_factory) -> Path:
 
     root = tmp_path_factory.mktemp("reader")
     return make_reader_venv(root, build_wheel(root / "dist"))
+
+
+def reader_env(hidden: tuple[str, ...] = ()) -> dict[str, str]:
+    """The environment a reader's program runs in: cpu-small profile, ``hidden`` packages hidden."""
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "AMP_DOCS_HIDE_PACKAGES")}
+    env.update(AMP_DOCS_PROFILE=os.environ.get("AMP_DOCS_PROFILE", "cpu-small"), MPLBACKEND="Agg")
+    user_hidden = hidden_packages()  # packages this test run hides on purpose stay hidden
+    if hidden or user_hidden:
+        env["AMP_DOCS_HIDE_PACKAGES"] = ",".join(sorted(set(hidden) | set(user_hidden)))
+    return subprocess_env(env)
+
+
+def _canon(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def installed_closure(dists: set[str]) -> set[str]:
+    """``dists`` and everything ``pip install`` of them brings (installed metadata, no extras), canonical names."""
+    seen, todo = set(), [_canon(d) for d in dists]
+    while todo:
+        d = todo.pop()
+        if d in seen:
+            continue
+        seen.add(d)
+        try:
+            reqs = importlib.metadata.requires(d) or []
+        except importlib.metadata.PackageNotFoundError:
+            continue
+        for r in reqs:
+            if "extra ==" in r.replace('"', "").replace("'", ""):
+                continue
+            todo.append(_canon(re.split(r"[<>=!~;\[ (]", r, maxsplit=1)[0]))
+    return seen
+
+
+def allowed_modules(install: list[str]) -> set[str]:
+    """Listed packages (``PACKAGES``) a program may import after its install line: what it names,
+    the wheel's dependencies if it names the wheel, and everything those bring."""
+    dists = {a for a in install if not fnmatch.fnmatch(a, WHEEL_PATTERN)}
+    if len(dists) < len(install):
+        dists |= set(wheel_dependencies())
+    closure = installed_closure(dists)
+    return {p.module for p in PACKAGES if _canon(p.distribution) in closure}
+
+

@@ -53,6 +53,7 @@ def package(site: str | Path = "site", root: str | Path = REFERENCE_RESULTS, nam
     from amp_docs_lib.core.gating import requirements_from_tags
     from amp_docs_lib.docsite.execute import save_reference
     from amp_docs_lib.docsite.references import MACHINE_FILE, NAME_PATTERN, machine_name, measurements_from_site
+    from amp_docs_lib.page.notebook import ungated_source
     from amp_docs_lib.page.stamp import stamp_text
 
     if label is not None and (not isinstance(label, str) or not label.strip()):
@@ -70,6 +71,8 @@ def package(site: str | Path = "site", root: str | Path = REFERENCE_RESULTS, nam
     for p in sorted((site / CHAPTER_DOWNLOADS_DIR).glob("*.ipynb")):
         # .ipynb files store sources and output texts as lists of lines; cell_id hashes the text
         nb = rejoin_lines(nbformat.from_dict(json.loads(p.read_text(encoding="utf-8"))))
+        for cell in nb.cells:  # the download guards gated cells; their reference is keyed by the chapter's code
+            cell.source = ungated_source(cell.get("source", ""))
         meta = dict(nb.metadata.get("amp_docs", {}))
         chapters[p.stem] = {k: meta.get(k) for k in ("executed_at", "seconds", "profile")}
         for cell in nb.cells:

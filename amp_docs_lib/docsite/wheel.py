@@ -2,10 +2,10 @@
 
 ``build_wheel`` builds ``amp_docs_lib`` from a copy of its sources (the checkout is never written
 to) with the build backend ``pyproject.toml`` names, via ``pip wheel``. Into that copy it places
-the example programs (``amp_docs_lib/examples/``, so that snippets and downloaded notebooks find
-them without a checkout, ``core/paths.py``) and the checkout's git revision (``REVISION``, which
+the example programs and the chapters' sources (``amp_docs_lib/examples/``, ``amp_docs_lib/chapters/``,
+so that snippets and downloaded notebooks find them without a checkout, ``core/paths.py``) and the checkout's git revision (``REVISION``, which
 the stamp then names). ``library_wheel`` keeps the result under the build's cache, keyed by the
-library's sources, the examples and ``pyproject.toml``, so a rebuild with them unchanged does not
+library's sources, the examples, the chapters and ``pyproject.toml``, so a rebuild with them unchanged does not
 build it again; it builds into a temporary folder renamed into place, and rebuilds a cached wheel
 that is not a sound zip file.
 
@@ -26,8 +26,10 @@ import tomllib
 import zipfile
 from pathlib import Path
 
-from amp_docs_lib.core.paths import CACHE_DIR, EXAMPLES_DIR, LIBRARY_ROOT, PACKAGED_EXAMPLES_DIR, REPO_ROOT, REVISION_FILE
+from amp_docs_lib.core.paths import (CACHE_DIR, CHAPTERS_DIR, EXAMPLES_DIR, LIBRARY_ROOT, PACKAGED_CHAPTERS_DIR,
+                                     PACKAGED_EXAMPLES_DIR, REPO_ROOT, REVISION_FILE)
 
+NOTEBOOK_EXTRA = "notebook"  # the wheel's extra that runs a downloaded notebook (pyproject.toml)
 WHEEL_PATTERN = "amp_docs_lib-*.whl"  # what an example's install line names (one wheel per site)
 _INSTALL = re.compile(r"^# Install: pip install (?P<args>[^(#\n]+?)\s*(?:\(.*\))?$", re.M)
 
@@ -52,10 +54,16 @@ def _source_files(folder: Path) -> list[Path]:
     return sorted(q for q in folder.rglob("*") if q.is_file() and "__pycache__" not in q.parts)
 
 
+def notebook_requirements(pyproject: Path = REPO_ROOT / "pyproject.toml") -> list[str]:
+    """The distributions the wheel's ``notebook`` extra adds (names only)."""
+    return [re.split(r"[<>=!~;\[ ]", d, maxsplit=1)[0].strip()
+            for d in project_metadata(pyproject)["optional-dependencies"][NOTEBOOK_EXTRA]]
+
+
 def sources_key() -> str:
-    """Hash of what goes into the wheel: the library's files, the examples and ``pyproject.toml``."""
+    """Hash of what goes into the wheel: the library's files, the examples, the chapters and ``pyproject.toml``."""
     h = hashlib.sha256((REPO_ROOT / "pyproject.toml").read_bytes())
-    for folder, prefix in ((LIBRARY_ROOT, ""), (EXAMPLES_DIR, "examples/")):
+    for folder, prefix in ((LIBRARY_ROOT, ""), (EXAMPLES_DIR, "examples/"), (CHAPTERS_DIR, "chapters/")):
         for p in _source_files(folder):
             h.update((prefix + p.relative_to(folder).as_posix()).encode() + b"\0" + p.read_bytes() + b"\0")
     return h.hexdigest()[:16]
@@ -115,6 +123,8 @@ def build_wheel(dest: Path) -> Path:
         shutil.copytree(LIBRARY_ROOT, package, ignore=shutil.ignore_patterns("__pycache__"))
         shutil.copytree(EXAMPLES_DIR, package / PACKAGED_EXAMPLES_DIR.name, dirs_exist_ok=True,
                         ignore=shutil.ignore_patterns("__pycache__"))
+        shutil.copytree(CHAPTERS_DIR, package / PACKAGED_CHAPTERS_DIR.name, dirs_exist_ok=True,
+                        ignore=lambda folder, names: [n for n in names if not n.endswith(".md")])
         (package / REVISION_FILE.name).write_text(git_revision() + "\n", encoding="utf-8")
         for name in ("pyproject.toml", "README.md"):  # README.md: the project's ``readme``
             shutil.copy2(REPO_ROOT / name, src / name)
