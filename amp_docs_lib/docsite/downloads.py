@@ -164,9 +164,8 @@ class ChapterDownloads:
 
             ex = ('<span class="amp-downloads__examples">Example programs used: '
                   + ", ".join(example(e) for e in self.examples)
-                  + ". To run one: <code>pip install</code> the library's wheel, "
-                  + link(WHEEL_URI, Path(WHEEL_URI).name)
-                  + " (each program's <code># Install:</code> line lists anything else it needs).</span>")
+                  + ". To run one: <code>pip install</code> the library's wheel (linked above; each "
+                  + "program's <code># Install:</code> line lists anything else it needs).</span>")
         return (f'<div class="amp-downloads" data-chapter="{html.escape(self.chapter)}">'
                 f'<span class="amp-downloads__label">Download this chapter:</span> '
                 + " · ".join(parts) + run + ex + "</div>")
