@@ -149,11 +149,11 @@ class ChapterDownloads:
         parts = [link(f"{CHAPTER_DOWNLOADS_DIR}/{self.chapter}.ipynb", "executed notebook (.ipynb)"),
                  link(f"{CHAPTER_DOWNLOADS_DIR}/{self.chapter}.md", "source (.md)"),
                  link(WHEEL_URI, f"the library's wheel ({Path(WHEEL_URI).name})")]
-        run = ('<span class="amp-downloads__run">To run the notebook anywhere: '
+        run = (' <span class="amp-downloads__run">To run the notebook anywhere: '
                f"<code>{html.escape(notebook_install_line())}</code>, then open it in Jupyter or run "
                f"<code>jupyter execute {html.escape(self.chapter)}.ipynb</code>; cells that need hardware "
-               "this machine lacks print a skip note. A copied cell runs as a script with the wheel "
-               "alone, after the chapter's first cell.</span>")
+               "this machine lacks print a skip note. A cell copied with the cells above it also runs "
+               "as a plain script.</span>")
         ex = ""
         if self.examples:
             def example(e: str) -> str:
