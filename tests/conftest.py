@@ -115,8 +115,8 @@ def make_reader_venv(root: Path, wheel: Path) -> Path:
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, capture_output=True)
     python = venv / "bin" / "python"
     own = set(_sys_path(python, root))  # its standard library and site-packages
-    outer = [p for p in _sys_path(sys.executable, root)
-             if p and p not in own and Path(p).is_dir() and not (Path(p) / "amp_docs_lib").is_dir()]
+    # After the venv's own site-packages on sys.path, so the wheel's amp_docs_lib comes first.
+    outer = [p for p in _sys_path(sys.executable, root) if p and p not in own and Path(p).is_dir()]
     site_packages = Path(subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
                                         capture_output=True, text=True, check=True).stdout.strip())
     (site_packages / "_amp_docs_outer_packages.pth").write_text("".join(f"{p}\n" for p in outer))

@@ -84,13 +84,12 @@ def notebook_runs(request, reader_python, tmp_path_factory) -> dict[str, Future]
     subprocess.run([str(reader_python), "-m", "ipykernel", "install", "--user", "--name", "python3"],
                    env=env, check=True, capture_output=True)
 
-    def run(chapter: Path) -> tuple[subprocess.CompletedProcess, Path]:
+    def run(chapter: Path) -> subprocess.CompletedProcess:
         folder = tmp_path_factory.mktemp(f"reader-{chapter.stem}")
         (folder / f"{chapter.stem}.ipynb").write_text(downloaded_notebook(chapter), encoding="utf-8")
         (folder / "run_notebook.py").write_text(RUN_NOTEBOOK)
-        r = subprocess.run([str(reader_python), "run_notebook.py", f"{chapter.stem}.ipynb"], cwd=folder, env=env,
-                           capture_output=True, text=True, timeout=NOTEBOOK_TIMEOUT_S)
-        return r, folder
+        return subprocess.run([str(reader_python), "run_notebook.py", f"{chapter.stem}.ipynb"], cwd=folder, env=env,
+                              capture_output=True, text=True, timeout=NOTEBOOK_TIMEOUT_S)
 
     pool = ThreadPoolExecutor(max_workers=2)
     request.addfinalizer(lambda: pool.shutdown(cancel_futures=True))
@@ -100,19 +99,15 @@ def notebook_runs(request, reader_python, tmp_path_factory) -> dict[str, Future]
 
 @pytest.mark.parametrize("chapter", CHAPTERS, ids=[c.stem for c in CHAPTERS])
 def test_downloaded_notebook_runs_top_to_bottom_outside_the_repository(chapter, notebook_runs):
-    r, folder = notebook_runs[chapter.stem].result()
+    r = notebook_runs[chapter.stem].result()
     assert r.returncode == 0, (f"downloaded {chapter.stem}.ipynb failed in a venv holding only "
                                f"{notebook_install_line()} (hidden: {', '.join(notebook_hidden())}):\n"
-                               f"{r.stdout[-2000:]}\n{_last_error(r.stderr)}")
+                               f"{r.stdout[-2000:]}\n{r.stderr[-6000:]}")
     # every cell gated on hardware this machine lacks printed its skip note and the notebook went on
     unmet_hardware = sum(any(not u.startswith("pkg:") for u in unmet_requirements(c.metadata.get("tags", [])))
                          for c in parse_chapter(chapter.read_text(encoding="utf-8"), chapter).cells)
     skipped = int(re.search(r"ran \d+ cells; (\d+) gated cells skipped", r.stdout).group(1))
     assert skipped >= unmet_hardware, r.stdout
-
-
-def _last_error(stderr: str) -> str:
-    return stderr[-6000:]
 
 
 def test_the_download_bar_install_line_names_an_extra_the_wheel_declares(reader_python):

@@ -6,7 +6,6 @@ holds the library only as its wheel, with every package its ``# Install:`` line 
 
 import ast
 import fnmatch
-import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -18,7 +17,7 @@ pytestmark = pytest.mark.slow
 from amp_docs_lib.core.gating import requirement_met
 from amp_docs_lib.core.packages import KNOWN_MODULES, OPTIONAL_PACKAGES
 from amp_docs_lib.docsite.downloads import companion_files
-from amp_docs_lib.docsite.wheel import WHEEL_PATTERN, install_line, wheel_dependencies
+from amp_docs_lib.docsite.wheel import WHEEL_PATTERN, install_line
 
 from conftest import REPO_ROOT, allowed_modules, reader_env
 
