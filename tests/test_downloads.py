@@ -3,6 +3,7 @@
 import json
 import re
 import zipfile
+from pathlib import Path
 
 import pytest
 
@@ -67,13 +68,13 @@ def test_every_chapter_offers_its_notebook_source_and_examples(site, chapter):
     linked = sorted(h.split(f"{DOWNLOADS_DIR}/examples/", 1)[1] for h in hrefs if "/examples/" in h)
     assert linked == sorted(used + [f for e in used for f in companion_files(e)])
     wheels = [h for h in hrefs if h.endswith(".whl")]
-    if used:  # the one install step the examples need, offered beside them
-        assert wheels == [f"../../{WHEEL_URI}"], hrefs
-        with zipfile.ZipFile(files[wheels[0]]) as z:
-            names = z.namelist()
-        assert "amp_docs_lib/__init__.py" in names and "amp_docs_lib/data/references.bib" in names
-    else:
-        assert not wheels
+    # every bar: the one install step the notebook and the examples need
+    assert wheels == [f"../../{WHEEL_URI}"], hrefs
+    assert f"{Path(WHEEL_URI).name}[notebook]" in bar.group(1)
+    with zipfile.ZipFile(files[wheels[0]]) as z:
+        names = z.namelist()
+    assert "amp_docs_lib/__init__.py" in names and "amp_docs_lib/data/references.bib" in names
+    assert {f"amp_docs_lib/examples/{e}" for e in used} <= set(names)
 
 
 def test_figures_are_files_with_one_lightbox_link_each(site):

@@ -6,12 +6,8 @@ holds the library only as its wheel, with every package its ``# Install:`` line 
 
 import ast
 import fnmatch
-import importlib.metadata
-import os
-import re
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -19,11 +15,11 @@ import pytest
 pytestmark = pytest.mark.slow
 
 from amp_docs_lib.core.gating import requirement_met
-from amp_docs_lib.core.packages import KNOWN_MODULES, OPTIONAL_PACKAGES, PACKAGES, hidden_packages, subprocess_env
+from amp_docs_lib.core.packages import KNOWN_MODULES, OPTIONAL_PACKAGES
 from amp_docs_lib.docsite.downloads import companion_files
-from amp_docs_lib.docsite.wheel import WHEEL_PATTERN, build_wheel, install_line, wheel_dependencies
+from amp_docs_lib.docsite.wheel import WHEEL_PATTERN, install_line
 
-from conftest import REPO_ROOT
+from conftest import REPO_ROOT, allowed_modules, reader_env
 
 SCRIPTS = sorted((REPO_ROOT / "examples").rglob("*.py"))
 
@@ -53,69 +49,6 @@ def test_there_are_examples():
     assert SCRIPTS
 
 
-@pytest.fixture(scope="module")
-def reader_python(tmp_path_factory) -> Path:
-    """A fresh virtual environment holding the library only as its wheel, as a reader installs it.
-
-    The venv sees the system's packages (torch is too large to install per test run); which of
-    them a program may use is decided per program below, by hiding the rest.
-    """
-    root = tmp_path_factory.mktemp("reader")
-    wheel = build_wheel(root / "dist")
-    venv = root / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)], check=True)
-    python = venv / "bin" / "python"
-    r = subprocess.run([str(python), "-m", "pip", "install", "--no-deps", "--no-index", "--quiet", str(wheel)],
-                       capture_output=True, text=True)
-    assert r.returncode == 0, r.stderr[-3000:]
-    where = subprocess.run([str(python), "-c", "import amp_docs_lib; print(amp_docs_lib.__file__)"],
-                           cwd=root, env=_clean_env(), capture_output=True, text=True, check=True).stdout
-    assert Path(where.strip()).is_relative_to(venv), f"amp_docs_lib imported from {where}, not the wheel"
-    return python
-
-
-def _clean_env(hidden: tuple[str, ...] = ()) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "AMP_DOCS_HIDE_PACKAGES")}
-    env.update(AMP_DOCS_PROFILE=os.environ.get("AMP_DOCS_PROFILE", "cpu-small"), MPLBACKEND="Agg")
-    user_hidden = hidden_packages()  # packages this test run hides on purpose stay hidden
-    if hidden or user_hidden:
-        env["AMP_DOCS_HIDE_PACKAGES"] = ",".join(sorted(set(hidden) | set(user_hidden)))
-    return subprocess_env(env)
-
-
-def _canon(name: str) -> str:
-    return re.sub(r"[-_.]+", "-", name).lower()
-
-
-def installed_closure(dists: set[str]) -> set[str]:
-    """``dists`` and everything ``pip install`` of them brings (installed metadata, no extras), canonical names."""
-    seen, todo = set(), [_canon(d) for d in dists]
-    while todo:
-        d = todo.pop()
-        if d in seen:
-            continue
-        seen.add(d)
-        try:
-            reqs = importlib.metadata.requires(d) or []
-        except importlib.metadata.PackageNotFoundError:
-            continue
-        for r in reqs:
-            if "extra ==" in r.replace('"', "").replace("'", ""):
-                continue
-            todo.append(_canon(re.split(r"[<>=!~;\[ (]", r, maxsplit=1)[0]))
-    return seen
-
-
-def allowed_modules(install: list[str]) -> set[str]:
-    """Listed packages (``PACKAGES``) a program may import after its install line: what it names,
-    the wheel's dependencies if it names the wheel, and everything those bring."""
-    dists = {a for a in install if not fnmatch.fnmatch(a, WHEEL_PATTERN)}
-    if len(dists) < len(install):
-        dists |= set(wheel_dependencies())
-    closure = installed_closure(dists)
-    return {p.module for p in PACKAGES if _canon(p.distribution) in closure}
-
-
 def test_every_example_says_how_to_install_it():
     missing = [str(s.relative_to(REPO_ROOT)) for s in SCRIPTS if not install_line(s)]
     assert not missing, f"no '# Install: pip install ...' line after the docstring in {missing}"
@@ -143,7 +76,7 @@ def test_example_runs_from_its_download_with_only_its_install_line(script, reade
     for f in (rel, *companion_files(rel)):  # what the chapter page's download bar offers
         shutil.copy(REPO_ROOT / "examples" / f, tmp_path / Path(f).name)
     hidden = tuple(sorted(set(KNOWN_MODULES) - allowed_modules(install_line(script))))
-    r = subprocess.run([str(reader_python), script.name], cwd=tmp_path, env=_clean_env(hidden),
+    r = subprocess.run([str(reader_python), script.name], cwd=tmp_path, env=reader_env(hidden),
                        capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, (f"{script.name} failed with only {install_line(script)} "
                                f"(hidden: {', '.join(hidden)}):\n{r.stdout[-2000:]}\n{r.stderr[-4000:]}")

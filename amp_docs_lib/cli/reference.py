@@ -8,13 +8,15 @@ from pathlib import Path
 
 import click
 
-from amp_docs_lib.core.paths import CHAPTER_DOWNLOADS_DIR, REFERENCE_RESULTS_DIR
+from amp_docs_lib.core.paths import CHAPTER_DOWNLOADS_DIR, REFERENCE_RESULTS
 
 
 @click.command("package-reference", short_help="package this machine's results as a reference machine")
 @click.option("--site", default="site", show_default=True, help="the built site to read results from")
 @click.option("--name", default=None, help="machine folder name (default: from the GPU or CPU name)")
-@click.option("--root", default=str(REFERENCE_RESULTS_DIR), show_default=True, help="where reference machines live")
+@click.option("--root", default=str(REFERENCE_RESULTS), show_default=True,
+              help="where reference machines and gated cells' outputs go (relative to the project being built, "
+                   "the current folder)")
 @click.option("--label", default=None,
               help="how the machine was run, shown beside its name (e.g. an emulated ISA and the variables that set it)")
 @click.option("--no-archive", is_flag=True, help="do not write the .tar.gz")
@@ -32,24 +34,26 @@ def package_reference(site: str, name: str | None, root: str, label: str | None,
     click.echo(f"reference results written to {dest}" + ("" if no_archive else f" and {dest}.tar.gz"))
 
 
-def package(site: str | Path = "site", root: str | Path = REFERENCE_RESULTS_DIR, name: str | None = None,
+def package(site: str | Path = "site", root: str | Path = REFERENCE_RESULTS, name: str | None = None,
             archive: bool = True, report_size: int | None = None, save_gated: bool = True,
             label: str | None = None) -> Path:
     """Package this machine's results as ``<root>/<name>/`` (and ``<name>.tar.gz`` beside it).
 
     Reads the executed notebooks of the site built in ``site`` (build first). Also writes the
-    gated cells that ran here to ``docs/reference-results/<chapter>/`` (what
-    ``AMP_DOCS_SAVE_REFERENCE=1`` does during a build) unless ``save_gated`` is False. ``label``
+    gated cells that ran here to ``<root>/<chapter>/`` (what ``AMP_DOCS_SAVE_REFERENCE=1`` does
+    during a build) unless ``save_gated`` is False. ``label``
     says how the machine was run (kept in ``machine.json``, shown on "Yours vs reference").
     Returns the machine's folder.
     """
     import nbformat
+    from nbformat.v4.rwbase import rejoin_lines
 
     from amp_docs_lib.bench import report
     from amp_docs_lib.core.env import environment_report
     from amp_docs_lib.core.gating import requirements_from_tags
     from amp_docs_lib.docsite.execute import save_reference
     from amp_docs_lib.docsite.references import MACHINE_FILE, NAME_PATTERN, machine_name, measurements_from_site
+    from amp_docs_lib.page.notebook import ungated_source
     from amp_docs_lib.page.stamp import stamp_text
 
     if label is not None and (not isinstance(label, str) or not label.strip()):
@@ -60,20 +64,24 @@ def package(site: str | Path = "site", root: str | Path = REFERENCE_RESULTS_DIR,
     site, root = Path(site), Path(root)
     meas = measurements_from_site(site)  # raises a clear error if the site is not built
     dest = root / name
-    dest.mkdir(parents=True, exist_ok=True)
     env = environment_report()
     env["stamp"] = stamp_text()
     chapters = {}
-    saved = []
+    gated = []
     for p in sorted((site / CHAPTER_DOWNLOADS_DIR).glob("*.ipynb")):
-        nb = nbformat.from_dict(json.loads(p.read_text(encoding="utf-8")))
+        # .ipynb files store sources and output texts as lists of lines; cell_id hashes the text
+        nb = rejoin_lines(nbformat.from_dict(json.loads(p.read_text(encoding="utf-8"))))
+        for cell in nb.cells:  # the download guards gated cells; their reference is keyed by the chapter's code
+            cell.source = ungated_source(cell.get("source", ""))
         meta = dict(nb.metadata.get("amp_docs", {}))
         chapters[p.stem] = {k: meta.get(k) for k in ("executed_at", "seconds", "profile")}
         for cell in nb.cells:
             tags = cell.get("metadata", {}).get("tags", [])
             if save_gated and cell.cell_type == "code" and requirements_from_tags(tags) and \
                     not cell.metadata.get("amp_docs", {}).get("skipped"):
-                saved.append(save_reference(p.stem, cell))
+                gated.append((p.stem, cell))
+    saved = [save_reference(chapter, cell, root) for chapter, cell in gated]
+    dest.mkdir(parents=True, exist_ok=True)
     machine = dict(env, chapters=chapters, **({"label": label.strip()} if label else {}))
     (dest / MACHINE_FILE).write_text(json.dumps(machine, indent=1, default=str))
     (dest / "measurements.json").write_text(json.dumps(meas, indent=1, default=str))

@@ -17,7 +17,7 @@ import warnings
 from typing import Any
 
 import amp_docs_lib
-from amp_docs_lib.core.paths import REPO_ROOT
+from amp_docs_lib.core.paths import REPO_ROOT, REVISION_FILE
 from amp_docs_lib.core.machine import cpu_model, cpu_native_matmul
 from amp_docs_lib.core.packages import installed_versions
 from amp_docs_lib.core.profiles import active_profile
@@ -117,7 +117,10 @@ def package_versions() -> dict[str, str]:
 
 @functools.lru_cache(maxsize=1)
 def git_revision() -> str:
-    """Short git revision of the checkout the library runs from, '+dirty' if modified."""
+    """Short git revision of the checkout the library runs from, '+dirty' if modified (a wheel's:
+    the one it was built from)."""
+    if REVISION_FILE.is_file():
+        return REVISION_FILE.read_text(encoding="utf-8").strip() or "unknown"
     try:
         root = REPO_ROOT
         rev = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=root,

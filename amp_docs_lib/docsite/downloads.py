@@ -15,9 +15,16 @@
         jupytext: ...
       ---
 
-* **The library's wheel** (``WHEEL_URI``, built by ``wheel.library_wheel``): the bar of a page
-  with examples links it, since every example runs after installing it (each example's
-  ``# Install:`` line says so, with any other package it needs).
+* **The library's wheel** (``WHEEL_URI``, built by ``wheel.library_wheel``): every bar links it
+  with the one install line that runs the downloaded notebook (``notebook_install_line``: the
+  wheel with its ``notebook`` extra); every example runs after installing it too (each
+  example's ``# Install:`` line says so, with any other package it needs).
+
+* **The downloaded notebook** (``downloadable_notebook``) is the executed notebook the page was
+  rendered from, made to run top to bottom outside the repository: a first code cell loads
+  ``amp_docs_lib.page.notebook``'s ``%%requires`` magic and every cell tagged ``requires:...``
+  is guarded by it, so on a machine without the hardware it prints its skip note and the
+  notebook goes on (the examples it runs come with the wheel).
 
 * **Copy buttons**: Material for MkDocs adds its copy button to ``pre > code``
   blocks; the code cells mkdocs-jupyter renders (and ``show_source`` listings)
@@ -29,6 +36,7 @@ Everything here works for any chapter under ``docs/chapters/``: nothing is liste
 from __future__ import annotations
 
 import html
+import json
 import re
 import shutil
 from dataclasses import dataclass, field
@@ -36,10 +44,37 @@ from pathlib import Path
 
 import yaml
 
+from amp_docs_lib.core.gating import requirements_from_tags
 from amp_docs_lib.core.paths import CHAPTER_DOWNLOADS_DIR, DOWNLOADS_DIR, EXAMPLES_DIR
-from amp_docs_lib.docsite.wheel import wheel_filename
+from amp_docs_lib.docsite.wheel import NOTEBOOK_EXTRA, wheel_filename
+from amp_docs_lib.page.notebook import gated_source
 
 WHEEL_URI = f"{DOWNLOADS_DIR}/{wheel_filename()}"
+LOAD_GATE_SOURCE = ("# Cells that need hardware this machine lacks print a skip note instead of failing.\n"
+                    "%load_ext amp_docs_lib.page.notebook")
+
+
+def notebook_install_line() -> str:
+    """What a reader runs before a downloaded notebook: the wheel with its notebook extra."""
+    return f'pip install "{wheel_filename()}[{NOTEBOOK_EXTRA}]"'
+
+
+def downloadable_notebook(text: str) -> str:
+    """An executed notebook (JSON) as the download bar offers it: gated cells guarded by
+    ``%%requires`` (outputs kept), the magic loaded by a first code cell."""
+    nb = json.loads(text)
+    cells = nb.get("cells", [])
+    for cell in cells:
+        if cell.get("cell_type") != "code":
+            continue
+        needs = requirements_from_tags(cell.get("metadata", {}).get("tags", []))
+        if needs:
+            source = cell.get("source", "")
+            cell["source"] = gated_source("".join(source) if isinstance(source, list) else source, needs)
+    first_code = next((i for i, c in enumerate(cells) if c.get("cell_type") == "code"), len(cells))
+    cells.insert(first_code, {"cell_type": "code", "execution_count": None, "id": "amp-docs-load-gate",
+                              "metadata": {"tags": ["amp-docs-download"]}, "outputs": [], "source": LOAD_GATE_SOURCE})
+    return json.dumps(nb, indent=1, ensure_ascii=False) + "\n"
 
 
 _CALL = re.compile(r"\b(?:show_source|show_diff|show_pattern|run_snippet)\s*\(([^)]*)\)")
@@ -112,7 +147,13 @@ class ChapterDownloads:
             return f'<a href="{html.escape(href)}" download>{html.escape(label)}</a>'
 
         parts = [link(f"{CHAPTER_DOWNLOADS_DIR}/{self.chapter}.ipynb", "executed notebook (.ipynb)"),
-                 link(f"{CHAPTER_DOWNLOADS_DIR}/{self.chapter}.md", "source (.md)")]
+                 link(f"{CHAPTER_DOWNLOADS_DIR}/{self.chapter}.md", "source (.md)"),
+                 link(WHEEL_URI, f"the library's wheel ({Path(WHEEL_URI).name})")]
+        run = (' <span class="amp-downloads__run">To run the notebook anywhere: '
+               f"<code>{html.escape(notebook_install_line())}</code>, then open it in Jupyter or run "
+               f"<code>jupyter execute {html.escape(self.chapter)}.ipynb</code>; cells that need hardware "
+               "this machine lacks print a skip note. A cell copied with the cells above it also runs "
+               "as a plain script.</span>")
         ex = ""
         if self.examples:
             def example(e: str) -> str:
@@ -123,12 +164,11 @@ class ChapterDownloads:
 
             ex = ('<span class="amp-downloads__examples">Example programs used: '
                   + ", ".join(example(e) for e in self.examples)
-                  + ". To run one: <code>pip install</code> the library's wheel, "
-                  + link(WHEEL_URI, Path(WHEEL_URI).name)
-                  + " (each program's <code># Install:</code> line lists anything else it needs).</span>")
+                  + ". To run one: <code>pip install</code> the library's wheel (linked above; each "
+                  + "program's <code># Install:</code> line lists anything else it needs).</span>")
         return (f'<div class="amp-downloads" data-chapter="{html.escape(self.chapter)}">'
                 f'<span class="amp-downloads__label">Download this chapter:</span> '
-                + " · ".join(parts) + ex + "</div>")
+                + " · ".join(parts) + run + ex + "</div>")
 
 
 def wrap_bare_code(output: str) -> str:
@@ -158,7 +198,10 @@ def post_page(output: str, page, config) -> str:
     for rel, src in dl.files().items():
         dest = site / rel
         dest.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(src, dest)
+        if src == dl.notebook:
+            dest.write_text(downloadable_notebook(src.read_text(encoding="utf-8")), encoding="utf-8")
+        else:
+            shutil.copyfile(src, dest)
     bar = dl.bar_html(page.url)
     m = _H1_END.search(output, output.find('class="md-content"') + 1)
     if m is None:

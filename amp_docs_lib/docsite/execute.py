@@ -44,7 +44,7 @@ from nbclient.exceptions import CellExecutionError
 
 from amp_docs_lib.core.chapters import read_chapter
 from amp_docs_lib.core.packages import hidden_packages, subprocess_env
-from amp_docs_lib.core.paths import EXECUTED_DIR, REFERENCE_RESULTS_DIR, REPO_ROOT
+from amp_docs_lib.core.paths import EXECUTED_DIR, REFERENCE_RESULTS, REPO_ROOT
 from amp_docs_lib.docsite.inputs import FINISH_CELL_SOURCE, Roots, read_records, recording_environment, snapshot
 from amp_docs_lib.docsite.progress import ChapterProgress
 from amp_docs_lib.docsite.store import clean_stale_temp_dirs, pid_temp_dir, sigterm_as_interrupt
@@ -115,21 +115,23 @@ def _outputs_to_html(outputs: list[Any]) -> str:
     return "\n".join(parts)
 
 
-def reference_path(chapter_id: str, cell: Any) -> Path:
-    return REFERENCE_RESULTS_DIR / chapter_id / f"{cell_id(cell)}.json"
+def reference_path(chapter_id: str, cell: Any, root: Path) -> Path:
+    """Where a gated cell's reference result lives under ``root`` (the project's ``REFERENCE_RESULTS``)."""
+    return Path(root) / chapter_id / f"{cell_id(cell)}.json"
 
 
-def load_reference(chapter_id: str, cell: Any) -> str | None:
+def load_reference(chapter_id: str, cell: Any, root: Path) -> str | None:
     """HTML of the committed reference result for a gated cell, if any."""
-    p = reference_path(chapter_id, cell)
+    p = reference_path(chapter_id, cell, root)
     if not p.exists():
         return None
     data = json.loads(p.read_text())
     return f'<div class="amp-reference">{data["html"]}</div>'
 
 
-def save_reference(chapter_id: str, cell: Any) -> Path:
-    p = reference_path(chapter_id, cell)
+def save_reference(chapter_id: str, cell: Any, root: Path) -> Path:
+    """Write a gated cell's outputs as its reference result under ``root``; returns the file."""
+    p = reference_path(chapter_id, cell, root)
     p.parent.mkdir(parents=True, exist_ok=True)
     p.write_text(json.dumps({"requires": requirements_from_tags(cell.metadata.get("tags", [])),
                              "html": _outputs_to_html(cell.outputs)}, indent=1))
@@ -159,6 +161,10 @@ class ChapterClient(NotebookClient):
         self._socket_dir: str | None = None
         self.current_cell: int | None = None
         self.chapter_id = chapter_id
+        # The project being built (the folder of mkdocs.yml, the kernel's working directory),
+        # not the installed library's checkout, holds its reference results.
+        cwd = (kw.get("resources") or {}).get("metadata", {}).get("path")
+        self.reference_root = Path(cwd or ".").resolve() / REFERENCE_RESULTS
         self.cell_seconds: list[tuple[int, float, str]] = []
         self.kernel_env = kernel_env
         self.read_by_executor: set[Path] = set()  # what a skipped cell's output came from
@@ -219,10 +225,11 @@ class ChapterClient(NotebookClient):
         if unmet:
             # Inputs of this output: the committed reference result (or its absence) and the skip note's code.
             import amp_docs_lib.core.gating as gating
-            self.read_by_executor.update({reference_path(self.chapter_id, cell), Path(gating.__file__)})
+            self.read_by_executor.update({reference_path(self.chapter_id, cell, self.reference_root),
+                                          Path(gating.__file__)})
             cell.outputs = [nbformat.v4.new_output(
                 "display_data",
-                data={"text/html": skip_note_html(unmet, load_reference(self.chapter_id, cell)),
+                data={"text/html": skip_note_html(unmet, load_reference(self.chapter_id, cell, self.reference_root)),
                       "text/plain": f"skipped: needs {', '.join(unmet)}"})]
             cell.metadata["amp_docs"] = {"skipped": unmet}
             self.cell_seconds.append((cell_index, 0.0, "skipped"))
@@ -244,7 +251,7 @@ class ChapterClient(NotebookClient):
                 f"chapter {self.chapter_id}: {self.where(cell_index)} is tagged {EXPECTED_ERROR_TAG!r} "
                 f"but raised nothing:\n{cell.source}")
         if requirements_from_tags(tags) and settings.save_reference_requested():
-            save_reference(self.chapter_id, cell)
+            save_reference(self.chapter_id, cell, self.reference_root)
         return cell
 
 

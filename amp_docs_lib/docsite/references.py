@@ -22,10 +22,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from amp_docs_lib.core.paths import CHAPTER_DOWNLOADS_DIR, REFERENCE_RESULTS_DIR
+from amp_docs_lib.core.paths import CHAPTER_DOWNLOADS_DIR, REFERENCE_RESULTS
 from amp_docs_lib.page.publish import measurements_from_notebook
 
-REFERENCE_ROOT = REFERENCE_RESULTS_DIR
+REFERENCE_ROOT = REFERENCE_RESULTS  # relative to the project (the working directory)
 MACHINE_FILE = "machine.json"
 NAME_PATTERN = re.compile(r"^[a-z0-9][a-z0-9_.-]*$")
 

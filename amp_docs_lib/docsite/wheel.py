@@ -1,9 +1,13 @@
 """The library's wheel, offered in the site's downloads so that every example runs after one install.
 
 ``build_wheel`` builds ``amp_docs_lib`` from a copy of its sources (the checkout is never written
-to) with the build backend ``pyproject.toml`` names, via ``pip wheel``. ``library_wheel`` keeps the
-result under the build's cache, keyed by the library's sources and ``pyproject.toml``, so a
-rebuild with the library unchanged does not build it again.
+to) with the build backend ``pyproject.toml`` names, via ``pip wheel``. Into that copy it places
+the example programs and the chapters' sources (``amp_docs_lib/examples/``, ``amp_docs_lib/chapters/``,
+so that snippets and downloaded notebooks find them without a checkout, ``core/paths.py``) and the checkout's git revision (``REVISION``, which
+the stamp then names). ``library_wheel`` keeps the result under the build's cache, keyed by the
+library's sources, the examples, the chapters and ``pyproject.toml``, so a rebuild with them unchanged does not
+build it again; it builds into a temporary folder renamed into place, and rebuilds a cached wheel
+that is not a sound zip file.
 
 Each example says what it needs in its ``# Install:`` line (``install_line`` reads it): the wheel
 (``amp_docs_lib-*.whl``, matched by the shell) and any package the wheel does not depend on.
@@ -12,16 +16,20 @@ Each example says what it needs in its ``# Install:`` line (``install_line`` rea
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 import shutil
 import subprocess
 import sys
 import tempfile
 import tomllib
+import zipfile
 from pathlib import Path
 
-from amp_docs_lib.core.paths import CACHE_DIR, LIBRARY_ROOT, REPO_ROOT
+from amp_docs_lib.core.paths import (CACHE_DIR, CHAPTERS_DIR, EXAMPLES_DIR, LIBRARY_ROOT, PACKAGED_CHAPTERS_DIR,
+                                     PACKAGED_EXAMPLES_DIR, REPO_ROOT, REVISION_FILE)
 
+NOTEBOOK_EXTRA = "notebook"  # the wheel's extra that runs a downloaded notebook (pyproject.toml)
 WHEEL_PATTERN = "amp_docs_lib-*.whl"  # what an example's install line names (one wheel per site)
 _INSTALL = re.compile(r"^# Install: pip install (?P<args>[^(#\n]+?)\s*(?:\(.*\))?$", re.M)
 
@@ -42,11 +50,22 @@ def wheel_dependencies(pyproject: Path = REPO_ROOT / "pyproject.toml") -> list[s
     return [re.split(r"[<>=!~;\[ ]", d, maxsplit=1)[0].strip() for d in project_metadata(pyproject)["dependencies"]]
 
 
+def _source_files(folder: Path) -> list[Path]:
+    return sorted(q for q in folder.rglob("*") if q.is_file() and "__pycache__" not in q.parts)
+
+
+def notebook_requirements(pyproject: Path = REPO_ROOT / "pyproject.toml") -> list[str]:
+    """The distributions the wheel's ``notebook`` extra adds (names only)."""
+    return [re.split(r"[<>=!~;\[ ]", d, maxsplit=1)[0].strip()
+            for d in project_metadata(pyproject)["optional-dependencies"][NOTEBOOK_EXTRA]]
+
+
 def sources_key() -> str:
-    """Hash of what goes into the wheel: the library's files and ``pyproject.toml``."""
+    """Hash of what goes into the wheel: the library's files, the examples, the chapters and ``pyproject.toml``."""
     h = hashlib.sha256((REPO_ROOT / "pyproject.toml").read_bytes())
-    for p in sorted(q for q in LIBRARY_ROOT.rglob("*") if q.is_file() and "__pycache__" not in q.parts):
-        h.update(p.relative_to(LIBRARY_ROOT).as_posix().encode() + b"\0" + p.read_bytes() + b"\0")
+    for folder, prefix in ((LIBRARY_ROOT, ""), (EXAMPLES_DIR, "examples/"), (CHAPTERS_DIR, "chapters/")):
+        for p in _source_files(folder):
+            h.update((prefix + p.relative_to(folder).as_posix()).encode() + b"\0" + p.read_bytes() + b"\0")
     return h.hexdigest()[:16]
 
 
@@ -98,7 +117,15 @@ def build_wheel(dest: Path) -> Path:
     dest.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="amp-docs-wheel-") as tmp:
         src = Path(tmp) / "src"
-        shutil.copytree(LIBRARY_ROOT, src / LIBRARY_ROOT.name, ignore=shutil.ignore_patterns("__pycache__"))
+        from amp_docs_lib.core.env import git_revision
+
+        package = src / LIBRARY_ROOT.name
+        shutil.copytree(LIBRARY_ROOT, package, ignore=shutil.ignore_patterns("__pycache__"))
+        shutil.copytree(EXAMPLES_DIR, package / PACKAGED_EXAMPLES_DIR.name, dirs_exist_ok=True,
+                        ignore=shutil.ignore_patterns("__pycache__"))
+        shutil.copytree(CHAPTERS_DIR, package / PACKAGED_CHAPTERS_DIR.name, dirs_exist_ok=True,
+                        ignore=lambda folder, names: [n for n in names if not n.endswith(".md")])
+        (package / REVISION_FILE.name).write_text(git_revision() + "\n", encoding="utf-8")
         for name in ("pyproject.toml", "README.md"):  # README.md: the project's ``readme``
             shutil.copy2(REPO_ROOT / name, src / name)
         r = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--no-index",
@@ -112,15 +139,39 @@ def build_wheel(dest: Path) -> Path:
     return built
 
 
+def is_sound_wheel(path: Path) -> bool:
+    """Whether ``path`` is a zip file whose every member reads back with its CRC."""
+    try:
+        with zipfile.ZipFile(path) as z:
+            return z.testzip() is None
+    except (OSError, zipfile.BadZipFile):
+        return False
+
+
 def library_wheel(project_root: Path) -> Path:
-    """The wheel of the library as it is now, built once per change of its sources (cached)."""
-    folder = project_root / CACHE_DIR / "wheel" / sources_key()
+    """The wheel of the library as it is now, built once per change of its sources (cached).
+
+    Built into a temporary folder renamed into place, so a build killed mid-way leaves no
+    partial wheel; a cached wheel that is not a sound zip (``is_sound_wheel``) is rebuilt.
+    """
+    cache = project_root / CACHE_DIR / "wheel"
+    folder = cache / sources_key()
     path = folder / wheel_filename()
-    if not path.is_file():
-        for old in (project_root / CACHE_DIR / "wheel").glob("*"):
-            if old != folder:
-                shutil.rmtree(old, ignore_errors=True)
-        build_wheel(folder)
+    if is_sound_wheel(path):
+        return path
+    for old in cache.glob("*"):  # older sources' wheels, a corrupt one, leftovers of killed builds
+        shutil.rmtree(old, ignore_errors=True)
+    cache.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=".building-", dir=cache))
+    try:
+        build_wheel(tmp)
+        try:
+            os.replace(tmp, folder)
+        except OSError:  # another build put the same wheel there first
+            if not is_sound_wheel(path):
+                raise
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
     return path
 
 

@@ -9,7 +9,8 @@ module never imports the others):
 * claims (``claims``): ``ClaimContradicted``, ``format_value``, ``values_match``, ``Claim``, ``MachineFact``, ``claim``, ``on_this_machine``, ``Statement``, ``check_statements``;
 * checks that cannot fail (``claim_lint``): ``LintFinding``, ``lint_source``, ``lint_chapter``;
 * example programs (``snippets``): ``example_path``, ``Code``, ``show_source``, ``show_diff``, ``Tabs``, ``show_pattern``, ``SnippetRun``, ``run_snippet``;
-* key measurements (``publish``): ``PublishedTable``, ``publish``, ``measurements_from_notebook``.
+* key measurements (``publish``): ``PublishedTable``, ``publish``, ``measurements_from_notebook``;
+* notebook or plain script (``notebook``): ``in_ipython``, ``display``, ``PlainText``, ``Markdown``, ``shown_in_scripts``, ``gated_source``, ``ungated_source``, ``load_ipython_extension``.
 """
 
 from amp_docs_lib.core.exports import lazy_exports
@@ -29,4 +30,6 @@ __all__, __getattr__, __dir__ = lazy_exports(__name__, {
     "snippets": ("example_path", "Code", "show_source", "show_diff", "Tabs", "show_pattern", "SnippetRun", "run_snippet",),
     # key measurements
     "publish": ("PublishedTable", "publish", "measurements_from_notebook",),
+    # notebook or plain script
+    "notebook": ("in_ipython", "display", "PlainText", "Markdown", "shown_in_scripts", "gated_source", "ungated_source", "load_ipython_extension",),
 })

@@ -24,6 +24,7 @@ from typing import Any, Callable, Iterable
 
 import pandas as pd
 
+from amp_docs_lib.page.notebook import shown_in_scripts
 from amp_docs_lib.page.tables import StampedTable, show_table
 from amp_docs_lib.page.stamp import stamp_text
 
@@ -131,6 +132,7 @@ class MachineFact:
         return f"[this machine] {self.text}"
 
 
+@shown_in_scripts
 def claim(statement: str, measured: Any, expected: Any = _MISSING, *,
           holds: bool | None = None, rel_tol: float = 0.0, source: str | None = None) -> Claim:
     """State a fact that holds on every machine, together with its measurement.
@@ -166,6 +168,7 @@ def claim(statement: str, measured: Any, expected: Any = _MISSING, *,
     return c
 
 
+@shown_in_scripts
 def on_this_machine(if_true: str, if_false: str, *, holds: bool, measured: Any = None,
                     source: str | None = None) -> MachineFact:
     """A hardware-dependent fact, phrased as what this machine does.
@@ -206,6 +209,7 @@ class Statement:
         return values_match(self.measured, self.claimed, self.rel_tol)
 
 
+@shown_in_scripts
 def check_statements(statements: Iterable[Statement], caption: str | None = None) -> StampedTable:
     """Table of external statements, each with the measured value and a verdict."""
     rows = []

@@ -16,6 +16,7 @@ import io
 import warnings
 from typing import Any
 
+from amp_docs_lib.page.notebook import shown_in_scripts
 from amp_docs_lib.page.stamp import Stamped
 
 # Material's text column at 1220 px and wider (two sidebars): 648 CSS px.
@@ -161,6 +162,7 @@ def _png(fig: Any, facecolor: str) -> tuple[str, int, int]:
     return base64.b64encode(out.getvalue()).decode(), image.width, image.height
 
 
+@shown_in_scripts
 def show_figure(fig: Any, caption: str | None = None, *, source: str | None = None,
                 report: dict[str, Any] | None = None) -> Stamped:
     """Show ``fig`` fitted to the text column, in a light and a dark rendering, and close it.

@@ -14,6 +14,7 @@ from typing import Any
 
 import pandas as pd
 
+from amp_docs_lib.page.notebook import shown_in_scripts
 from amp_docs_lib.page.tables import StampedTable, show_table
 
 METADATA_KEY = "amp_docs_measurement"
@@ -43,6 +44,7 @@ def _json_safe(v: Any) -> Any:
     return v
 
 
+@shown_in_scripts
 def publish(name: str, df: pd.DataFrame, caption: str, **show_table_kw: Any) -> PublishedTable:
     """Show ``df`` like ``show_table`` and publish it as the key measurement ``name``.
 

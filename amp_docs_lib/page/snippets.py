@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from amp_docs_lib.page.notebook import shown_in_scripts
 from amp_docs_lib.page.stamp import Stamped
 
 from amp_docs_lib.core.paths import EXAMPLES_DIR
@@ -54,6 +55,7 @@ class Code:
         return self.text
 
 
+@shown_in_scripts
 def show_source(obj: str | Path | Any) -> Code:
     """Highlighted source of an example file (path under ``examples/``) or of a Python object."""
     if isinstance(obj, (str, Path)):
@@ -67,6 +69,7 @@ def show_source(obj: str | Path | Any) -> Code:
     return Code(src, "python", f"{obj.__module__}.{obj.__qualname__}" if hasattr(obj, "__qualname__") else None)
 
 
+@shown_in_scripts
 def show_diff(base_path: str | Path, path: str | Path, context: int = 3) -> Code:
     """Unified diff from ``base_path`` to ``path`` (both under ``examples/``), highlighted."""
     a, b = example_path(base_path), example_path(path)
@@ -101,6 +104,7 @@ class Tabs:
         return "\n\n".join(f"# {label}\n{code.text}" for label, code in self.views.items())
 
 
+@shown_in_scripts
 def show_pattern(base_path: str | Path, path: str | Path, context: int = 3) -> Tabs:
     """A training pattern as two tabs: its diff from ``base_path``, and the full program ``path``."""
     return Tabs({"What changes": show_diff(base_path, path, context), "Full program": show_source(path)})
@@ -119,6 +123,7 @@ class SnippetRun(Stamped):
         return self.output
 
 
+@shown_in_scripts
 def run_snippet(path: str | Path, args: list[str] | tuple[str, ...] = ()) -> SnippetRun:
     """Run an example as ``__main__`` (runpy, ``sys.argv = [path, *args]``) and capture what it prints."""
     p = example_path(path)

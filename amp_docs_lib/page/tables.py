@@ -18,6 +18,7 @@ from typing import Any, Sequence
 
 import pandas as pd
 
+from amp_docs_lib.page.notebook import shown_in_scripts
 from amp_docs_lib.core.env import environment_report, report_rows
 from amp_docs_lib.core.tables import NOT_APPLICABLE, format_cell
 from amp_docs_lib.page.stamp import Stamped
@@ -102,6 +103,7 @@ class NoRows:
         return self.sentence
 
 
+@shown_in_scripts
 def show_table(df: pd.DataFrame, caption: str | None = None, *, float_format: str = ".4g",
                index: bool = False, source: str | None = None, collapsed: bool | None = None,
                columns: Sequence[str] | None = None, empty: str | None = None,
@@ -141,6 +143,7 @@ def show_table(df: pd.DataFrame, caption: str | None = None, *, float_format: st
                         size_note=size_note, report=report)
 
 
+@shown_in_scripts
 def show_cards(df: pd.DataFrame, caption: str | None = None, *, title: str, badge: str,
                source: str | None = None, collapsed: bool = False, empty: str | None = None,
                report: dict[str, Any] | None = None) -> StampedTable | NoRows:

@@ -1,0 +1,174 @@
+"""Readers run what they download and copy (CPU, ``cpu-small``), outside the repository.
+
+* Each chapter's downloaded notebook runs top to bottom with nbclient in a reader venv holding
+  only the library's wheel and what the download bar says to install (its ``notebook`` extra):
+  gated cells print their skip note, notebooks that run example programs find them in the wheel.
+* A code cell copied with the cells above it runs as a plain script with the same installs,
+  IPython hidden, and prints something.
+
+The notebooks come from the built site (``AMP_DOCS_TEST_SITE`` or ``site/``) or, failing that,
+from the execution cache (executing the chapter on a miss). They run two at a time.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import re
+import subprocess
+import textwrap
+from concurrent.futures import Future, ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from amp_docs_lib.core.chapters import parse_chapter
+from amp_docs_lib.core.gating import requirements_from_tags, unmet_requirements
+from amp_docs_lib.core.packages import KNOWN_MODULES
+from amp_docs_lib.docsite.downloads import downloadable_notebook, notebook_install_line
+from amp_docs_lib.docsite.execute import EXPECTED_ERROR_TAG
+from amp_docs_lib.docsite.wheel import WHEEL_PATTERN, notebook_requirements, wheel_filename
+
+from conftest import CHAPTERS, REPO_ROOT, allowed_modules, reader_env
+
+pytestmark = [pytest.mark.slow, pytest.mark.site]
+
+NOTEBOOK_TIMEOUT_S = 1800
+RUN_NOTEBOOK = textwrap.dedent("""\
+    import sys
+    import nbformat
+    from nbclient import NotebookClient
+    nb = nbformat.read(sys.argv[1], as_version=4)
+    NotebookClient(nb, timeout=900, kernel_name="python3", resources={"metadata": {"path": "."}}).execute()
+    skipped = sum("skipped: needs" in o.get("text", "") for c in nb.cells for o in c.get("outputs", []))
+    print(f"ran {len(nb.cells)} cells; {skipped} gated cells skipped")
+    """)
+
+
+def downloaded_notebook(chapter: Path) -> str:
+    """The chapter's notebook as its download bar offers it."""
+    site = Path(os.environ.get("AMP_DOCS_TEST_SITE") or REPO_ROOT / "site")
+    built = site / "downloads" / "chapters" / f"{chapter.stem}.ipynb"
+    if built.is_file():
+        return built.read_text(encoding="utf-8")
+    import tempfile
+
+    import nbformat
+
+    from amp_docs_lib.docsite.execute import cached_execution
+    from amp_docs_lib.docsite.pages import presented_notebook
+
+    nb, _, _ = cached_execution(chapter, root=REPO_ROOT)
+    with tempfile.TemporaryDirectory() as tmp:
+        executed = Path(tmp) / f"{chapter.stem}.ipynb"
+        nbformat.write(nb, executed)
+        return downloadable_notebook(presented_notebook(executed, Path(tmp) / "presented").read_text(encoding="utf-8"))
+
+
+def notebook_hidden() -> tuple[str, ...]:
+    """Every listed package the bar's install line (the wheel and its notebook extra) does not bring."""
+    return tuple(sorted(set(KNOWN_MODULES) - allowed_modules([WHEEL_PATTERN, *notebook_requirements()])))
+
+
+def _selected(request, test_name: str) -> list[str]:
+    return [item.callspec.params["chapter"].stem for item in request.session.items
+            if item.originalname == test_name and hasattr(item, "callspec")]
+
+
+@pytest.fixture(scope="module")
+def notebook_runs(request, reader_python, tmp_path_factory) -> dict[str, Future]:
+    """Every selected chapter's downloaded notebook, run in the reader venv, two at a time."""
+    jupyter_data = tmp_path_factory.mktemp("jupyter")
+    env = dict(reader_env(notebook_hidden()), JUPYTER_DATA_DIR=str(jupyter_data))
+    # The "python3" kernel is the reader venv's (the user data folder comes first in Jupyter's search).
+    subprocess.run([str(reader_python), "-m", "ipykernel", "install", "--user", "--name", "python3"],
+                   env=env, check=True, capture_output=True)
+
+    def run(chapter: Path) -> subprocess.CompletedProcess:
+        folder = tmp_path_factory.mktemp(f"reader-{chapter.stem}")
+        (folder / f"{chapter.stem}.ipynb").write_text(downloaded_notebook(chapter), encoding="utf-8")
+        (folder / "run_notebook.py").write_text(RUN_NOTEBOOK)
+        return subprocess.run([str(reader_python), "run_notebook.py", f"{chapter.stem}.ipynb"], cwd=folder, env=env,
+                              capture_output=True, text=True, timeout=NOTEBOOK_TIMEOUT_S)
+
+    pool = ThreadPoolExecutor(max_workers=2)
+    request.addfinalizer(lambda: pool.shutdown(cancel_futures=True))
+    wanted = _selected(request, "test_downloaded_notebook_runs_top_to_bottom_outside_the_repository")
+    return {c.stem: pool.submit(run, c) for c in CHAPTERS if c.stem in wanted}
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS, ids=[c.stem for c in CHAPTERS])
+def test_downloaded_notebook_runs_top_to_bottom_outside_the_repository(chapter, notebook_runs):
+    r = notebook_runs[chapter.stem].result()
+    assert r.returncode == 0, (f"downloaded {chapter.stem}.ipynb failed in a venv holding only "
+                               f"{notebook_install_line()} (hidden: {', '.join(notebook_hidden())}):\n"
+                               f"{r.stdout[-2000:]}\n{r.stderr[-6000:]}")
+    # every cell gated on hardware this machine lacks printed its skip note and the notebook went on
+    unmet_hardware = sum(any(not u.startswith("pkg:") for u in unmet_requirements(c.metadata.get("tags", [])))
+                         for c in parse_chapter(chapter.read_text(encoding="utf-8"), chapter).cells)
+    skipped = int(re.search(r"ran \d+ cells; (\d+) gated cells skipped", r.stdout).group(1))
+    assert skipped >= unmet_hardware, r.stdout
+
+
+def test_the_download_bar_install_line_names_an_extra_the_wheel_declares(reader_python):
+    """The bar's ``pip install "<wheel>[notebook]"``: the wheel declares that extra, with the requirements
+    the notebook test above ran with (pip's own resolution is left to pip: it needs an index)."""
+    import zipfile
+
+    from packaging.requirements import Requirement
+
+    wheel = next(Path(reader_python).parents[2].glob("dist/*.whl"))
+    assert wheel.name == wheel_filename() and f'"{wheel.name}[notebook]"' in notebook_install_line()
+    with zipfile.ZipFile(wheel) as z:
+        meta = z.read(next(n for n in z.namelist() if n.endswith(".dist-info/METADATA"))).decode()
+    assert "Provides-Extra: notebook" in meta
+    declared = {Requirement(line.split(":", 1)[1]).name for line in meta.splitlines()
+                if line.startswith("Requires-Dist:") and "extra == \"notebook\"" in line}
+    assert declared == set(notebook_requirements()) and {"ipykernel", "nbclient", "torchao"} <= declared
+
+
+# --- copied cells -------------------------------------------------------------------------------
+
+PAGE_CALL = re.compile(r"\b(show_table|show_cards|show_figure|claim|on_this_machine|check_statements|publish|"
+                       r"show_source|show_diff|show_pattern|run_snippet|display)\s*\(")
+
+
+def copied_cells(chapter: Path) -> tuple[list[str], str] | None:
+    """The cells above a chapter's first displaying cell (a page call) and that cell; None when a
+    gated or deliberately failing cell comes first."""
+    cells = [c for c in parse_chapter(chapter.read_text(encoding="utf-8"), chapter).cells if c.cell_type == "code"]
+    for i, cell in enumerate(cells[1:], start=1):
+        tags = cell.metadata.get("tags", [])
+        if requirements_from_tags(tags) or EXPECTED_ERROR_TAG in tags:
+            return None
+        if PAGE_CALL.search(cell.source):
+            return [c.source for c in cells[:i]], cell.source
+    return None
+
+
+def _no_ipython(folder: Path) -> Path:
+    """A folder that, first on ``PYTHONPATH``, makes ``import IPython`` fail as where it is absent."""
+    (folder / "IPython.py").write_text("raise ModuleNotFoundError(\"No module named 'IPython'\", name='IPython')\n")
+    return folder
+
+
+MARK = "<<< the copied cell >>>"
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS, ids=[c.stem for c in CHAPTERS])
+def test_a_copied_cell_runs_as_a_script_without_ipython_and_prints(chapter, reader_python, tmp_path):
+    """Only the wheel and the bar's install line, with IPython hidden: a script has no display."""
+    found = copied_cells(chapter)
+    assert found is not None, f"{chapter.stem}: no displaying cell before its first gated cell"
+    above, cell = found
+    ast.parse(cell)
+    (tmp_path / "copied.py").write_text("\n\n".join(above) + f"\n\nprint({MARK!r})\n" + cell + "\n")
+    env = reader_env(notebook_hidden())
+    (tmp_path / "no_ipython").mkdir()
+    env["PYTHONPATH"] = os.pathsep.join([str(_no_ipython(tmp_path / "no_ipython")),
+                                         *filter(None, [env.get("PYTHONPATH")])])
+    r = subprocess.run([str(reader_python), "copied.py"], cwd=tmp_path, env=env, capture_output=True, text=True,
+                       timeout=600)
+    assert r.returncode == 0, f"{chapter.stem}: copied cells failed as a script:\n{cell}\n{r.stderr[-4000:]}"
+    printed = r.stdout.split(MARK, 1)[-1].strip()
+    assert MARK in r.stdout and printed, f"{chapter.stem}: the copied cell printed nothing:\n{cell}"
