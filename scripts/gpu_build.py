@@ -64,7 +64,8 @@ MACHINE_HAS = {
     "transformers": "5.17.0 in the image (optional to the site)",
 }
 
-# In the `docs` extra but not needed to execute a chapter: the site is rendered on the CPU side.
+# Not needed to execute a chapter: the site is rendered on the CPU side (what the `docs` extra adds
+# to the `notebook` extra, but for EXECUTE_FROM_DOCS).
 RENDER_ONLY = {
     "mkdocs": "renders the site",
     "mkdocs-material": "the site's theme",
@@ -73,11 +74,8 @@ RENDER_ONLY = {
     "mkdocs-glightbox": "the site's figure viewer",
     "setuptools": "builds the library's wheel for the site's downloads (torch brings its own)",
 }
-
-# Needed to execute yet not in the `docs` extra, since mkdocs brings it there.
-EXECUTION_ALSO = [
-    "markdown>=3.3.6",  # core/chapters.py: heading anchors made with mkdocs' own slugify (the literature chapter)
-]
+# In the `docs` extra and needed to execute: `amp-docs execute` reads the chapters' jupytext Markdown.
+EXECUTE_FROM_DOCS = {"jupytext"}
 
 # Wheels for CPython on x86-64 Linux: pip matches each manylinux_2_N tag exactly, so name them all
 # up to the GPU machine's glibc (2.39: Ubuntu 24.04, as its Python 3.12.3 suggests).
@@ -101,11 +99,12 @@ def requirement_name(spec: str) -> str:
 
 def execution_requirements(pyproject: Path = REPO / "pyproject.toml") -> list[str]:
     """What executing the chapters needs besides the library's own dependencies: pyproject.toml's
-    ``docs`` extra without ``RENDER_ONLY``, as written there (with their bounds), and ``EXECUTION_ALSO``."""
+    ``notebook`` extra (what a downloaded notebook needs) and ``EXECUTE_FROM_DOCS`` from the ``docs``
+    extra, as written there (with their bounds)."""
     import tomllib
 
-    docs = tomllib.loads(pyproject.read_text(encoding="utf-8"))["project"]["optional-dependencies"]["docs"]
-    return [spec for spec in docs if requirement_name(spec) not in RENDER_ONLY] + EXECUTION_ALSO
+    extras = tomllib.loads(pyproject.read_text(encoding="utf-8"))["project"]["optional-dependencies"]
+    return extras["notebook"] + [spec for spec in extras["docs"] if requirement_name(spec) in EXECUTE_FROM_DOCS]
 
 
 def _pip_resolve(requirements: list[str], python: str, constraints: list[str], find_links: Path | None) -> dict:
