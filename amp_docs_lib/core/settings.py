@@ -3,7 +3,7 @@
 | variable | valid values | unset or blank |
 | --- | --- | --- |
 | ``AMP_DOCS_PROFILE`` | a profile of ``core/profiles.py`` (any case) | chosen from the hardware |
-| ``AMP_DOCS_JOBS`` | chapters executed at once, an integer >= 0 (0 = number of cores) | the plugin's ``jobs`` |
+| ``AMP_DOCS_JOBS`` | chapters executed at once, an integer >= 0 (0 = the default: one per core, one on a CUDA machine) | the plugin's ``jobs`` |
 | ``AMP_DOCS_HIDE_PACKAGES`` | ``optional`` or optional packages of ``core/packages.py``, comma-separated | none hidden |
 | ``AMP_DOCS_PROGRESS`` | ``cells``, ``chapters``, ``off`` (any case) | ``cells`` (``chapters`` under ``mkdocs -q``) |
 | ``AMP_DOCS_SAVE_REFERENCE`` | ``1`` (save gated cells' outputs as reference results) or ``0`` | ``0`` |
@@ -42,7 +42,7 @@ def _raw(var: str, environ: Mapping[str, str] | None) -> str:
 
 
 def jobs_override(environ: Mapping[str, str] | None = None) -> int | None:
-    """``$AMP_DOCS_JOBS`` as an integer >= 0 (0 = number of cores), or None if unset or blank."""
+    """``$AMP_DOCS_JOBS`` as an integer >= 0 (0 = the default: one per core, one on a CUDA machine), or None if unset or blank."""
     raw = _raw(JOBS_ENV_VAR, environ)
     if not raw:
         return None
@@ -52,7 +52,7 @@ def jobs_override(environ: Mapping[str, str] | None = None) -> int | None:
         value = -1
     if value < 0:
         raise SettingError(f"{JOBS_ENV_VAR}={raw!r} is not a number of chapters executed at once; valid: "
-                           f"an integer >= 0 (0 = number of cores), or unset")
+                           f"an integer >= 0 (0 = the default: one per core, one on a CUDA machine), or unset")
     return value
 
 
