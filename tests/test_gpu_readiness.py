@@ -5,6 +5,8 @@ Each test takes the part of a chapter's CUDA path that does not need a GPU (byte
 checks it where CI runs: on a CPU.
 """
 
+import os
+
 import pytest
 import torch
 
@@ -100,9 +102,9 @@ def test_performance_sweep_skips_what_does_not_fit_and_says_so():
               + model_sweep.step_plan_bytes(cfgs["big"], 2, ("fp32", "amp_bf16"))) // 2
     df = model_sweep.sweep(cfgs, 2, ("fp32", "amp_bf16"), "cpu", rounds=MIN_ROUNDS, min_block_s=0.001, warmup=1,
                            memory_bytes=budget)
-    assert set(df["size"]) == {"tiny"} and list(df.attrs["skipped"]) == ["big"]
+    assert set(df["size"]) == {"tiny"} and list(df.attrs["plan"].skipped) == ["big"]
     note = model_sweep.memory_note(df)
-    assert note.startswith("big not timed:") and "GiB free" in note
+    assert note.startswith("big left out:") and "GiB free" in note
 
 
 @pytest.mark.parametrize("cores, gpus, jobs", [(2, 0, 2), (16, 0, 16), (16, 1, 1), (16, 8, 1)])
@@ -112,3 +114,46 @@ def test_one_chapter_at_a_time_on_a_cuda_machine(cores, gpus, jobs):
     from amp_docs_lib.docsite.execute import default_jobs
 
     assert default_jobs(cores, gpus) == jobs
+
+
+@pytest.mark.parametrize("gib, measured", [(24, ["small", "large"]), (80, ["small", "large", "xl"])])
+def test_performance_memory_comparison_measures_what_fits(gib, measured):
+    """The memory comparison measured the xl model on every GPU: about 22 GiB of FP32 state and more,
+    past a 24 GiB card. Its plan leaves out what does not fit."""
+    from amp_docs_lib.bench import memory
+
+    P, cfgs = _gpu_ladder()
+    plan = memory.memory_plan({s: cfgs[s] for s in P["perf_memory_sizes"]}, P["perf_gpt_batch"],
+                              ("fp32", "amp_bf16", "bf16"), "cpu", memory_bytes=int(gib * 2**30 * 0.95))
+    assert [s for s in P["perf_memory_sizes"] if plan.fits(s)] == measured
+    assert ("xl left out" in plan.note()) == ("xl" not in measured)
+
+
+def _fake_nvidia_smi(tmp_path, accepts: str) -> None:
+    """An ``nvidia-smi`` on PATH that answers only queries naming ``accepts``."""
+    script = tmp_path / "nvidia-smi"
+    script.write_text("#!/bin/sh\n"
+                      f'case "$*" in *{accepts}*) printf "name, clocks.sm [MHz], {accepts}.active\\n'
+                      'NVIDIA H100, 1980 MHz, 0x0000000000000000\\n"; exit 0;; esac\n'
+                      'echo "Field is not a valid field to query." >&2; exit 2\n')
+    script.chmod(0o755)
+
+
+@pytest.mark.parametrize("driver_field", ["clocks_event_reasons", "clocks_throttle_reasons"])
+def test_gpu_clock_state_reads_new_and_old_drivers(tmp_path, monkeypatch, driver_field):
+    """Drivers since R535 renamed the throttle field; the clock-state cell asked only the old name, with
+    check=True, so a driver refusing it would fail the performance chapter."""
+    from amp_docs_lib.bench.peaks import gpu_clock_state
+
+    _fake_nvidia_smi(tmp_path, driver_field)
+    monkeypatch.setenv("PATH", f"{tmp_path}:{os.environ['PATH']}")
+    row = gpu_clock_state().iloc[0].to_dict()
+    assert row.get(f"{driver_field}.active") == "0x0000000000000000", row
+
+
+def test_gpu_clock_state_says_when_nvidia_smi_refuses(tmp_path, monkeypatch):
+    from amp_docs_lib.bench.peaks import gpu_clock_state
+
+    _fake_nvidia_smi(tmp_path, "no_such_field")
+    monkeypatch.setenv("PATH", f"{tmp_path}:{os.environ['PATH']}")
+    assert "query refused" in gpu_clock_state().iloc[0]["nvidia-smi"]

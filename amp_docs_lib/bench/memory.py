@@ -19,6 +19,7 @@ copies) and, on CUDA, the allocator's peak.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any
 
 import pandas as pd
@@ -75,6 +76,60 @@ def estimate(n_params: int, n_activations: int, regime: str) -> dict[str, int]:
            "activations": n_activations * r["activations"]}
     out["total"] = sum(out.values())
     return out
+
+
+def plan_bytes(cfg: GPTConfig, batch: int, regimes) -> int:
+    """Bytes one Adam training step of ``cfg`` holds at its peak under the neediest of ``regimes``
+    (:data:`REGIMES` names), planned before anything is allocated: the calculator's total plus foreach
+    AdamW's largest temporary, the square root of the second moments (one FP32 value per parameter)."""
+    regimes = tuple(regimes)
+    unknown = [r for r in regimes if r not in REGIMES]
+    if unknown or not regimes:
+        raise ValueError(f"unknown regimes {unknown or regimes!r}; valid: {list(REGIMES)}")
+    n, a = count_parameters(cfg), activation_elements(cfg, batch)
+    return max(estimate(n, a, r)["total"] for r in regimes) + 4 * n
+
+
+@dataclass
+class MemoryPlan:
+    """Which sizes of a ladder fit a device: ``planned`` bytes per size against ``available`` bytes free
+    (None on the CPU, where nothing is planned), and why a size was left out."""
+
+    planned: dict[str, int]
+    available: int | None
+    skipped: dict[str, str] = field(default_factory=dict)
+
+    def fits(self, name: str) -> bool:
+        return self.available is None or self.planned[name] <= self.available
+
+    def skip(self, name: str, why: str) -> None:
+        self.skipped[name] = f"{name} left out: {why}"
+
+    def note(self) -> str:
+        """What the plan decided, in a sentence per size left out (or that all fit)."""
+        if self.available is None:
+            return "Memory was not planned on the CPU: every size of its ladder ran."
+        if not self.skipped:
+            return (f"Every size fit: the largest plan, {max(self.planned.values()) / 2**30:.1f} GiB, against "
+                    f"{self.available / 2**30:.1f} GiB free on this device.")
+        return " ".join(s + "." for s in self.skipped.values())
+
+
+def memory_plan(configs: dict[str, GPTConfig], batch: int, regimes, device: str | torch.device = "cpu",
+                memory_bytes: int | None = None) -> MemoryPlan:
+    """Plan every size of ``configs`` (:func:`plan_bytes`) against ``memory_bytes`` (default: the CUDA
+    device's free memory now; not planned on the CPU). Sizes over it are in ``skipped`` with the reason."""
+    dev = check_device(device)
+    available = (torch.cuda.mem_get_info(dev)[0] if dev.type == "cuda" else None) if memory_bytes is None \
+        else memory_bytes
+    if available is not None and (not isinstance(available, int) or isinstance(available, bool) or available <= 0):
+        raise ValueError(f"memory_bytes must be a positive int (bytes), got {memory_bytes!r}")
+    plan = MemoryPlan({name: plan_bytes(cfg, batch, regimes) for name, cfg in configs.items()}, available)
+    for name, cfg in configs.items():
+        if not plan.fits(name):
+            plan.skip(name, f"{count_parameters(cfg) / 1e9:.2f}B parameters need about "
+                            f"{plan.planned[name] / 2**30:.1f} GiB; this device has {available / 2**30:.1f} GiB free")
+    return plan
 
 
 def calculator_table(cfg: GPTConfig, batch: int) -> pd.DataFrame:

@@ -22,7 +22,7 @@ import pandas as pd
 import torch
 
 from amp_docs_lib.bench.matmul import tf32_matmuls
-from amp_docs_lib.bench.memory import activation_elements, count_parameters, estimate
+from amp_docs_lib.bench.memory import count_parameters, memory_plan, plan_bytes
 from amp_docs_lib.core.timing import interleaved, measurements
 from amp_docs_lib.core.devices import check_device
 from amp_docs_lib.gpt import GPT, GPTConfig, random_batch
@@ -91,25 +91,17 @@ _MEMORY_REGIME = {"fp32": "fp32", TF32: "fp32", "amp_bf16": "amp_bf16", "amp_fp1
 
 
 def step_plan_bytes(cfg: GPTConfig, batch: int, precisions: Iterable[str] = SWEEP_PRECISIONS) -> int:
-    """Bytes a :func:`sweep` of ``cfg`` holds at its peak, planned before anything is allocated.
+    """Bytes a :func:`sweep` of ``cfg`` holds at its peak (``bench.memory.plan_bytes`` of the precisions'
+    regimes): all precisions of a size share one model and one AdamW."""
+    return plan_bytes(cfg, batch, _regimes(precisions))
 
-    All precisions of a size share one model and one AdamW (``bench.memory.estimate``: weights,
-    gradients, two moments, autocast's 16-bit weight copies, activations, for the precision that
-    needs most), plus foreach AdamW's largest temporary, the square root of the second moments
-    (one FP32 value per parameter).
-    """
+
+def _regimes(precisions: Iterable[str]) -> tuple[str, ...]:
     precisions = tuple(precisions)
     unknown = [p for p in precisions if p not in _MEMORY_REGIME]
     if unknown or not precisions:
         raise ValueError(f"unknown precisions {unknown or precisions!r}; valid: {list(_MEMORY_REGIME)}")
-    n, a = count_parameters(cfg), activation_elements(cfg, batch)
-    return max(estimate(n, a, _MEMORY_REGIME[p])["total"] for p in precisions) + 4 * n
-
-
-def _device_free_bytes(device: str | torch.device) -> int | None:
-    """Free memory of a CUDA device now (``torch.cuda.mem_get_info``); None on the CPU (not planned)."""
-    dev = check_device(device)
-    return torch.cuda.mem_get_info(dev)[0] if dev.type == "cuda" else None
+    return tuple(_MEMORY_REGIME[p] for p in precisions)
 
 
 def sweep(configs: dict[str, GPTConfig], batch: int, precisions: Iterable[str] | None = None,
@@ -120,24 +112,18 @@ def sweep(configs: dict[str, GPTConfig], batch: int, precisions: Iterable[str] |
     Columns: size, parameters, precision, median_ms, iqr_ms, speedup vs fp32, interval low/high,
     verdict, step GFLOP (counted), achieved TFLOP/s. One model and one optimizer per size, shared by
     its precisions. A size whose :func:`step_plan_bytes` exceeds ``memory_bytes`` (default: the
-    CUDA device's free memory; no limit on the CPU), or that runs out of memory all the same, is
-    not timed: ``attrs["skipped"]`` says why, per size, and ``attrs["planned"]`` holds every plan.
+    CUDA device's free memory; not planned on the CPU), or that runs out of memory all the same, is
+    not timed: ``attrs["plan"]`` (a ``bench.memory.MemoryPlan``) says why, per size.
     """
     dev = check_device(device)
     precisions = tuple(precisions or sweep_precisions(dev))
     if "fp32" not in precisions:
         raise ValueError(f"precisions must include 'fp32' (the baseline), got {precisions!r}")
-    available = _device_free_bytes(dev) if memory_bytes is None else memory_bytes
-    if available is not None and (not isinstance(available, int) or available <= 0):
-        raise ValueError(f"memory_bytes must be a positive int (bytes), got {memory_bytes!r}")
-    planned = {name: step_plan_bytes(cfg, batch, precisions) for name, cfg in configs.items()}
+    plan = memory_plan(configs, batch, _regimes(precisions), dev, memory_bytes)
     rows: list[dict[str, Any]] = []
     measured: list = []
-    skipped: dict[str, str] = {}
     for name, cfg in configs.items():
-        need = f"{count_parameters(cfg) / 1e9:.2f}B parameters need about {planned[name] / 2**30:.1f} GiB"
-        if available is not None and planned[name] > available:
-            skipped[name] = f"{name} not timed: {need}; this device has {available / 2**30:.1f} GiB free"
+        if not plan.fits(name):
             continue
         torch.manual_seed(0)
         model = GPT(cfg).to(dev)
@@ -148,7 +134,7 @@ def sweep(configs: dict[str, GPTConfig], batch: int, precisions: Iterable[str] |
             res = interleaved({p: step_fn(model, data, p, dev, opt) for p in precisions}, baseline="fp32",
                               device=dev, rounds=rounds, min_block_s=min_block_s, warmup=warmup)
         except torch.OutOfMemoryError:
-            skipped[name] = f"{name} not timed: ran out of device memory ({need}, planned)"
+            plan.skip(name, f"ran out of device memory (planned {plan.planned[name] / 2**30:.1f} GiB)")
             continue
         finally:
             del model, opt
@@ -170,20 +156,15 @@ def sweep(configs: dict[str, GPTConfig], batch: int, precisions: Iterable[str] |
     df = pd.DataFrame(rows).astype(object)
     df = df.where(df.notna(), None)
     df.attrs.update(measurements=measured,  # for torch.utils.benchmark.Compare (timing.compare_text)
-                    planned=planned, available=available, skipped=skipped)
+                    plan=plan)
     return df
 
 
 def memory_note(df: pd.DataFrame) -> str:
-    """What a :func:`sweep`'s memory plan decided, in a sentence per skipped size (or that all fit)."""
-    if "planned" not in df.attrs:
+    """What a :func:`sweep`'s memory plan decided, in a sentence per size left out (or that all fit)."""
+    if "plan" not in df.attrs:
         raise ValueError("need the frame a sweep() returned (its attrs hold the memory plan)")
-    if df.attrs["available"] is None:
-        return "Memory was not planned on the CPU: every size of its ladder was timed."
-    if not df.attrs["skipped"]:
-        return (f"Every size fit: the largest plan, {max(df.attrs['planned'].values()) / 2**30:.1f} GiB, "
-                f"against {df.attrs['available'] / 2**30:.1f} GiB free on this device.")
-    return " ".join(s + "." for s in df.attrs["skipped"].values())
+    return df.attrs["plan"].note()
 
 
 def speedup_summary(df: pd.DataFrame) -> pd.DataFrame:

@@ -182,16 +182,28 @@ def device_peaks(device: str = "cpu", best_measured_fp32_tflops: float | None = 
 
 
 def gpu_clock_state(index: int = 0) -> pd.DataFrame:
-    """Clocks, power, temperature and throttle reasons of GPU ``index`` from ``nvidia-smi`` (one row)."""
+    """Clocks, power, temperature and throttle reasons of GPU ``index`` from ``nvidia-smi`` (one row).
+
+    Drivers since R535 name the throttle field ``clocks_event_reasons``; older ones only
+    ``clocks_throttle_reasons``: the new name is asked first, the old one where it is refused. Where
+    ``nvidia-smi`` is missing or answers neither, the row says so (the page shows it; nothing fails).
+    """
     import shutil
     import subprocess
 
     fields = ("name", "clocks.sm", "clocks.max.sm", "clocks.mem", "power.draw", "power.limit", "temperature.gpu",
-              "clocks_throttle_reasons.active", "persistence_mode")
+              "{reasons}.active", "persistence_mode")
     if shutil.which("nvidia-smi") is None:
-        raise RuntimeError("nvidia-smi is not on PATH: no GPU clock state to read")
-    out = subprocess.run(["nvidia-smi", f"--id={index}", f"--query-gpu={','.join(fields)}", "--format=csv"],
-                         capture_output=True, text=True, check=True, timeout=30).stdout.strip().splitlines()
-    header = [h.strip() for h in out[0].split(",")]
-    values = [v.strip() for v in out[1].split(",")]
-    return pd.DataFrame([dict(zip(header, values))])
+        return pd.DataFrame([{"nvidia-smi": "not on PATH: no clock state read"}])
+    errors = []
+    for reasons in ("clocks_event_reasons", "clocks_throttle_reasons"):
+        query = ",".join(f.format(reasons=reasons) for f in fields)
+        r = subprocess.run(["nvidia-smi", f"--id={index}", f"--query-gpu={query}", "--format=csv"],
+                           capture_output=True, text=True, timeout=30)
+        out = r.stdout.strip().splitlines()
+        if r.returncode == 0 and len(out) >= 2:
+            header = [h.strip() for h in out[0].split(",")]
+            values = [v.strip() for v in out[1].split(",")]
+            return pd.DataFrame([dict(zip(header, values))])
+        errors.append(f"{reasons}: {(r.stderr or r.stdout).strip()[:200]}")
+    return pd.DataFrame([{"nvidia-smi": "query refused: " + "; ".join(errors)}])

@@ -9,8 +9,8 @@ The configs are those of torchao 0.18 (checked against its source):
 ``Int8WeightOnlyConfig``, ``Int8DynamicActivationInt8WeightConfig``,
 ``IntxWeightOnlyConfig(weight_dtype=torch.int4, granularity=PerGroup(32))``
 (INT4 on any device, stored unpacked in int8), ``Int4WeightOnlyConfig``
-(packed INT4: the default plain packing needs the ``mslk`` kernels, ``int4_packing_format=
-"tile_packed_to_4d"`` the tinygemm kernel; both CUDA), FP8 configs (weight-only runs anywhere
+(packed INT4: the default plain packing needs the ``mslk`` kernels on a Hopper GPU (sm 9.0),
+``int4_packing_format="tile_packed_to_4d"`` the tinygemm kernel on CUDA sm 8.0+), FP8 configs (weight-only runs anywhere
 and is memory-only; dynamic needs CUDA sm 8.9+). Each variant's ``note`` says how it computes
 per torchao's source; the chapter checks it against a dispatch trace (``quantization.kernels``).
 """
@@ -96,7 +96,7 @@ VARIANTS: dict[str, Variant] = {v.name: v for v in (
             "int8 per-token (dynamic), dequantized again", _int8_dyn_int4, "any device",
             "quantizes and dequantizes activations, dequantizes the weight, float matmul"),
     Variant("int4_wo_packed", "torchao Int4WeightOnlyConfig (packed INT4, plain)", "int4 group 32 (packed)", "bf16",
-            _int4_wo, "CUDA and the mslk kernels", "mslk kernel: dequantizes in-kernel, BF16 compute"),
+            _int4_wo, "CUDA sm90 (Hopper) and the mslk kernels", "mslk kernel: dequantizes in-kernel, BF16 compute"),
     Variant("int4_wo_tile", "torchao Int4WeightOnlyConfig (tile_packed_to_4d, tinygemm)", "int4 group 32 (packed)",
             "bf16", _int4_wo_tile, "CUDA sm80+ (tinygemm, aten._weight_int4pack_mm)",
             "tinygemm: dequantizes in-kernel, BF16 compute"),
