@@ -157,3 +157,60 @@ def test_gpu_clock_state_says_when_nvidia_smi_refuses(tmp_path, monkeypatch):
     _fake_nvidia_smi(tmp_path, "no_such_field")
     monkeypatch.setenv("PATH", f"{tmp_path}:{os.environ['PATH']}")
     assert "query refused" in gpu_clock_state().iloc[0]["nvidia-smi"]
+
+
+def test_a_dispatch_trace_counts_only_ops_that_ran():
+    """torchao's safe_int_mm catches a refused aten._int_mm (on CUDA, too few rows) and runs an FP32 matmul;
+    the trace recorded the refused call first, so a trace would report an integer matmul that never ran."""
+    from amp_docs_lib.core.dispatch import trace_ops
+
+    def falls_back():
+        try:
+            torch.mm(torch.ones(2, 3), torch.ones(2, 3))  # refused: shapes do not chain
+        except RuntimeError:
+            pass
+        return torch.mm(torch.ones(2, 3), torch.ones(3, 2))
+
+    trace = trace_ops(falls_back)
+    assert trace.counts["aten.mm"] == 1 and len(trace.matmuls) == 1
+
+
+def test_quantization_gpu_table_names_the_matmul_that_ran():
+    """The GPU table's speedups came without the kernel that produced them (INT8 dynamic at batch 1 times
+    torchao's FP32 fallback on CUDA). Each batch has a 'matmul that ran' column from a dispatch trace; the
+    GPU cell's code runs here on the CPU."""
+    from functools import partial
+
+    from amp_docs_lib.core.timing import MIN_ROUNDS, interleaved
+    from amp_docs_lib.quantization import ptq, task
+
+    with task.single_thread():
+        small = task._trained(32, 2, 0)
+        df = ptq.gpu_table(small, ("int8_wo",), partial(interleaved, rounds=MIN_ROUNDS, min_block_s=0.001, warmup=1),
+                           features=64, batches=(2,), device="cpu").set_index("variant")
+    ran = df["batch 2: matmul that ran"]
+    assert ran["BF16"].startswith("aten.") and "bfloat16" in ran["BF16"], ran.to_dict()
+    assert ran[ptq.VARIANTS["int8_wo"].label] not in (None, "none"), ran.to_dict()
+
+
+@pytest.mark.parametrize("fp8_on, size, used", [("cuda", 8192, 8192), ("cpu", 8192, 512), ("cpu", 256, 256)])
+def test_fp8_gemm_sizes_follow_where_the_gemm_runs(monkeypatch, fp8_on, size, used):
+    """On a GPU without FP8 tensor cores (an sm86 card) the FP8 GEMMs run on the CPU: at gpu-full's 8192³
+    they took minutes per call, near the cell timeout. The size follows where they run."""
+    from amp_docs_lib.fp8 import gemm
+
+    monkeypatch.setattr(gemm, "fp8_device", lambda: fp8_on)
+    assert gemm.gemm_size(size) == used
+
+
+@pytest.mark.parametrize("error, oom", [
+    (torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB"), True),
+    (RuntimeError("CUDA error: CUBLAS_STATUS_ALLOC_FAILED when calling `cublasCreate(handle)`"), True),
+    (RuntimeError("mat1 and mat2 shapes cannot be multiplied (2x3 and 2x3)"), False),
+    (ValueError("out of memory"), False)])
+def test_a_full_gpu_is_recognised_however_it_is_reported(error, oom):
+    """The largest-batch searches caught only torch.OutOfMemoryError; near the limit cuBLAS can fail to allocate
+    its workspace instead, a plain RuntimeError, and the chapter failed. Other errors still propagate."""
+    from amp_docs_lib.core.devices import is_out_of_memory
+
+    assert is_out_of_memory(error) is oom

@@ -25,7 +25,7 @@ from typing import Any
 import pandas as pd
 import torch
 
-from amp_docs_lib.core.devices import check_device
+from amp_docs_lib.core.devices import check_device, is_out_of_memory
 from amp_docs_lib.numbers.formats import bytes_per_element
 from amp_docs_lib.gpt import GPT, GPTConfig, random_batch
 
@@ -202,8 +202,10 @@ def largest_batch(cfg: GPTConfig, precision: str, device: str | torch.device = "
         try:
             measure_step(cfg, b, precision, dev)
             return True
-        except torch.cuda.OutOfMemoryError:
-            return False
+        except RuntimeError as e:  # OutOfMemoryError is one
+            if is_out_of_memory(e):
+                return False
+            raise
         finally:
             import gc
             gc.collect()

@@ -24,7 +24,7 @@ import torch
 from amp_docs_lib.bench.matmul import tf32_matmuls
 from amp_docs_lib.bench.memory import count_parameters, memory_plan, plan_bytes
 from amp_docs_lib.core.timing import interleaved, measurements
-from amp_docs_lib.core.devices import check_device
+from amp_docs_lib.core.devices import check_device, is_out_of_memory
 from amp_docs_lib.gpt import GPT, GPTConfig, random_batch
 from amp_docs_lib.amp.precision import precision_setup
 
@@ -133,7 +133,9 @@ def sweep(configs: dict[str, GPTConfig], batch: int, precisions: Iterable[str] |
             flops = step_flops(model, data)
             res = interleaved({p: step_fn(model, data, p, dev, opt) for p in precisions}, baseline="fp32",
                               device=dev, rounds=rounds, min_block_s=min_block_s, warmup=warmup)
-        except torch.OutOfMemoryError:
+        except RuntimeError as e:  # torch.OutOfMemoryError, or cuBLAS failing to allocate
+            if not is_out_of_memory(e):
+                raise
             plan.skip(name, f"ran out of device memory (planned {plan.planned[name] / 2**30:.1f} GiB)")
             continue
         finally:

@@ -8,7 +8,7 @@ module never imports the others):
 * the environment report (``env``): ``gpus``, ``cpu_capability``, ``cpu_matmul_support``, ``device_summary``, ``short_device_name``, ``tf32_settings``, ``tf32_summary``, ``package_versions``, ``git_revision``, ``hardware_description``, ``hardware_fingerprint``, ``stamp_fields``, ``environment_report``, ``report_rows``, ``format_report``;
 * problem sizes (``profiles``): ``Profile``, ``profile_names``, ``get_profile``, ``default_profile_name``, ``profile_override``, ``active_profile``;
 * the ``AMP_DOCS_*`` variables, checked before any work (``settings``): ``SettingError``, ``jobs_override``, ``progress_override``, ``save_reference_requested``, ``build_hidden_packages``, ``cuda_gpu_listed``, ``check_environment``;
-* devices (``devices``): ``available_devices``, ``default_device``, ``check_device``;
+* devices (``devices``): ``available_devices``, ``default_device``, ``check_device``, ``is_out_of_memory``;
 * argument checks (``checks``): ``positive_int``, ``positive_number``, ``nonempty_tensor``, ``finite_tensor``;
 * gated cells (``gating``): ``valid_requirements``, ``describe``, ``requirement_met``, ``requirements_from_tags``, ``unmet_requirements``, ``skip_note_html``;
 * chapter sources (``chapters``): ``read_chapter``, ``parse_chapter``, ``chapter_id_for``, ``chapter_path``, ``heading_anchor``, ``headings``, ``chapter_anchors``, ``heading_for_anchor``;
@@ -35,7 +35,7 @@ __all__, __getattr__, __dir__ = lazy_exports(__name__, {
     # the AMP_DOCS_* variables, checked before any work
     "settings": ("SettingError", "jobs_override", "progress_override", "save_reference_requested", "build_hidden_packages", "cuda_gpu_listed", "check_environment",),
     # devices
-    "devices": ("available_devices", "default_device", "check_device",),
+    "devices": ("available_devices", "default_device", "check_device", "is_out_of_memory",),
     # argument checks
     "checks": ("positive_int", "positive_number", "nonempty_tensor", "finite_tensor",),
     # gated cells

@@ -38,3 +38,16 @@ def check_device(device: str | torch.device) -> torch.device:
         raise ValueError(f"device {device!r} is not available on this machine; "
                          f"available: {available_devices()}")
     return torch.device(device)
+
+
+# How a full GPU shows besides torch.OutOfMemoryError: cuBLAS failing to allocate its workspace, or
+# an allocation inside a library that reports the allocator's message as a plain RuntimeError.
+_OOM_MESSAGES = ("CUBLAS_STATUS_ALLOC_FAILED", "out of memory")
+
+
+def is_out_of_memory(error: BaseException) -> bool:
+    """Whether ``error`` means the device ran out of memory (``torch.OutOfMemoryError``, or a
+    RuntimeError carrying an allocation failure's message), so a caller sizing a workload stops there."""
+    if isinstance(error, torch.OutOfMemoryError):
+        return True
+    return isinstance(error, RuntimeError) and any(m in str(error) for m in _OOM_MESSAGES)

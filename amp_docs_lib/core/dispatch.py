@@ -42,7 +42,9 @@ class OpTrace:
 
 
 def trace_ops(fn: Callable[[], Any]) -> OpTrace:
-    """Run ``fn()`` once under a dispatch mode; return the operators that reached the dispatcher."""
+    """Run ``fn()`` once under a dispatch mode; return the operators that ran (reached the dispatcher and
+    returned: one that raised, which ``fn`` may catch and replace, as torchao's ``safe_int_mm`` does, is not
+    counted)."""
     from torch.utils._python_dispatch import TorchDispatchMode
 
     if not callable(fn):
@@ -54,11 +56,12 @@ def trace_ops(fn: Callable[[], Any]) -> OpTrace:
             import torch
 
             name = f"{func.namespace}.{func.overloadpacket.__name__}"
+            out = func(*args, **(kwargs or {}))  # first: an op that raises (a caller may fall back) did not run
             trace.counts[name] += 1
             if is_matmul(name):
                 trace.matmuls.append((name, tuple(str(a.dtype).replace("torch.", "") for a in args
                                                   if isinstance(a, torch.Tensor))))
-            return func(*args, **(kwargs or {}))
+            return out
 
     with _Recorder():
         fn()

@@ -101,6 +101,17 @@ def fp8_device() -> str:
     return "cuda" if cap is not None and fp8_gemm_support(cap, hip_arch=hip)[0] else "cpu"
 
 
+CPU_GEMM_MAX = 512  # torch's CPU _scaled_mm emulates FP8: a gpu-full 8192³ GEMM there takes minutes per call
+
+
+def gemm_size(size: int) -> int:
+    """The GEMM size to use here for a profile's ``size``: as given where FP8 GEMMs run on the GPU, at most
+    :data:`CPU_GEMM_MAX` where they run on the CPU (no FP8 tensor cores: an sm86 card, or no GPU)."""
+    if not isinstance(size, int) or isinstance(size, bool) or size < 1:
+        raise ValueError(f"size must be a positive int, got {size!r}")
+    return size if fp8_device() == "cuda" else min(size, CPU_GEMM_MAX)
+
+
 def public_scaled_mm_available() -> bool:
     """Whether the installed torch has the public ``torch.nn.functional.scaled_mm``."""
     return hasattr(F, "scaled_mm") and hasattr(F, "ScalingType")

@@ -25,6 +25,7 @@ import pandas as pd
 import torch
 from torch import nn
 
+from amp_docs_lib.core.dispatch import trace_ops
 from amp_docs_lib.quantization.affine import sqnr_db
 from amp_docs_lib.quantization.calibration import capture_linears
 
@@ -89,7 +90,8 @@ VARIANTS: dict[str, Variant] = {v.name: v for v in (
     Variant("int8_wo", "torchao INT8 weight-only", "int8 per-row", "fp32",
             _int8_wo, "any device", "dequantizes the weight, float matmul"),
     Variant("int8_dyn", "torchao INT8 dynamic act + INT8 weight", "int8 per-row", "int8 per-token (dynamic)",
-            _int8_dyn, "any device", "quantizes activations per call, integer matmul (aten._int_mm)"),
+            _int8_dyn, "any device", "quantizes activations per call, integer matmul (aten._int_mm) where it "
+            "runs; torchao's safe_int_mm falls back to a float matmul where it raises"),
     Variant("int4_wo", "torchao INT4 weight-only (Intx, group 32)", "int4 group 32 (stored in int8)", "fp32",
             _intx_wo, "any device", "dequantizes the weight, float matmul"),
     Variant("int8_dyn_int4", "torchao INT8 dynamic act + INT4 weight (Intx)", "int4 group 32 (stored in int8)",
@@ -246,16 +248,20 @@ def metadata_bits_per_weight(q: nn.Module) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def gpu_table(task, names, timer, *, features: int, batches: tuple[int, ...]) -> pd.DataFrame:
-    """On CUDA: per variant, digits accuracy (BF16 model) and a large BF16 layer's speedup over BF16 per batch.
+def gpu_table(task, names, timer, *, features: int, batches: tuple[int, ...],
+              device: str | torch.device = "cuda") -> pd.DataFrame:
+    """On CUDA: per variant, digits accuracy (BF16 model) and a large BF16 layer's speedup over BF16 per batch,
+    with the matmul each call ran (from a dispatch trace of its first call).
 
     Variants that cannot run on this GPU keep their row with the error. ``timer(fns, baseline=name,
     device="cuda")`` is the site's harness (``core.timing.interleaved``; CUDA events): one interleaved
-    run per batch size, BF16 as the baseline.
+    run per batch size, BF16 as the baseline. ``device`` is a CUDA device on the page; the tests run the
+    same code on the CPU.
     """
+    from amp_docs_lib.core.devices import check_device
     from amp_docs_lib.quantization.task import accuracy
 
-    dev = torch.device("cuda")
+    dev = check_device(device)
     d = task.data
     bf_model = copy.deepcopy(task.model).to(torch.bfloat16).to(dev)
     xt, yt = d.x_test.to(dev).to(torch.bfloat16), d.y_test.to(dev)
@@ -283,8 +289,8 @@ def gpu_table(task, names, timer, *, features: int, batches: tuple[int, ...]) ->
             return run
         fns = {}
         for k, m in layers.items():
-            try:
-                runner(m)()
+            try:  # the first call, traced: which matmul really ran (a refused aten._int_mm falls back)
+                rows[k][f"batch {b}: matmul that ran"] = trace_ops(runner(m)).matmul_summary()
                 fns[k] = runner(m)
             except Exception as e:
                 rows[k]["error"] = rows[k]["error"] or f"{type(e).__name__}: {str(e).splitlines()[0][:160]}"

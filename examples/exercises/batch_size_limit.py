@@ -19,7 +19,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from amp_docs_lib.core.devices import check_device, default_device
+from amp_docs_lib.core.devices import check_device, default_device, is_out_of_memory
 from amp_docs_lib.amp.precision import precision_setup
 from amp_docs_lib.core.profiles import active_profile
 
@@ -87,7 +87,9 @@ def main() -> dict:
                     used = step_bytes(model, batch, setup, args.device)
                     if used > budget:
                         break
-            except torch.OutOfMemoryError:
+            except RuntimeError as e:  # torch.OutOfMemoryError, or cuBLAS failing to allocate
+                if not is_out_of_memory(e):
+                    raise
                 break
             best, best_bytes = batch, used
             batch *= 2
