@@ -12,7 +12,7 @@ import pytest
 import torch
 from torch.utils.flop_counter import FlopCounterMode
 
-from amp_docs_lib.bench import matmul, memory, model_sweep, peaks, roofline
+from amp_docs_lib.bench import matmul, memory, model_sweep, roofline
 from amp_docs_lib.core import timing
 from amp_docs_lib.bench.suites import DEFAULT_SUITES, SUITES, parse_suites as _parse_suites
 from amp_docs_lib.bench.compiled import top_ops

@@ -1,5 +1,4 @@
 import dataclasses
-import shutil
 import signal
 import subprocess
 import sys
@@ -14,9 +13,9 @@ import pytest
 from amp_docs_lib.core.chapters import parse_chapter
 from amp_docs_lib.core.paths import BUILD_LOG, EXECUTED_DIR, REPO_ROOT
 from amp_docs_lib.docsite.cache import Environment, ExecutionCache, code_key, merge_markdown
-from amp_docs_lib.docsite.inputs import ABSENT, InputHasher, Recorded, Roots, read_records, snapshot
+from amp_docs_lib.docsite.inputs import InputHasher, Recorded, Roots, read_records, snapshot
 
-from conftest import FRONT_MATTER, make_chapter, mkdocs_build
+from conftest import make_chapter, mkdocs_build
 
 TEXT = make_chapter("A chapter", ("", "print(1)"), ("[\"requires:cuda\"]", "print(2)"))
 

@@ -42,7 +42,6 @@ import nbformat
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 
-from amp_docs_lib.core.chapters import read_chapter
 from amp_docs_lib.core.packages import hidden_packages, subprocess_env
 from amp_docs_lib.core.paths import EXECUTED_DIR, REFERENCE_RESULTS, REPO_ROOT
 from amp_docs_lib.docsite.inputs import FINISH_CELL_SOURCE, Roots, read_records, recording_environment, snapshot
