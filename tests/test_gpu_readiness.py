@@ -214,3 +214,62 @@ def test_a_full_gpu_is_recognised_however_it_is_reported(error, oom):
     from amp_docs_lib.core.devices import is_out_of_memory
 
     assert is_out_of_memory(error) is oom
+
+
+@pytest.mark.parametrize("start", [1, 3, 37, 100, 512])
+def test_largest_batch_search_finds_the_boundary_from_any_guess(start):
+    """The largest-batch search (performance chapter, CUDA) starts at the planned batch; wherever that
+    guess lands, the answer is the batch where memory runs out."""
+    from amp_docs_lib.bench.memory import search_largest
+
+    for threshold in [0, 1, 2, 5, 37, 64, 99, 100, 101, 300, 512]:
+        found, _ = search_largest(lambda b: b <= threshold, start, 512)
+        assert found == threshold, (start, threshold)
+
+
+def test_largest_batch_search_from_a_good_plan_takes_few_trials():
+    """Doubling from batch 1 took about 19 steps per precision (57 steps of a 721M-parameter model for
+    the chapter's three, near the cell's time limit); from a plan within 25% it takes 9 or fewer."""
+    from amp_docs_lib.bench.memory import search_largest
+
+    for threshold in (100, 250, 400):
+        found, trials = search_largest(lambda b: b <= threshold, int(threshold * 0.8), 512)
+        assert found == threshold and trials <= 9
+        assert search_largest(lambda b: b <= threshold, 1, 512)[1] > 12  # the old start
+
+
+@pytest.mark.parametrize("gib", [16, 24, 80])
+def test_largest_batch_plan_is_the_largest_batch_whose_plan_fits(gib):
+    """The planned batch of the chapter's model on a 16, 24 and 80 GiB card: its plan fits, one more does not."""
+    from amp_docs_lib.bench import memory
+
+    P, cfgs = _gpu_ladder()
+    big = cfgs[P["perf_memory_sizes"][1]]
+    free = int(gib * 2**30 * 0.95)
+    for precision in ("fp32", "amp_bf16", "bf16", "amp_fp16"):
+        b = memory.planned_largest_batch(big, precision, free, 512)
+        regime = "amp_bf16" if precision == "amp_fp16" else precision
+        assert b == 0 or memory.plan_bytes(big, b, (regime,)) <= free
+        assert b == 512 or memory.plan_bytes(big, b + 1, (regime,)) > free
+    assert memory.planned_largest_batch(big, "fp32", free, 512) < memory.planned_largest_batch(big, "bf16", free, 512)
+    with pytest.raises(ValueError, match="'fp64'.*valid"):
+        memory.planned_largest_batch(big, "fp64", free, 512)
+
+
+def test_memory_step_builds_the_model_where_it_runs(monkeypatch):
+    """measure_step builds the model on its device (a 721M-parameter model initialised on the host and
+    copied took seconds per trial of the largest-batch search). Checked on the CPU: the model is only
+    cast to its dtype, never moved to a device."""
+    from amp_docs_lib.bench import memory
+    from amp_docs_lib.gpt import GPTConfig
+
+    moved = []
+    real_to = torch.nn.Module.to
+
+    def spy_to(self, *args, **kwargs):
+        moved.append(args[0] if args else kwargs.get("device"))
+        return real_to(self, *args, **kwargs)
+
+    monkeypatch.setattr(torch.nn.Module, "to", spy_to)
+    memory.measure_step(GPTConfig(vocab_size=64, block_size=8, n_layer=1, n_embd=16, n_head=2), 2, "fp32", "cpu")
+    assert not any(isinstance(a, (str, torch.device)) for a in moved)  # only dtype casts

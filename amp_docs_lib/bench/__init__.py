@@ -7,7 +7,7 @@ module never imports the others):
 * datasheet peaks (``peaks``): ``datasheet_table``, ``match_gpu``, ``cpu_lanes_fp32``, ``cpu_clock_ghz``, ``physical_cores_reported``, ``CpuPeak``, ``cpu_peak``, ``cpu_peak_table``, ``device_peaks``, ``gpu_clock_state``;
 * roofline (``roofline``): ``matmul_intensity``, ``attainable_tflops``, ``measured_intensity``, ``copy_bandwidth``, ``plot_roofline``;
 * model sweeps (``model_sweep``): ``ladder_configs``, ``sweep_precisions``, ``step_fn``, ``step_flops``, ``step_plan_bytes``, ``sweep``, ``memory_note``, ``speedup_summary``, ``speedup_trend``, ``plot_speedup``, ``mfu_table``;
-* training memory (``memory``): ``count_parameters``, ``activation_elements``, ``estimate``, ``plan_bytes``, ``MemoryPlan``, ``memory_plan``, ``calculator_table``, ``measure_step``, ``largest_batch``, ``comparison_table``;
+* training memory (``memory``): ``count_parameters``, ``activation_elements``, ``estimate``, ``plan_bytes``, ``MemoryPlan``, ``memory_plan``, ``calculator_table``, ``measure_step``, ``planned_largest_batch``, ``search_largest``, ``largest_batch``, ``comparison_table``;
 * timing mistakes (``mistakes``): ``naive_seconds``, ``thread_count``, ``first_call``, ``fp32_warmup``, ``tiny_op_autocast``, ``autocast_cast_counts``, ``cache_flush``, ``last_level_cache_bytes``, ``no_sync``;
 * torch.compile (``compiled``): ``DtypeRecorder``, ``top_ops``, ``compile_comparison``;
 * CUDA graphs (``cuda_graphs``): ``GRAPHABLE``, ``eager_and_graphed``, ``graph_comparison``;
@@ -29,7 +29,7 @@ __all__, __getattr__, __dir__ = lazy_exports(__name__, {
     # model sweeps
     "model_sweep": ("ladder_configs", "sweep_precisions", "step_fn", "step_flops", "step_plan_bytes", "sweep", "memory_note", "speedup_summary", "speedup_trend", "plot_speedup", "mfu_table",),
     # training memory
-    "memory": ("count_parameters", "activation_elements", "estimate", "plan_bytes", "MemoryPlan", "memory_plan", "calculator_table", "measure_step", "largest_batch", "comparison_table",),
+    "memory": ("count_parameters", "activation_elements", "estimate", "plan_bytes", "MemoryPlan", "memory_plan", "calculator_table", "measure_step", "planned_largest_batch", "search_largest", "largest_batch", "comparison_table",),
     # timing mistakes
     "mistakes": ("naive_seconds", "thread_count", "first_call", "fp32_warmup", "tiny_op_autocast", "autocast_cast_counts", "cache_flush", "last_level_cache_bytes", "no_sync",),
     # torch.compile

@@ -157,7 +157,8 @@ def measure_step(cfg: GPTConfig, batch: int, precision: str, device: str | torch
     dev = check_device(device)
     setup = precision_setup(precision, dev)
     torch.manual_seed(0)
-    model = GPT(cfg).to(dev, dtype=setup.param_dtype)
+    with dev:  # built where it runs: a 700M-parameter model initialised on the host takes seconds
+        model = GPT(cfg).to(dtype=setup.param_dtype)
     opt = torch.optim.Adam(model.parameters(), lr=1e-4)
     x, y = random_batch(cfg, batch, dev)
     seen: dict[tuple[int, torch.dtype], int] = {}
@@ -188,15 +189,58 @@ def measure_step(cfg: GPTConfig, batch: int, precision: str, device: str | torch
     return out
 
 
-def largest_batch(cfg: GPTConfig, precision: str, device: str | torch.device = "cuda", *,
-                  start: int = 1, limit: int = 4096) -> int:
-    """The largest batch whose training step fits in GPU memory (doubling, then bisection).
+def planned_largest_batch(cfg: GPTConfig, precision: str, memory_bytes: int, limit: int) -> int:
+    """The largest batch up to ``limit`` whose plan (:func:`plan_bytes`) fits ``memory_bytes``; 0 when batch 1
+    does not. ``precision`` is a :data:`REGIMES` name or ``amp_fp16`` (planned as ``amp_bf16``: same bytes)."""
+    regime = "amp_bf16" if precision == "amp_fp16" else precision
+    if regime not in REGIMES:
+        raise ValueError(f"unknown precision {precision!r}; valid: {[*REGIMES, 'amp_fp16']}")
+    lo, hi = 0, limit  # plan_bytes grows with the batch, so bisect
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        lo, hi = (mid, hi) if plan_bytes(cfg, mid, (regime,)) <= memory_bytes else (lo, mid - 1)
+    return lo
 
-    Out-of-memory errors are caught, and memory is freed between trials.
+
+def search_largest(fits, start: int, limit: int) -> tuple[int, int]:
+    """The largest batch in 1..``limit`` for which ``fits(batch)`` is true (false for every batch above it),
+    searched from the guess ``start``: doubling or halving until the answer is bracketed, then bisection.
+    Returns the batch (0 when batch 1 does not fit) and the number of trials."""
+    trials = 0
+
+    def fits_counted(b: int) -> bool:
+        nonlocal trials
+        trials += 1
+        return fits(b)
+
+    start = min(max(start, 1), limit)
+    if fits_counted(start):
+        lo, hi = start, min(start * 2, limit + 1)
+        while hi <= limit and fits_counted(hi):
+            lo, hi = hi, min(hi * 2, limit + 1)
+    else:
+        lo, hi = start // 2, start
+        while lo >= 1 and not fits_counted(lo):
+            lo, hi = lo // 2, lo
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if fits_counted(mid) else (lo, mid)
+    return lo, trials
+
+
+def largest_batch(cfg: GPTConfig, precision: str, device: str | torch.device = "cuda", *,
+                  limit: int = 4096, memory_bytes: int | None = None) -> dict[str, int]:
+    """The largest batch up to ``limit`` whose training step fits in GPU memory, measured, beside the
+    memory plan's answer (:func:`planned_largest_batch` for ``memory_bytes``, default the free memory).
+
+    The search starts at the planned batch (:func:`search_largest`), so it takes a few trials instead of
+    twenty; out-of-memory errors are caught and memory is freed between trials.
     """
     dev = check_device(device)
     if dev.type != "cuda":
         raise ValueError(f"largest_batch needs a CUDA device, got {str(dev)!r}; valid: ['cuda']")
+    available = torch.cuda.mem_get_info(dev)[0] if memory_bytes is None else memory_bytes
+    planned = planned_largest_batch(cfg, precision, available, limit)
 
     def fits(b: int) -> bool:
         try:
@@ -211,16 +255,8 @@ def largest_batch(cfg: GPTConfig, precision: str, device: str | torch.device = "
             gc.collect()
             torch.cuda.empty_cache()
 
-    if not fits(start):
-        return 0
-    lo, hi = start, start * 2
-    while hi <= limit and fits(hi):
-        lo, hi = hi, hi * 2
-    hi = min(hi, limit + 1)
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        lo, hi = (mid, hi) if fits(mid) else (lo, mid)
-    return lo
+    measured, trials = search_largest(fits, planned, limit)
+    return {"planned": planned, "measured": measured, "trials": trials}
 
 
 def comparison_table(cfg: GPTConfig, batch: int, precisions=("fp32", "amp_bf16", "bf16"),
