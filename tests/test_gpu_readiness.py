@@ -273,3 +273,39 @@ def test_memory_step_builds_the_model_where_it_runs(monkeypatch):
     monkeypatch.setattr(torch.nn.Module, "to", spy_to)
     memory.measure_step(GPTConfig(vocab_size=64, block_size=8, n_layer=1, n_embd=16, n_head=2), 2, "fp32", "cpu")
     assert not any(isinstance(a, (str, torch.device)) for a in moved)  # only dtype casts
+
+
+def test_regimes_allocator_claim_holds_only_for_small_pool_tensors():
+    """The training-regimes claim "the allocator holds exactly the bytes the tensors count" rounds each
+    storage to 512 bytes, which is the CUDA caching allocator's rounding only in its small pool (requests
+    up to 1 MiB); a larger request may get an unsplit block up to 1 MiB bigger. At gpu-full every tensor a
+    regime keeps (an FP32 master at most 4 bytes per element) is under 1 MiB: a profile that grows the
+    model past it must change the claim's rounding first."""
+    from amp_docs_lib.core.profiles import get_profile
+    from amp_docs_lib.gpt import GPT
+    from amp_docs_lib.regimes.loop import model_config
+
+    with torch.device("meta"):
+        model = GPT(model_config(get_profile("gpu-full")))
+    largest = max(t.numel() * 4 for t in [*model.parameters(), *model.buffers()])
+    assert largest <= 2**20, f"largest FP32 tensor {largest} bytes is past the small pool"
+
+
+def test_exercise_budget_cell_keeps_its_budget_on_a_cuda_machine(monkeypatch):
+    """On CUDA the batch-size exercise ignored --budget-mb, so the chapter's budget cell ran to --max-batch for
+    every precision and its claim failed. The cell's own arguments (read from the chapter; a smaller MLP and
+    budget, for speed), run as on a machine whose default device is CUDA, stop at the budget for every
+    precision."""
+    import ast
+    import re
+
+    from amp_docs_lib.core import devices
+    from amp_docs_lib.core.paths import CHAPTERS_DIR
+    from amp_docs_lib.page.snippets import run_snippet
+
+    text = (CHAPTERS_DIR / "exercises.md").read_text()
+    call = re.search(r'run_snippet\("exercises/batch_size_limit\.py", (\[.*?\])\)', text, re.S)
+    args = [*ast.literal_eval(call.group(1)), "--width", "16", "--budget-mb", "0.25"]  # the same, smaller (faster)
+    monkeypatch.setattr(devices, "default_device", lambda: "cuda")  # what the script sees on a GPU machine
+    largest = run_snippet("exercises/batch_size_limit.py", args).globals["RESULT"]["largest"]
+    assert all(v["largest batch"] and not v["capped"] for v in largest.values()), largest

@@ -103,6 +103,9 @@ def test_batch_sweep_columns_and_intervals():
     assert (q["interval low"].astype(float) <= q["speedup vs FP32 (x)"].astype(float)).all()
     assert (q["speedup vs FP32 (x)"].astype(float) <= q["interval high"].astype(float)).all()
     assert (df["IQR (us)"].astype(float) >= 0).all()
+    ran = df.set_index(["variant", "batch"])["matmul that ran"]
+    assert all("aten._int_mm" in ran[(ptq.VARIANTS["int8_dyn"].label, b)] for b in (1, 16)), ran.to_dict()
+    assert all("float32" in ran[("FP32", b)] and "_int_mm" not in ran[("FP32", b)] for b in (1, 16))
     with pytest.raises(ValueError, match="batches"):
         speed.batch_sweep(64, 64, (0,), FAST_TIMER)
 

@@ -89,9 +89,12 @@ def batch_sweep(in_features: int, out_features: int, batches: Iterable[int], tim
     ``functools.partial(amp_docs_lib.core.timing.interleaved, rounds=..., num_threads=1)``.
     ``reference``: also time the deprecated ``torch.ao`` dynamic INT8 layer (fbgemm integer kernel; CPU only).
     On CUDA the timer gets ``device`` and times with CUDA events.
-    Columns: batch, variant, weight bytes, median (us), IQR (us), speedup vs FP32 (x), interval
-    low/high, verdict, FLOP/byte (FP32 layer), GFLOP/s.
+    Columns: batch, variant, matmul that ran (a dispatch trace of the first, untimed call: on CUDA a
+    refused ``aten._int_mm`` shows as torchao's FP32 fallback), weight bytes, median (us), IQR (us),
+    speedup vs FP32 (x), interval low/high, verdict, FLOP/byte (FP32 layer), GFLOP/s.
     """
+    from amp_docs_lib.core.dispatch import trace_ops
+
     batches = list(batches)
     if not batches or any(not isinstance(b, int) or b < 1 for b in batches):
         raise ValueError(f"batches must be positive ints, got {batches!r}")
@@ -109,12 +112,13 @@ def batch_sweep(in_features: int, out_features: int, batches: Iterable[int], tim
                 with torch.inference_mode():
                     return m(x)
             return run
+        ran = {k: trace_ops(runner(m)).matmul_summary() for k, m in models.items()}
         res = timer({k: runner(m) for k, m in models.items()}, baseline="FP32", device=dev)
         flops = 2 * b * in_features * out_features
         fp32_bytes = 4 * (in_features * out_features + out_features + b * (in_features + out_features))
         for k, t in res.timings.items():
             c = None if k == "FP32" else res.compare(k)
-            rows.append({"batch": b, "variant": k, "weight bytes": wbytes[k],
+            rows.append({"batch": b, "variant": k, "matmul that ran": ran[k], "weight bytes": wbytes[k],
                          "median (us)": t.median_s * 1e6, "IQR (us)": t.iqr_s * 1e6,
                          "speedup vs FP32 (x)": None if c is None else c.ratio,
                          "interval low": None if c is None else c.ratio_lo,
