@@ -274,6 +274,28 @@ def softmax_errors(dtypes: Iterable[str] = ("FP16", "BF16", "FP32"),
     return table_from_rows(out)
 
 
+def first_failing_scale(df: pd.DataFrame, method: str = "naive") -> dict[str, float | None]:
+    """Per dtype, the smallest logit scale of ``softmax_errors``' table at which ``method`` gave inf/NaN rows."""
+    broken = df[(df["method"] == method) & ~df["rows with inf/NaN"].str.startswith("0 ")]
+    return {d: (float(broken.loc[broken["dtype"] == d, "logit scale"].min())
+                if (broken["dtype"] == d).any() else None) for d in df["dtype"].unique()}
+
+
+def predicted_exp_overflow_scale(dtypes: Iterable[str] = ("FP16", "BF16", "FP32"),
+                                 scales: Sequence[float] = (1.0, 10.0, 100.0, 1000.0), width: int = 64,
+                                 rows: int = 32, seed: int = 0) -> dict[str, float | None]:
+    """Per dtype, the smallest scale at which some logit of ``softmax_errors``' inputs (same seed and
+    shape) exceeds the largest x with finite exp(x) (``exp_overflow``): where e^x itself overflows."""
+    g = torch.Generator().manual_seed(seed)
+    base = torch.randn(rows, width, generator=g, dtype=torch.float64)
+    limit = exp_overflow(dtypes).set_index("dtype")["largest x with finite exp(x)"]
+    out = {}
+    for name, dt in _dtypes(dtypes).items():
+        out[name] = next((float(sc) for sc in scales
+                          if float((base * sc).to(dt).double().max()) > limit[name]), None)
+    return out
+
+
 def summarize_softmax(df: pd.DataFrame) -> pd.DataFrame:
     """One row per (method, dtype), one column per logit scale: the max error, or how many rows broke."""
     def cell(r: pd.Series) -> str:
