@@ -9,6 +9,7 @@ from the active profile.
 
 from __future__ import annotations
 
+import contextlib
 import math
 from typing import Iterable, Sequence
 
@@ -451,6 +452,62 @@ def split_k_reduction_error(m: int = 64, n: int = 64, k: int = 4096, splits: Seq
     return pd.DataFrame(rows)
 
 
+REDUCTION_FLAGS = ("allow_fp16_reduced_precision_reduction", "allow_bf16_reduced_precision_reduction")
+
+
+def _reduction_flag_state(m) -> dict[str, object]:
+    """Each reduced-precision-reduction flag as it can be written back: the (reduced precision,
+    split-K) pair where this torch has the ``_split_k`` attribute, the bool otherwise."""
+    state = {}
+    for flag in REDUCTION_FLAGS:
+        try:
+            state[flag] = (getattr(m, flag), getattr(m, flag + "_split_k"))
+        except AttributeError:  # an older torch: one bool per flag
+            state[flag] = getattr(m, flag)
+    return state
+
+
+@contextlib.contextmanager
+def reduction_flags_restored():
+    """Restore both reduced-precision-reduction flags, split-K half included, on exit.
+
+    Writing back the bool alone would turn a caller's ``(False, False)`` into ``(False, True)``:
+    a bare bool sets split-K to True (``torch/backends/cuda/__init__.py``, ``_parse_reduction_setting``).
+    """
+    m = torch.backends.cuda.matmul
+    before = _reduction_flag_state(m)
+    try:
+        yield m
+    finally:
+        for flag, value in before.items():
+            setattr(m, flag, value)
+
+
+def fp32_precision_values(candidates: Sequence[str] = ("ieee", "tf32", "none", "bf16x9", "bfx9")) -> pd.DataFrame:
+    """Which values this torch accepts for ``torch.backends.cuda.matmul.fp32_precision`` (set, then restored).
+
+    Setting it needs no GPU; a value this torch does not know raises (``Unknown precision``), and
+    that error is the table's answer, whatever a note of another version lists.
+    """
+    m = torch.backends.cuda.matmul
+    try:
+        before = m.fp32_precision
+    except AttributeError:
+        return table_from_rows([{"value": v, "accepted": None, "error": "this torch has no fp32_precision"}
+                                for v in candidates])
+    rows = []
+    try:
+        for v in candidates:
+            try:
+                m.fp32_precision = v
+                rows.append({"value": v, "accepted": True, "error": None})
+            except (RuntimeError, ValueError) as exc:
+                rows.append({"value": v, "accepted": False, "error": str(exc).split("\n")[0]})
+    finally:
+        m.fp32_precision = before
+    return table_from_rows(rows)
+
+
 def reduced_precision_reduction_gpu(k: int | None = None, device: str | torch.device = "cuda",
                                     seed: int = 0) -> pd.DataFrame:
     """Error of FP16 and BF16 GEMMs on CUDA with the reduced-precision-reduction flags on and off.
@@ -465,10 +522,8 @@ def reduced_precision_reduction_gpu(k: int | None = None, device: str | torch.de
     g = torch.Generator().manual_seed(seed)
     a64 = torch.randn(64, kk, generator=g, dtype=torch.float64)
     b64 = torch.randn(kk, 64, generator=g, dtype=torch.float64)
-    m = torch.backends.cuda.matmul
-    before = (m.allow_fp16_reduced_precision_reduction, m.allow_bf16_reduced_precision_reduction)
     rows = []
-    try:
+    with reduction_flags_restored() as m:
         for name, dt, flag in (("FP16", torch.float16, "allow_fp16_reduced_precision_reduction"),
                                ("BF16", torch.bfloat16, "allow_bf16_reduced_precision_reduction")):
             a, b = a64.to(dt), b64.to(dt)
@@ -478,8 +533,6 @@ def reduced_precision_reduction_gpu(k: int | None = None, device: str | torch.de
                 c = (a.to(dev) @ b.to(dev)).double().cpu()
                 rows.append({"dtype": name, flag.replace("_" + name.lower(), ""): allowed, "k": kk,
                              "relative error": ((c - exact).norm() / exact.norm()).item()})
-    finally:
-        m.allow_fp16_reduced_precision_reduction, m.allow_bf16_reduced_precision_reduction = before
     return pd.DataFrame(rows)
 
 
