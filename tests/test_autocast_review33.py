@@ -60,3 +60,15 @@ def test_sdpa_math_reduction_switch_is_measured_and_restored():
     assert set(d["16-bit reduction allowed"]) == {False, True} and set(d["dtype"]) == {"float16", "bfloat16"}
     wide = d.pivot_table(index="dtype", columns="16-bit reduction allowed", values="relative error")
     assert (wide[True] > wide[False]).all()  # the upcast (default) is the more accurate one
+
+
+def test_compiled_backward_effect_tells_the_modes_apart():
+    from torch._functorch import config
+
+    if not hasattr(config, "backward_pass_autocast"):
+        pytest.skip("this torch has no backward_pass_autocast")
+    t = ap.compiled_backward_effect(size=32).set_index("backward")
+    eager = t.loc["eager", "relative error of the weight gradient"]
+    same = t.loc["compiled, backward_pass_autocast='same_as_forward'", "relative error of the weight gradient"]
+    assert same >= 100 * eager  # lowered to bfloat16: error of BF16's order, not FP32's
+    assert bool(t.loc["compiled, backward_pass_autocast='off'", "same as eager"])

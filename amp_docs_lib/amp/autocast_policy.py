@@ -861,3 +861,51 @@ def compile_backward_autocast() -> dict[str, Any]:
         with open(inspect.getsourcefile(config), encoding="utf-8") as fh:
             line = next((i for i, t in enumerate(fh, 1) if t.startswith("backward_pass_autocast")), None)
     return {"value": value, "file": "torch/_functorch/config.py", "line": line}
+
+
+def compiled_backward_effect(size: int = 64, dtype: torch.dtype = torch.bfloat16, seed: int = 0) -> pd.DataFrame:
+    """The gradient of an FP32 region (autocast disabled inside) nested in a CPU autocast region,
+    eager and compiled (``torch.compile(backend="aot_eager")``) under each ``backward_pass_autocast``,
+    with ``backward()`` called outside the region as usual.
+
+    Eager runs the backward of the FP32 region in FP32. A compiled backward traced under the
+    forward's outer autocast state ("same_as_forward") has no record of the inner disabled region,
+    so its matmul is lowered. Error: relative Frobenius error of the weight's gradient against a
+    float64 computation; "same as eager" compares the bits.
+    """
+    import torch._dynamo
+    from torch._functorch import config
+
+    def region(x, w):
+        with torch.autocast("cpu", enabled=False):
+            return (x @ w).square().sum()
+
+    g = torch.Generator().manual_seed(seed)
+    x, w0 = torch.randn(size, size, generator=g), torch.randn(size, size, generator=g)
+    w64 = w0.double().requires_grad_()
+    ref = torch.autograd.grad((x.double() @ w64).square().sum(), w64)[0]
+
+    def weight_grad(fn):
+        w = w0.clone().requires_grad_()
+        with torch.autocast("cpu", dtype=dtype):
+            loss = fn(x, w)
+        loss.backward()
+        return w.grad
+
+    def err(gr):
+        return ((gr.double() - ref).norm() / ref.norm()).item()
+
+    eager = weight_grad(region)
+    rows = [{"backward": "eager", "relative error of the weight gradient": err(eager), "same as eager": True}]
+    modes = ("same_as_forward", "off") if hasattr(config, "backward_pass_autocast") else (None,)
+    for mode in modes:
+        torch._dynamo.reset()
+        if mode is None:
+            gr = weight_grad(torch.compile(region, backend="aot_eager"))
+        else:
+            with config.patch(backward_pass_autocast=mode):
+                gr = weight_grad(torch.compile(region, backend="aot_eager"))
+        rows.append({"backward": f"compiled, backward_pass_autocast={mode!r}" if mode else "compiled",
+                     "relative error of the weight gradient": err(gr), "same as eager": bool(torch.equal(gr, eager))})
+    torch._dynamo.reset()
+    return pd.DataFrame(rows)
