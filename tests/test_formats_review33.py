@@ -104,3 +104,24 @@ def test_cast_rules_table_writes_nan_as_the_other_tables_do():
     assert "nan" not in cells and cells <= {"inf", "saturate", "NaN"}
     assert math.isnan(F.bits_to_value(0x80, "FP8 E4M3FNUZ"))
     assert isinstance(t, pd.DataFrame)
+
+
+def test_tf32_probe_modes_follow_their_definitions():
+    probes = list(N.TF32_PROBES.values())
+    # the library's TF32 model is round to nearest even
+    rne = tuple(F.bits_to_value(F.encode(v, "TF32"), "TF32") for v in probes)
+    assert rne == N.TF32_MODES["round to nearest, ties to even"]
+    # truncation keeps the top 10 mantissa bits
+    import struct
+    trunc = tuple(struct.unpack("<f", struct.pack("<I", struct.unpack("<I", struct.pack("<f", v))[0] & ~0x1FFF))[0]
+                  for v in probes)
+    assert trunc == N.TF32_MODES["truncation"]
+    assert len(set(N.TF32_MODES.values())) == 3  # the probes tell the three modes apart
+
+
+def test_tf32_input_rounding_strict_fp32_reads_the_inputs_whole():
+    before = torch.get_float32_matmul_precision()
+    t = N.tf32_input_rounding("cpu", n=16, precision="highest")  # strict FP32 on any CPU
+    assert torch.get_float32_matmul_precision() == before
+    assert set(t["mode"]) == {"full FP32"}
+    assert t["read by the matmul"].tolist() == t["value"].tolist()

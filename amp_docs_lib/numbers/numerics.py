@@ -807,6 +807,47 @@ def tf32_matmul_error(n: int | None = None, device: str | torch.device = "cuda",
     return pd.DataFrame(rows)
 
 
+TF32_PROBES = {  # FP32 inputs whose 13 dropped bits tell the conversion modes apart
+    "above half an ulp (1 + 2^-11 + 2^-13)": 1 + 2.0 ** -11 + 2.0 ** -13,
+    "tie, even neighbour below (1 + 2^-11)": 1 + 2.0 ** -11,
+    "tie, odd neighbour below (1 + 2^-10 + 2^-11)": 1 + 2.0 ** -10 + 2.0 ** -11,
+}
+TF32_MODES = {  # what each conversion reads for the probes, in TF32_PROBES' order
+    "truncation": (1.0, 1.0, 1 + 2.0 ** -10),
+    "round to nearest, ties to even": (1 + 2.0 ** -10, 1.0, 1 + 2.0 ** -9),
+    "round to nearest, ties away from zero": (1 + 2.0 ** -10, 1 + 2.0 ** -10, 1 + 2.0 ** -9),
+}
+
+
+def tf32_input_rounding(device: str | torch.device = "cuda", n: int = 256,
+                        precision: str = "high") -> pd.DataFrame:
+    """How this device's FP32 matmul reads its inputs under ``torch.set_float32_matmul_precision(precision)``.
+
+    Each probe value fills the diagonal of an ``n`` x ``n`` matrix multiplied by the identity, so
+    the product is the value as the kernel read it (the product by 1 and the FP32 accumulation
+    are exact). The "mode" column names the conversion that matches every probe (see
+    ``TF32_MODES``), "full FP32" when nothing was dropped, or "other". The previous precision
+    setting is restored.
+    """
+    dev = check_device(device)
+    n = positive_int("n", n)
+    before = torch.get_float32_matmul_precision()
+    read = []
+    try:
+        torch.set_float32_matmul_precision(precision)
+        eye = torch.eye(n, device=dev)
+        for value in TF32_PROBES.values():
+            a = torch.eye(n, device=dev) * value
+            read.append(float((a @ eye)[0, 0].item()))
+    finally:
+        torch.set_float32_matmul_precision(before)
+    probes = tuple(TF32_PROBES.values())
+    mode = ("full FP32" if tuple(read) == probes else
+            next((name for name, expect in TF32_MODES.items() if tuple(read) == expect), "other"))
+    return pd.DataFrame([{"input": label, "value": v, "read by the matmul": r, "mode": mode}
+                         for (label, v), r in zip(TF32_PROBES.items(), read)])
+
+
 # ---- casting out of range ---------------------------------------------------------------------
 def overflow_casts(values: Sequence[float] = (1e6, math.inf, math.nan),
                    formats: Sequence[str] = ("FP16", "BF16", "FP8 E4M3FN", "FP8 E5M2", "FP8 E4M3FNUZ",
