@@ -14,7 +14,8 @@ def main() -> None:
     with pd.option_context("display.width", 250, "display.max_columns", None,
                            "display.float_format", "{:.6g}".format):
         print(table.to_string(index=False))
-    print("\ndecimal digits = (mantissa bits + 1) * log10(2); min subnormal is NaN where a format has none.")
+    print("\ndecimal digits = (mantissa bits + 1) * log10(2); None where a limit does not apply "
+          "(min subnormal of a format without subnormals, min normal of an integer).")
 
 
 if __name__ == "__main__":

@@ -1,7 +1,8 @@
 """Test values for the format explorer: normals, subnormals, ties, overflow, saturation, NaN.
 
 For every float format of ``amp_docs_lib.numbers.formats``: every representable value of the 8-bit and
-smaller formats, the midpoints between neighbours (ties) and values just beside them, values
+smaller formats, the midpoints between neighbours (ties), values just beside them (one FP32 step,
+and float64 values closer than FP32's spacing, which a cast from float64 rounds twice), values
 beyond the largest finite value, infinities, NaN and signed zeros; FP32, TF32, FP16 and BF16
 get hand-picked edge values and a fixed pseudo-random sample.
 """
@@ -37,6 +38,10 @@ def values_for(name: str) -> list[float]:
             mid = (a + b) / 2
             vals += [mid, np.nextafter(np.float32(mid), np.float32(np.inf)).item(),
                      np.nextafter(np.float32(mid), np.float32(-np.inf)).item()]
+            # float64 inputs beside a tie, closer than FP32's spacing: the cast rounds to FP32 first
+            # (onto the tie), then to the format, so these land where the tie does
+            tiny = abs(mid) * 2.0 ** -40
+            vals += [mid + tiny, mid - tiny]
         top = max(reps)
         vals += [top * 1.01, top * 1.5, top * 2, top * 1000, -top * 1.01, -top * 3]
     else:

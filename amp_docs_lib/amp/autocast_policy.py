@@ -505,7 +505,8 @@ DOC_TO_ATEN = {
 
 
 def documented_cpu_vs_cuda(only: Sequence[str] | None = None) -> pd.DataFrame:
-    """Ops whose documented category differs between CPU and CUDA (data only, no GPU needed).
+    """Ops whose documented category differs between CPU and CUDA (no GPU needed), with the CUDA
+    category of the installed ``ATen/autocast_mode.h`` and whether ``AutocastCUDA`` has a kernel.
 
     ``only`` restricts the table to those names (documentation or ATen spelling).
     """
@@ -525,7 +526,10 @@ def documented_cpu_vs_cuda(only: Sequence[str] | None = None) -> pd.DataFrame:
         if cats["cpu"] != cats["cuda"]:
             # One name per op across the page's tables: the probe's name where the op is probed.
             shown = name if name in OPS else key
-            rows.append({"op": shown, "CPU (documented)": cats["cpu"], "CUDA (documented)": cats["cuda"]})
+            rows.append({"op": shown, "CPU (documented)": cats["cpu"], "CUDA (documented)": cats["cuda"],
+                         HEADER_COLUMN: header_category(shown),
+                         "CUDA autocast kernel": autocast_kernel_registered(
+                             OPS[shown].aten[0] if shown in OPS and OPS[shown].aten else key, "cuda")})
     return pd.DataFrame(rows)
 
 
@@ -566,8 +570,22 @@ def policy_by_device(ops: Sequence[str], probe: pd.DataFrame | None = None,
 
 
 def matmul_family_by_device(probe: pd.DataFrame, dtype: str = "bfloat16") -> pd.DataFrame:
-    """``policy_by_device`` for the matrix products and the composite ops built on them."""
-    return policy_by_device(MATMUL_FAMILY, probe, dtype)
+    """``policy_by_device`` for the matrix products and the composite ops built on them, with the
+    CUDA category of the installed ``ATen/autocast_mode.h``."""
+    return with_header_column(policy_by_device(MATMUL_FAMILY, probe, dtype))
+
+
+HEADER_COLUMN = "CUDA category (installed ATen/autocast_mode.h)"
+
+
+def with_header_column(table: pd.DataFrame) -> pd.DataFrame:
+    """``table`` (one row per op, with a "CUDA autocast kernel" column) plus the installed header's
+    CUDA category, placed before the kernel column: this torch's own list, which the
+    documentation can lag behind."""
+    table = table.copy()
+    table.insert(table.columns.get_loc("CUDA autocast kernel"), HEADER_COLUMN,
+                 [header_category(op) for op in table["op"]])
+    return table
 
 
 @functools.lru_cache(maxsize=None)
@@ -647,10 +665,7 @@ def header_category(op: str) -> str:
 
 def fp32_candidates_table(probe: pd.DataFrame | None = None) -> pd.DataFrame:
     """``policy_by_device`` for ``FP32_CANDIDATES`` plus the CUDA category in the installed header."""
-    table = policy_by_device(FP32_CANDIDATES, probe)
-    table.insert(table.columns.get_loc("CUDA autocast kernel"), "CUDA category (installed ATen/autocast_mode.h)",
-                 [header_category(op) for op in table["op"]])
-    return table
+    return with_header_column(policy_by_device(FP32_CANDIDATES, probe))
 
 
 def fp32_split(table: pd.DataFrame) -> dict[str, dict[str, Any]]:
@@ -718,15 +733,29 @@ def downstream_vs_inside(device: str = "cpu", dtype: torch.dtype = torch.bfloat1
 
 
 def eligibility_and_state(device: str = "cpu", dtype: torch.dtype = torch.bfloat16) -> pd.DataFrame:
-    """Measured: float64 inputs are not cast; autocast state does not cross into a new thread."""
+    """Measured: which calls autocast leaves alone, and that its state does not cross into a new thread.
+
+    The calls the Op Eligibility section excludes, next to the eligible call: float64 inputs,
+    ``out=``, an in-place op (``addmm_`` vs ``addmm``) and an explicit ``dtype=`` (``prod``, on
+    the FP32 lists of both devices, given a low-precision input with and without ``dtype=``).
+    """
     import threading
 
     dev = check_device(device)
     a = torch.randn(4, 8, device=dev)
+    m = torch.randn(4, 4, device=dev)
+    out = torch.empty(4, 4, device=dev)
+    low = (torch.rand(8, device=dev) + 0.5).to(dtype)
     seen: dict[str, Any] = {}
     with torch.autocast(dev.type, dtype=dtype):
         seen["float32 matmul"] = short_dtype((a @ a.T).dtype)
         seen["float64 matmul"] = short_dtype((a.double() @ a.double().T).dtype)
+        torch.mm(a, a.T, out=out)
+        seen["float32 mm with out= (FP32 out)"] = short_dtype(out.dtype)
+        seen["addmm (FP32 inputs)"] = short_dtype(m.addmm(a, a.T).dtype)
+        seen["in-place addmm_ (FP32 inputs)"] = short_dtype(m.clone().addmm_(a, a.T).dtype)
+        seen["prod of a low-precision tensor"] = short_dtype(torch.prod(low).dtype)
+        seen["prod of a low-precision tensor, dtype= that dtype"] = short_dtype(torch.prod(low, dtype=dtype).dtype)
 
         def in_thread():
             seen["thread: autocast enabled"] = torch.is_autocast_enabled(dev.type)
@@ -758,6 +787,64 @@ def cast_cache_counts(calls: int = 3, device: str = "cpu", dtype: torch.dtype = 
     return pd.DataFrame(rows)
 
 
+def cast_cache_and_grad_modes(device: str = "cpu", dtype: torch.dtype = torch.bfloat16) -> dict[str, Any]:
+    """Within one autocast region, a Linear called under ``torch.no_grad()`` (or ``torch.inference_mode()``)
+    and then with grad enabled: does the second call still build a graph and give the weight a gradient?
+
+    Older torch cached the grad-less cast made under ``no_grad`` and reused it, silently dropping the
+    gradient (pytorch/pytorch#65766, #105211, #112583); pytorch/pytorch#165068 makes the cache always
+    hold casts made with grad enabled and skips caching under inference_mode. Measured here.
+    """
+    dev = check_device(device)
+    out: dict[str, Any] = {}
+    for mode, ctx in (("no_grad", torch.no_grad), ("inference_mode", torch.inference_mode)):
+        lin = torch.nn.Linear(8, 4).to(dev)
+        x = torch.randn(2, 8, device=dev)
+        with torch.autocast(dev.type, dtype=dtype):
+            with ctx():
+                lin(x)
+            y = lin(x)
+        out[f"{mode}: output has grad_fn"] = y.grad_fn is not None
+        try:
+            y.float().sum().backward()
+            out[f"{mode}: weight gets a gradient"] = lin.weight.grad is not None
+        except RuntimeError as exc:  # a cached inference tensor cannot be saved for backward
+            out[f"{mode}: weight gets a gradient"] = False
+            out[f"{mode}: error"] = str(exc).split("\n")[0]
+    return out
+
+
+def sdpa_math_reduction(dtypes: Sequence[torch.dtype] = LOW_DTYPES, seeds: Sequence[int] = (0, 1, 2),
+                        shape: tuple[int, int, int, int] = (2, 4, 64, 32)) -> pd.DataFrame:
+    """Error of the math backend of ``scaled_dot_product_attention`` against float64, with
+    ``torch.backends.cuda.allow_fp16_bf16_reduction_math_sdp`` off (the default: FP16/BF16
+    inputs are upcast to FP32 inside) and on (the reductions stay in 16 bits). The switch is
+    restored afterwards. Runs on the CPU, where the math backend is selected explicitly.
+    """
+    import torch.nn.functional as F
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    before = torch.backends.cuda.fp16_bf16_reduction_math_sdp_allowed()
+    rows = []
+    try:
+        for seed in seeds:
+            g = torch.Generator().manual_seed(seed)
+            q, k, v = (torch.randn(*shape, generator=g, dtype=torch.float64) for _ in range(3))
+            for dt in dtypes:
+                # the reference takes the rounded inputs: the error is the computation's alone
+                ql, kl, vl = q.to(dt), k.to(dt), v.to(dt)
+                ref = F.scaled_dot_product_attention(ql.double(), kl.double(), vl.double())
+                for allowed in (False, True):
+                    torch.backends.cuda.allow_fp16_bf16_reduction_math_sdp(allowed)
+                    with sdpa_kernel(SDPBackend.MATH):
+                        o = F.scaled_dot_product_attention(ql, kl, vl)
+                    rows.append({"dtype": short_dtype(dt), "seed": seed, "16-bit reduction allowed": allowed,
+                                 "relative error": ((o.double() - ref).norm() / ref.norm()).item()})
+    finally:
+        torch.backends.cuda.allow_fp16_bf16_reduction_math_sdp(before)
+    return pd.DataFrame(rows)
+
+
 def compile_backward_autocast() -> dict[str, Any]:
     """``torch._functorch.config.backward_pass_autocast`` in this torch (None where it does not exist).
 
@@ -774,3 +861,51 @@ def compile_backward_autocast() -> dict[str, Any]:
         with open(inspect.getsourcefile(config), encoding="utf-8") as fh:
             line = next((i for i, t in enumerate(fh, 1) if t.startswith("backward_pass_autocast")), None)
     return {"value": value, "file": "torch/_functorch/config.py", "line": line}
+
+
+def compiled_backward_effect(size: int = 64, dtype: torch.dtype = torch.bfloat16, seed: int = 0) -> pd.DataFrame:
+    """The gradient of an FP32 region (autocast disabled inside) nested in a CPU autocast region,
+    eager and compiled (``torch.compile(backend="aot_eager")``) under each ``backward_pass_autocast``,
+    with ``backward()`` called outside the region as usual.
+
+    Eager runs the backward of the FP32 region in FP32. A compiled backward traced under the
+    forward's outer autocast state ("same_as_forward") has no record of the inner disabled region,
+    so its matmul is lowered. Error: relative Frobenius error of the weight's gradient against a
+    float64 computation; "same as eager" compares the bits.
+    """
+    import torch._dynamo
+    from torch._functorch import config
+
+    def region(x, w):
+        with torch.autocast("cpu", enabled=False):
+            return (x @ w).square().sum()
+
+    g = torch.Generator().manual_seed(seed)
+    x, w0 = torch.randn(size, size, generator=g), torch.randn(size, size, generator=g)
+    w64 = w0.double().requires_grad_()
+    ref = torch.autograd.grad((x.double() @ w64).square().sum(), w64)[0]
+
+    def weight_grad(fn):
+        w = w0.clone().requires_grad_()
+        with torch.autocast("cpu", dtype=dtype):
+            loss = fn(x, w)
+        loss.backward()
+        return w.grad
+
+    def err(gr):
+        return ((gr.double() - ref).norm() / ref.norm()).item()
+
+    eager = weight_grad(region)
+    rows = [{"backward": "eager", "relative error of the weight gradient": err(eager), "same as eager": True}]
+    modes = ("same_as_forward", "off") if hasattr(config, "backward_pass_autocast") else (None,)
+    for mode in modes:
+        torch._dynamo.reset()
+        if mode is None:
+            gr = weight_grad(torch.compile(region, backend="aot_eager"))
+        else:
+            with config.patch(backward_pass_autocast=mode):
+                gr = weight_grad(torch.compile(region, backend="aot_eager"))
+        rows.append({"backward": f"compiled, backward_pass_autocast={mode!r}" if mode else "compiled",
+                     "relative error of the weight gradient": err(gr), "same as eager": bool(torch.equal(gr, eager))})
+    torch._dynamo.reset()
+    return pd.DataFrame(rows)

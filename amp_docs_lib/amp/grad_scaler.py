@@ -324,3 +324,69 @@ def fused_optimizer_unscaling(scale: float = 1024.0) -> pd.DataFrame:
     if len(weights) == 2:
         df["max |weight difference| vs non-fused"] = float((weights[True] - weights[False]).abs().max())
     return df
+
+
+def skipped_step_fused_vs_not(scale: float = 1024.0) -> pd.DataFrame:
+    """An overflowing first step of AdamW + ``StepLR`` under ``torch.amp.GradScaler("cpu")``,
+    with and without ``fused=True``: what the skipped step still does.
+
+    Per path: how many times the optimizer's step post-hooks ran, the optimizer state's ``step``
+    counter, whether the weights moved, whether ``StepLR`` warned that it was stepped before the
+    optimizer (it reads ``optimizer.step`` having been called), and the host synchronisations
+    (``aten::_local_scalar_dense``, what ``.item()`` runs) inside ``scaler.step`` and inside
+    ``scaler.get_scale()``. The non-fused path reads ``found_inf`` on the host to decide whether to
+    call ``optimizer.step()`` (``_maybe_opt_step`` in ``torch/amp/grad_scaler.py``); the fused path
+    always calls it and lets the kernel skip the update.
+    """
+    import warnings
+
+    from amp_docs_lib.amp.autocast_policy import dispatch_trace
+
+    rows = []
+    for fused in (False, True):
+        model, x = _tiny_step_setup()
+        try:
+            opt = torch.optim.AdamW(model.parameters(), lr=1e-3, fused=fused)
+        except (RuntimeError, ValueError) as e:  # no fused kernel for this device in this torch
+            rows.append({"fused": fused, "error": str(e).split("\n")[0]})
+            continue
+        hooks = []
+        opt.register_step_post_hook(lambda *_: hooks.append(1))
+        sched = torch.optim.lr_scheduler.StepLR(opt, step_size=1, gamma=0.5)
+        scaler = torch.amp.GradScaler("cpu", init_scale=scale)
+        before = model.weight.detach().clone()
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            scaler.scale(model(x).sum() * math.inf).backward()
+            step_ops = dispatch_trace(lambda: scaler.step(opt))
+            scaler.update()
+            sched.step()
+        scale_ops = dispatch_trace(scaler.get_scale)
+        state_step = opt.state[model.weight].get("step") if model.weight in opt.state else None
+        rows.append({"fused": fused, "step hooks ran": len(hooks),
+                     "optimizer state step": None if state_step is None else float(state_step),
+                     "weights moved": bool((model.weight != before).any()),
+                     "scheduler warning": any("lr_scheduler" in str(w.message) for w in caught),
+                     "host syncs in scaler.step": sum(op == "_local_scalar_dense" for op, _ in step_ops),
+                     "host syncs in get_scale()": sum(op == "_local_scalar_dense" for op, _ in scale_ops)})
+    return table_from_rows(rows)
+
+
+def pure_fp16_unscale() -> dict[str, str | None]:
+    """``model.to(torch.float16)`` under a scaler: the error ``GradScaler.unscale_`` raises for FP16
+    gradients (``_unscale_grads_`` with ``allow_fp16=False`` in ``torch/amp/grad_scaler.py``), from
+    torch's scaler and from ``ReferenceGradScaler``; None where no error was raised."""
+    out: dict[str, str | None] = {}
+    for name, make in (("torch.amp.GradScaler", lambda: torch.amp.GradScaler("cpu")),
+                       ("ReferenceGradScaler", ReferenceGradScaler)):
+        model, x = _tiny_step_setup()
+        model = model.to(torch.float16)
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        scaler = make()
+        scaler.scale(model(x.to(torch.float16)).float().square().mean()).backward()
+        try:
+            scaler.unscale_(opt)
+            out[name] = None
+        except ValueError as exc:
+            out[name] = str(exc).split("\n")[0]
+    return out

@@ -313,9 +313,11 @@ def _tf32_encode(x: float) -> int:
 def encode(value: float, fmt: str | NumberFormat) -> int:
     """Round ``value`` into ``fmt`` with the storage library's cast; return the bit pattern as an int.
 
-    torch dtypes use torch's cast (round to nearest even; what it does beyond the range
-    depends on the format and, for E4M3FN, on the torch version: see :func:`cast_rules`),
-    ml_dtypes types use ml_dtypes' cast, TF32 is emulated by rounding the FP32 bits.
+    torch dtypes use torch's cast, ml_dtypes types ml_dtypes' cast; both round a float64 to FP32
+    first, then to the format (each round to nearest even), so a float64 within half an FP32 step
+    of a tie is rounded twice (:func:`double_rounding` measures it). What a cast does beyond the
+    range depends on the format and, for E4M3FN, on the torch version: see :func:`cast_rules`.
+    TF32 is emulated by rounding the FP32 bits to nearest even (a model: see the chapter).
     """
     f = _float_format(fmt)
     if not isinstance(value, (int, float, np.floating, np.integer)) or isinstance(value, bool):
@@ -465,13 +467,37 @@ def next_up(value: float, fmt: str | NumberFormat) -> float:
     return nxt
 
 
-def format_table(names: Iterable[str] | None = None) -> pd.DataFrame:
+DOUBLE_ROUNDING_DEFAULT = ("FP16", "BF16", "FP8 E4M3FN", "FP8 E5M2", "FP6 E2M3", "FP6 E3M2", "FP4 E2M1")
+
+
+def double_rounding(names: Iterable[str] = DOUBLE_ROUNDING_DEFAULT, offset: float = 2.0 ** -40) -> pd.DataFrame:
+    """Cast a float64 just above the tie between 1 and its upper neighbour, per format.
+
+    The input is ``tie + offset`` with ``offset`` far below FP32's spacing at 1 (2^-23), so the
+    value nearest to it in the format is the upper neighbour. A cast that goes through FP32 first
+    lands on the tie and then, ties to even, on 1: the column "rounded twice" says which happened.
+    """
+    rows = []
+    for name in _names(names):
+        f = _float_format(name)
+        upper = next_up(1.0, f)
+        value = (1.0 + upper) / 2 + offset
+        cast = bits_to_value(encode(value, f), f)
+        rows.append({"format": name, "input (float64)": value, "nearest value (one rounding)": upper,
+                     "cast from float64": cast, "rounded twice": cast == 1.0})
+    return pd.DataFrame(rows)
+
+
+def format_table(names: Iterable[str] | None = None, mark_disagreements: bool = False) -> pd.DataFrame:
     """The format table. Limits come from torch.finfo / ml_dtypes.finfo / iinfo (TF32: definition).
 
     "decimal digits" is (mantissa bits + 1) * log10(2); cells that do not
     apply (min subnormal of a format without subnormals, min normal of an
     integer) are None, shown as "n/a"; for integers "mantissa bits" counts the
     value bits (total bits minus the sign) and "machine epsilon" is their spacing, 1.
+    ``mark_disagreements=True`` turns each limit that differs from the closed-form definition
+    (:func:`limits_disagreeing_with_definition`) into a text cell naming both values, so a wrong
+    library value is never shown as if it were right.
     """
     rows = []
     for name in (format_names() if names is None else _names(names, "names")):
@@ -487,7 +513,33 @@ def format_table(names: Iterable[str] | None = None) -> pd.DataFrame:
             "decimal digits": f.decimal_digits(), "has inf": f.has_inf, "has NaN": f.has_nan,
             "NaN encoding": f.nan_encoding, "storage": f.storage_name, "values from": fi["source"],
         })
-    return table_from_rows(rows)
+    table = table_from_rows(rows)
+    if mark_disagreements:
+        defs = definition_table().set_index("format")
+        for name, column in limits_disagreeing_with_definition():
+            at = table.index[table["format"] == name]
+            if len(at):
+                table[column] = table[column].astype(object)
+                source = table.at[at[0], "values from"]
+                table.at[at[0], column] = (f"{table.at[at[0], column]:g} (wrong in {source}; "
+                                           f"{defs.loc[name, column]:g} by definition)")
+    return table
+
+
+def torch_header_line(header: str, needle: str) -> tuple[str, int | None]:
+    """Where ``needle`` first appears in an installed torch header under ``torch/include``.
+
+    Returns the path relative to site-packages (``torch/include/...``) and the 1-based line,
+    or None where the header is absent or the text is not in it (another torch version).
+    """
+    import os
+
+    rel = os.path.join("torch", "include", *header.split("/"))
+    path = os.path.join(os.path.dirname(os.path.dirname(torch.__file__)), rel)
+    if not os.path.exists(path):
+        return rel, None
+    with open(path) as fh:
+        return rel, next((i for i, text in enumerate(fh, 1) if needle in text), None)
 
 
 def definition_table(names: Iterable[str] | None = None) -> pd.DataFrame:
@@ -552,6 +604,7 @@ def plot_bit_layout(names: Iterable[str] = DECODE_DEFAULT, value: float | None =
 
 # ---- what a cast does beyond the range (torch-version dependent for E4M3FN) ---------------------
 CAST_OUTCOMES = ("inf", "saturate", "nan")
+CAST_OUTCOME_LABELS = {"inf": "inf", "saturate": "saturate", "nan": "NaN"}  # as the page's tables write them
 
 
 def _cast_outcome(value: float, f: NumberFormat) -> str:
@@ -584,14 +637,16 @@ def cast_rules(names: Iterable[str] | None = None) -> dict[str, dict[str, str]]:
 
 
 def cast_rules_table(names: Iterable[str] | None = None) -> pd.DataFrame:
-    """``cast_rules`` as a table, with the library that does the cast."""
+    """``cast_rules`` as a table, with the library that does the cast (outcomes as the page writes them: "NaN")."""
     rows = []
     for name, r in cast_rules(names).items():
         f = get_format(name)
         lib = ("none (emulated rounding)" if f.storage is None else
                "torch" if isinstance(f.storage, torch.dtype) else "ml_dtypes")
-        rows.append({"format": name, "cast by": lib, "beyond the largest finite value": r["overflow"],
-                     "infinity": r["infinity"], "same for a 64-element tensor": _long_cast_agrees(f)})
+        rows.append({"format": name, "cast by": lib,
+                     "beyond the largest finite value": CAST_OUTCOME_LABELS[r["overflow"]],
+                     "infinity": CAST_OUTCOME_LABELS[r["infinity"]],
+                     "same for a 64-element tensor": _long_cast_agrees(f)})
     return table_from_rows(rows)
 
 

@@ -9,6 +9,7 @@ from the active profile.
 
 from __future__ import annotations
 
+import contextlib
 import math
 from typing import Iterable, Sequence
 
@@ -274,6 +275,28 @@ def softmax_errors(dtypes: Iterable[str] = ("FP16", "BF16", "FP32"),
     return table_from_rows(out)
 
 
+def first_failing_scale(df: pd.DataFrame, method: str = "naive") -> dict[str, float | None]:
+    """Per dtype, the smallest logit scale of ``softmax_errors``' table at which ``method`` gave inf/NaN rows."""
+    broken = df[(df["method"] == method) & ~df["rows with inf/NaN"].str.startswith("0 ")]
+    return {d: (float(broken.loc[broken["dtype"] == d, "logit scale"].min())
+                if (broken["dtype"] == d).any() else None) for d in df["dtype"].unique()}
+
+
+def predicted_exp_overflow_scale(dtypes: Iterable[str] = ("FP16", "BF16", "FP32"),
+                                 scales: Sequence[float] = (1.0, 10.0, 100.0, 1000.0), width: int = 64,
+                                 rows: int = 32, seed: int = 0) -> dict[str, float | None]:
+    """Per dtype, the smallest scale at which some logit of ``softmax_errors``' inputs (same seed and
+    shape) exceeds the largest x with finite exp(x) (``exp_overflow``): where e^x itself overflows."""
+    g = torch.Generator().manual_seed(seed)
+    base = torch.randn(rows, width, generator=g, dtype=torch.float64)
+    limit = exp_overflow(dtypes).set_index("dtype")["largest x with finite exp(x)"]
+    out = {}
+    for name, dt in _dtypes(dtypes).items():
+        out[name] = next((float(sc) for sc in scales
+                          if float((base * sc).to(dt).double().max()) > limit[name]), None)
+    return out
+
+
 def summarize_softmax(df: pd.DataFrame) -> pd.DataFrame:
     """One row per (method, dtype), one column per logit scale: the max error, or how many rows broke."""
     def cell(r: pd.Series) -> str:
@@ -429,6 +452,62 @@ def split_k_reduction_error(m: int = 64, n: int = 64, k: int = 4096, splits: Seq
     return pd.DataFrame(rows)
 
 
+REDUCTION_FLAGS = ("allow_fp16_reduced_precision_reduction", "allow_bf16_reduced_precision_reduction")
+
+
+def _reduction_flag_state(m) -> dict[str, object]:
+    """Each reduced-precision-reduction flag as it can be written back: the (reduced precision,
+    split-K) pair where this torch has the ``_split_k`` attribute, the bool otherwise."""
+    state = {}
+    for flag in REDUCTION_FLAGS:
+        try:
+            state[flag] = (getattr(m, flag), getattr(m, flag + "_split_k"))
+        except AttributeError:  # an older torch: one bool per flag
+            state[flag] = getattr(m, flag)
+    return state
+
+
+@contextlib.contextmanager
+def reduction_flags_restored():
+    """Restore both reduced-precision-reduction flags, split-K half included, on exit.
+
+    Writing back the bool alone would turn a caller's ``(False, False)`` into ``(False, True)``:
+    a bare bool sets split-K to True (``torch/backends/cuda/__init__.py``, ``_parse_reduction_setting``).
+    """
+    m = torch.backends.cuda.matmul
+    before = _reduction_flag_state(m)
+    try:
+        yield m
+    finally:
+        for flag, value in before.items():
+            setattr(m, flag, value)
+
+
+def fp32_precision_values(candidates: Sequence[str] = ("ieee", "tf32", "none", "bf16x9", "bfx9")) -> pd.DataFrame:
+    """Which values this torch accepts for ``torch.backends.cuda.matmul.fp32_precision`` (set, then restored).
+
+    Setting it needs no GPU; a value this torch does not know raises (``Unknown precision``), and
+    that error is the table's answer, whatever a note of another version lists.
+    """
+    m = torch.backends.cuda.matmul
+    try:
+        before = m.fp32_precision
+    except AttributeError:
+        return table_from_rows([{"value": v, "accepted": None, "error": "this torch has no fp32_precision"}
+                                for v in candidates])
+    rows = []
+    try:
+        for v in candidates:
+            try:
+                m.fp32_precision = v
+                rows.append({"value": v, "accepted": True, "error": None})
+            except (RuntimeError, ValueError) as exc:
+                rows.append({"value": v, "accepted": False, "error": str(exc).split("\n")[0]})
+    finally:
+        m.fp32_precision = before
+    return table_from_rows(rows)
+
+
 def reduced_precision_reduction_gpu(k: int | None = None, device: str | torch.device = "cuda",
                                     seed: int = 0) -> pd.DataFrame:
     """Error of FP16 and BF16 GEMMs on CUDA with the reduced-precision-reduction flags on and off.
@@ -443,10 +522,8 @@ def reduced_precision_reduction_gpu(k: int | None = None, device: str | torch.de
     g = torch.Generator().manual_seed(seed)
     a64 = torch.randn(64, kk, generator=g, dtype=torch.float64)
     b64 = torch.randn(kk, 64, generator=g, dtype=torch.float64)
-    m = torch.backends.cuda.matmul
-    before = (m.allow_fp16_reduced_precision_reduction, m.allow_bf16_reduced_precision_reduction)
     rows = []
-    try:
+    with reduction_flags_restored() as m:
         for name, dt, flag in (("FP16", torch.float16, "allow_fp16_reduced_precision_reduction"),
                                ("BF16", torch.bfloat16, "allow_bf16_reduced_precision_reduction")):
             a, b = a64.to(dt), b64.to(dt)
@@ -456,8 +533,6 @@ def reduced_precision_reduction_gpu(k: int | None = None, device: str | torch.de
                 c = (a.to(dev) @ b.to(dev)).double().cpu()
                 rows.append({"dtype": name, flag.replace("_" + name.lower(), ""): allowed, "k": kk,
                              "relative error": ((c - exact).norm() / exact.norm()).item()})
-    finally:
-        m.allow_fp16_reduced_precision_reduction, m.allow_bf16_reduced_precision_reduction = before
     return pd.DataFrame(rows)
 
 
@@ -730,6 +805,47 @@ def tf32_matmul_error(n: int | None = None, device: str | torch.device = "cuda",
     finally:
         torch.set_float32_matmul_precision(before)
     return pd.DataFrame(rows)
+
+
+TF32_PROBES = {  # FP32 inputs whose 13 dropped bits tell the conversion modes apart
+    "above half an ulp (1 + 2^-11 + 2^-13)": 1 + 2.0 ** -11 + 2.0 ** -13,
+    "tie, even neighbour below (1 + 2^-11)": 1 + 2.0 ** -11,
+    "tie, odd neighbour below (1 + 2^-10 + 2^-11)": 1 + 2.0 ** -10 + 2.0 ** -11,
+}
+TF32_MODES = {  # what each conversion reads for the probes, in TF32_PROBES' order
+    "truncation": (1.0, 1.0, 1 + 2.0 ** -10),
+    "round to nearest, ties to even": (1 + 2.0 ** -10, 1.0, 1 + 2.0 ** -9),
+    "round to nearest, ties away from zero": (1 + 2.0 ** -10, 1 + 2.0 ** -10, 1 + 2.0 ** -9),
+}
+
+
+def tf32_input_rounding(device: str | torch.device = "cuda", n: int = 256,
+                        precision: str = "high") -> pd.DataFrame:
+    """How this device's FP32 matmul reads its inputs under ``torch.set_float32_matmul_precision(precision)``.
+
+    Each probe value fills the diagonal of an ``n`` x ``n`` matrix multiplied by the identity, so
+    the product is the value as the kernel read it (the product by 1 and the FP32 accumulation
+    are exact). The "mode" column names the conversion that matches every probe (see
+    ``TF32_MODES``), "full FP32" when nothing was dropped, or "other". The previous precision
+    setting is restored.
+    """
+    dev = check_device(device)
+    n = positive_int("n", n)
+    before = torch.get_float32_matmul_precision()
+    read = []
+    try:
+        torch.set_float32_matmul_precision(precision)
+        eye = torch.eye(n, device=dev)
+        for value in TF32_PROBES.values():
+            a = torch.eye(n, device=dev) * value
+            read.append(float((a @ eye)[0, 0].item()))
+    finally:
+        torch.set_float32_matmul_precision(before)
+    probes = tuple(TF32_PROBES.values())
+    mode = ("full FP32" if tuple(read) == probes else
+            next((name for name, expect in TF32_MODES.items() if tuple(read) == expect), "other"))
+    return pd.DataFrame([{"input": label, "value": v, "read by the matmul": r, "mode": mode}
+                         for (label, v), r in zip(TF32_PROBES.items(), read)])
 
 
 # ---- casting out of range ---------------------------------------------------------------------

@@ -14,6 +14,7 @@ optimizer = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
 scaler = torch.amp.GradScaler(device)
 max_norm = 0.25  # small enough to act on this task's gradients
 clipped_steps = 0
+norms_after_clipping = []  # the global norm after clip_grad_norm_, on every step it acted
 
 for step in range(active_profile()["pattern_steps"]):
     optimizer.zero_grad(set_to_none=True)
@@ -25,6 +26,8 @@ for step in range(active_profile()["pattern_steps"]):
     norm = torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)  # the norm before clipping
     clipped_norm = torch.nn.utils.get_total_norm([p.grad for p in model.parameters()])
     clipped_steps += int(norm > max_norm)
+    if norm > max_norm:
+        norms_after_clipping.append(clipped_norm.item())
     scaler.step(optimizer)  # knows the gradients are unscaled already
     scaler.update()
 

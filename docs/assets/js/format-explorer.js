@@ -3,8 +3,8 @@
 //
 // The rounding follows amp_docs_lib.formats (the library's registry), which casts with the
 // storage library of each format:
-//   * torch formats (FP16, BF16, FP8 E4M3FN, FP8 E5M2, E8M0) are first rounded to FP32, as
-//     torch's cast from float64 does, then to the format (round to nearest, ties to even);
+//   * every format is first rounded to FP32, as torch's and ml_dtypes' casts from float64 do
+//     (a double rounding), then to the format (round to nearest, ties to even);
 //   * what a cast does beyond the range is what this build's libraries do, measured by the
 //     Formats chapter (formats.cast_rules) and passed in the explorer's data-cast-rules attribute:
 //     torch's E4M3FN cast saturates to +-448 in recent torch and gave NaN before
@@ -14,7 +14,8 @@
 //   * E8M0 (torch float8_e8m0fnu) ignores the sign, rounds the FP32 exponent to nearest with
 //     ties to even on the hidden bit (so 1.5 -> 2), maps infinity, NaN and overflow to NaN (0xFF);
 //   * FP6 and FP4 (ml_dtypes) saturate to their largest value and turn NaN into -0;
-//   * TF32 rounds the FP32 value to 10 mantissa bits (ties to even); inf and NaN keep their class.
+//   * TF32 rounds the FP32 value to 10 mantissa bits (ties to even), a model: kernels may truncate
+//     or round ties away (see the Formats chapter); inf and NaN keep their class.
 // tests/test_browser.py checks this file against amp_docs_lib.formats.decode.
 (function () {
   "use strict";
@@ -30,9 +31,9 @@
     ["FP8 E4M3FNUZ", 4, 3, 8, "fnuz", true, 0x80, true],
     ["FP8 E5M2FNUZ", 5, 2, 16, "fnuz", true, 0x80, true],
     ["E8M0", 8, 0, 127, "e8m0", false, 0xFF, true],
-    ["FP6 E2M3", 2, 3, 1, "finite", true, 0x20, false],
-    ["FP6 E3M2", 3, 2, 3, "finite", true, 0x20, false],
-    ["FP4 E2M1", 2, 1, 1, "finite", true, 0x8, false],
+    ["FP6 E2M3", 2, 3, 1, "finite", true, 0x20, true],
+    ["FP6 E3M2", 3, 2, 3, "finite", true, 0x20, true],
+    ["FP4 E2M1", 2, 1, 1, "finite", true, 0x8, true],
   ];
   const P2 = (k) => Math.pow(2, k);
 

@@ -1,0 +1,74 @@
+"""Autocast chapter fixes of issue 33: the installed header's CUDA column, eligibility exceptions,
+the cast cache under no_grad / inference_mode, and the SDPA math-backend switch."""
+
+import pytest
+import torch
+
+from amp_docs_lib.amp import autocast_policy as ap
+from amp_docs_lib.page.claims import ClaimContradicted, claim
+
+
+def test_matmul_family_has_the_installed_header_column():
+    if not ap.installed_header_lists()["ops"]:
+        pytest.skip("this torch ships no ATen/autocast_mode.h op lists")
+    probe = ap.probe_autocast_policy(devices=["cpu"], dtypes=[torch.bfloat16], ops=list(ap.MATMUL_FAMILY))
+    fam = ap.matmul_family_by_device(probe).set_index("op")
+    assert ap.HEADER_COLUMN in fam.columns
+    # the header's list is what the dispatcher registers: lowered ops have an AutocastCUDA kernel
+    assert fam.loc["einsum", ap.HEADER_COLUMN] == "lower" and bool(fam.loc["einsum", "CUDA autocast kernel"])
+    assert ap.documented_category("einsum", "cuda") == "unlisted"  # the documentation lags behind
+
+
+def test_documented_cpu_vs_cuda_shows_where_the_header_is_ahead():
+    if not ap.installed_header_lists()["ops"]:
+        pytest.skip("this torch ships no ATen/autocast_mode.h op lists")
+    d = ap.documented_cpu_vs_cuda(only=list(ap.OPS)).set_index("op")
+    for op in ("scaled_dot_product_attention", "linalg_vecdot"):
+        assert d.loc[op, "CUDA (documented)"] == "unlisted"
+        assert d.loc[op, ap.HEADER_COLUMN] == "lower" and d.loc[op, "CUDA autocast kernel"] is True
+    # the chapter's consistency claim fails if a header-listed op had no kernel (a false variant)
+    listed = d[d[ap.HEADER_COLUMN] != "unlisted"]
+    assert listed["CUDA autocast kernel"].all()
+    with pytest.raises(ClaimContradicted):
+        claim("kernels {measured}", "x", holds=bool(listed["CUDA autocast kernel"].replace(True, False).all()))
+
+
+def test_eligibility_exceptions_are_measured():
+    st = ap.eligibility_and_state().set_index("observation")["value"]
+    assert st["float32 mm with out= (FP32 out)"] == "float32"
+    assert st["addmm (FP32 inputs)"] == "bfloat16" and st["in-place addmm_ (FP32 inputs)"] == "float32"
+    assert st["prod of a low-precision tensor"] == "float32"
+    assert st["prod of a low-precision tensor, dtype= that dtype"] == "bfloat16"
+
+
+def test_cast_cache_and_grad_modes_reports_both_modes():
+    r = ap.cast_cache_and_grad_modes()
+    for mode in ("no_grad", "inference_mode"):
+        assert isinstance(r[f"{mode}: output has grad_fn"], bool)
+        assert isinstance(r[f"{mode}: weight gets a gradient"], bool)
+    # a cast cached under no_grad and reused would give an output without grad_fn: tell it apart
+    lin, x = torch.nn.Linear(8, 4), torch.randn(2, 8)
+    with torch.no_grad():
+        y = lin(x)
+    assert y.grad_fn is None
+
+
+def test_sdpa_math_reduction_switch_is_measured_and_restored():
+    before = torch.backends.cuda.fp16_bf16_reduction_math_sdp_allowed()
+    d = ap.sdpa_math_reduction(seeds=(0,), shape=(1, 2, 32, 16))
+    assert torch.backends.cuda.fp16_bf16_reduction_math_sdp_allowed() == before
+    assert set(d["16-bit reduction allowed"]) == {False, True} and set(d["dtype"]) == {"float16", "bfloat16"}
+    wide = d.pivot_table(index="dtype", columns="16-bit reduction allowed", values="relative error")
+    assert (wide[True] > wide[False]).all()  # the upcast (default) is the more accurate one
+
+
+def test_compiled_backward_effect_tells_the_modes_apart():
+    from torch._functorch import config
+
+    if not hasattr(config, "backward_pass_autocast"):
+        pytest.skip("this torch has no backward_pass_autocast")
+    t = ap.compiled_backward_effect(size=32).set_index("backward")
+    eager = t.loc["eager", "relative error of the weight gradient"]
+    same = t.loc["compiled, backward_pass_autocast='same_as_forward'", "relative error of the weight gradient"]
+    assert same >= 100 * eager  # lowered to bfloat16: error of BF16's order, not FP32's
+    assert bool(t.loc["compiled, backward_pass_autocast='off'", "same as eager"])
