@@ -383,6 +383,60 @@ def allocator_check(regime: str | Regime, *, corpus: Corpus | None = None, confi
             "buffers": _held_bytes(model.buffers(), dev, block), "parameters": sum(p.numel() for p in params)}
 
 
+def step_speed(names: list[str], *, corpus: Corpus | None = None, config: TrainConfig | None = None,
+               model_cfg: GPTConfig | None = None, device: str | torch.device | None = None,
+               profile: Profile | None = None, baseline: str = "fp32", rounds: int = 15,
+               cpu_threads: int = 1) -> pd.DataFrame:
+    """Training-step time per regime, timed interleaved by the library's harness (:mod:`amp_docs_lib.core.timing`).
+
+    One model and optimizer per regime take the same batch step after step (forward under the
+    regime's autocast, scaled backward, optimizer step), timed in interleaved rounds so a busy
+    machine slows every regime alike. Per regime: median step time and its IQR, the median of the
+    per-round speed ratios ``baseline / regime`` with its distribution-free interval, and the
+    harness's verdict ("faster", "slower", or "no difference resolved" when the interval holds 1).
+    """
+    from amp_docs_lib.core.timing import interleaved
+
+    dev = check_device(device or default_device())
+    corpus = corpus or corpus_from_profile(profile)
+    cfg = config or TrainConfig.from_profile(profile)
+    mcfg = model_cfg or model_config(profile)
+    if baseline not in names:
+        raise ValueError(f"baseline {baseline!r} is not among the regimes timed: {names}")
+    x, y = corpus.batch("train", cfg.batch_size, mcfg.block_size, torch.Generator().manual_seed(cfg.seed + 1), dev)
+
+    def stepper(name: str):
+        r = get_regime(name)
+        setup = r.setup(dev)
+        torch.manual_seed(cfg.seed)
+        model = GPT(mcfg).to(dev).to(setup.param_dtype)
+        opt = make_optimizer(r, [p for p in model.parameters() if p.requires_grad], 0.0)  # timed, not trained
+        scaler = setup.scaler
+
+        def step():
+            opt.zero_grad(set_to_none=True)
+            with setup.autocast():
+                _, loss = model(x, y)
+            scaler.scale(loss).backward()
+            scaler.step(opt)
+            scaler.update()
+        return step
+
+    timed = interleaved({n: stepper(n) for n in names}, baseline=baseline, device=dev, rounds=rounds,
+                        num_threads=cpu_threads if dev.type == "cpu" else None)
+    rows = []
+    for n in names:
+        t = timed.timings[n]
+        row = {"regime": n, "median step (ms)": 1e3 * t.median_s, "IQR (ms)": 1e3 * t.iqr_s,
+               f"speed vs {baseline} (x)": None, "interval": None, "verdict": None}
+        if n != baseline:
+            c = timed.compare(n)
+            row.update({f"speed vs {baseline} (x)": c.ratio, "interval": f"[{c.ratio_lo:.2f}, {c.ratio_hi:.2f}]",
+                        "verdict": c.verdict})
+        rows.append(row)
+    return pd.DataFrame(rows, dtype=object)
+
+
 def _held_bytes(tensors, device: torch.device, block: int = 1) -> int:
     """Bytes ``device``'s allocator holds for ``tensors``: each distinct storage on ``device`` once
     (views share theirs), rounded up to the allocator's ``block``. Tensors on another device are not
