@@ -40,3 +40,18 @@ def test_anomaly_report_returns_the_forward_frame_of_the_failing_function():
     src, start = inspect.getsourcelines(models.Magnitude.forward)
     line_of = {key: start + i for i, text in enumerate(src) for key in ("x * x", "torch.sqrt") if key in text}
     assert Path(frame[0]).name == "models.py" and frame[1] == line_of["x * x"] != line_of["torch.sqrt"]
+
+
+def test_bisection_finds_a_finite_fault_by_its_tolerance():
+    """The old demo bisected an overflow, every verdict an inf; a cancellation fault stays finite in FP16."""
+    import math
+
+    from amp_docs_lib.debugging import bisect
+
+    model = models.CancellationMLP(16, 4, hot_layer=2)
+    x, y = models.make_inputs(32, 16)
+    assert locate.locate_nonfinite(model, x, y, autocast_dtype=torch.float16).first_forward is None
+    found, trail = bisect.bisect_precision(model, x, dtype=torch.float16, tolerance=1e-2)
+    assert found == [model.hot_name]
+    assert all(math.isfinite(e) for e in trail["relative error"])
+    assert (~trail["exceeds tolerance"]).any()  # some lowered halves stayed within the tolerance

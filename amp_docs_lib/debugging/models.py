@@ -96,6 +96,43 @@ class FunctionalFaultMLP(nn.Module):
         return self.head(self.blocks(x))
 
 
+class OffsetLinear(nn.Linear):
+    """A Linear that adds a large constant and subtracts it again: exact in FP32, finite but wrong in FP16.
+
+    ``(x W^T + b + offset) - offset``: in FP32 the offset (2048 by default) leaves 12 of 24
+    significant bits for values of order 1; in FP16, whose spacing at 2048 is 2, the result is
+    rounded to a multiple of 2. Nothing overflows: only a comparison with FP32 finds it.
+    """
+
+    def __init__(self, in_features: int, out_features: int, offset: float = 2048.0):
+        super().__init__(in_features, out_features)
+        self.offset = offset
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return (super().forward(x) + self.offset) - self.offset
+
+
+class CancellationMLP(nn.Module):
+    """Linear-LayerNorm-ReLU blocks, block ``hot_layer``'s Linear an :class:`OffsetLinear`: a finite fault."""
+
+    def __init__(self, width: int = 32, depth: int = 6, hot_layer: int = 3, offset: float = 2048.0,
+                 classes: int = 4, seed: int = 0):
+        super().__init__()
+        if not isinstance(depth, int) or depth < 2:
+            raise ValueError(f"depth must be an int >= 2, got {depth!r}")
+        if not isinstance(hot_layer, int) or not 0 <= hot_layer < depth:
+            raise ValueError(f"hot_layer must be an int in [0, {depth - 1}], got {hot_layer!r}")
+        torch.manual_seed(seed)
+        self.blocks = nn.Sequential(*[nn.Sequential(OffsetLinear(width, width, offset) if i == hot_layer
+                                                    else nn.Linear(width, width), nn.LayerNorm(width), nn.ReLU())
+                                      for i in range(depth)])
+        self.head = nn.Linear(width, classes)
+        self.hot_name = f"blocks.{hot_layer}.0"
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.head(self.blocks(x))
+
+
 def make_inputs(batch: int = 32, width: int = 32, *, zero_row: bool = False, seed: int = 0
                 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Gaussian inputs and random labels (4 classes); ``zero_row`` zeroes the first row."""
