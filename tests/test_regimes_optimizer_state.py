@@ -50,3 +50,25 @@ def test_step_speed_verdicts_come_from_the_harness():
     assert lo <= speed.loc["amp_bf16", "speed vs fp32 (x)"] <= hi and math.isfinite(hi)
     with pytest.raises(ValueError, match="baseline"):
         tl.step_speed(["amp_bf16"], config=cfg, device="cpu")
+
+
+def test_torch_adamw_rounds_bf16_second_moments_twice():
+    """The page modelled torch's AdamW with one rounding; its in-place mul_ then addcmul_ rounds twice."""
+    ch = rounding.second_moment_changes(ratios=(0.0, 1.0, 2.0, 3.0)).set_index("g^2 / v")
+    torch_col = ch["entries changed, torch.optim.AdamW"]
+    assert torch_col.loc[0.0] == torch_col.loc[1.0] == 0.0  # cannot move down either
+    assert torch_col.loc[2.0] > ch.loc[2.0, "entries changed"] == 0.0
+    assert torch_col.loc[3.0] > ch.loc[3.0, "entries changed"]
+
+
+def test_autocast_saves_a_bf16_copy_of_every_linear_weight():
+    from amp_docs_lib.gpt import GPT
+    from amp_docs_lib.regimes import loop as tl
+
+    cfg = tl.TrainConfig(steps=2, batch_size=2, eval_windows=2)
+    saved = tl.saved_for_backward(["fp32", "amp_bf16"], config=cfg, device="cpu").set_index("regime")
+    linear = sum({id(m.weight): m.weight.numel() for m in GPT(tl.model_config()).modules()
+                  if isinstance(m, torch.nn.Linear)}.values())
+    assert saved.loc["amp_bf16", "of which parameter copies (bytes)"] == 2 * linear
+    assert saved.loc["fp32", "of which parameter copies (bytes)"] == 0
+    assert saved.loc["amp_bf16", "saved for backward (bytes)"] < saved.loc["fp32", "saved for backward (bytes)"]

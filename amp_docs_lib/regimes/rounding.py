@@ -62,8 +62,24 @@ def second_moment_changes(ratios=(0.0, 0.5, 1.0, 2.0, 3.0, 4.0, 5.0, 10.0), *, b
             raise ValueError(f"ratios must be >= 0, got {r!r}")
         new = (beta2 * v.float() + (1 - beta2) * (r * v.float())).to(torch.bfloat16)
         rows.append({"g^2 / v": float(r), "entries changed": float((new != v).float().mean()),
+                     "entries changed, torch.optim.AdamW": _torch_adamw_changes(v, r, beta2),
                      "FP32 relative change": (1 - beta2) * (r - 1)})
     return pd.DataFrame(rows)
+
+
+def _torch_adamw_changes(v: torch.Tensor, ratio: float, beta2: float) -> float:
+    """Fraction of ``v`` that one ``torch.optim.AdamW`` step on BF16 state changes, with ``g = sqrt(ratio v)``.
+
+    torch's single-tensor AdamW updates the state in place, ``exp_avg_sq.mul_(beta2).addcmul_(grad, grad,
+    value=1 - beta2)`` (``torch/optim/adam.py``): two roundings to BF16, not one. The state is set to ``v``
+    before the step, as if earlier steps had left it there.
+    """
+    p = torch.nn.Parameter(torch.zeros_like(v))
+    opt = torch.optim.AdamW([p], lr=1e-3, betas=(0.9, beta2), weight_decay=0.0, foreach=False)
+    opt.state[p] = {"step": torch.tensor(1.0), "exp_avg": torch.zeros_like(v), "exp_avg_sq": v.clone()}
+    p.grad = (ratio * v.float()).sqrt().to(torch.bfloat16)
+    opt.step()
+    return float((opt.state[p]["exp_avg_sq"] != v).float().mean())
 
 
 def second_moment_decay(steps: int = 500, *, v0: float = 1e-4, beta2: float = 0.999,
