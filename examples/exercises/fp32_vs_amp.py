@@ -40,6 +40,8 @@ def main() -> dict:
     args = ap.parse_args()
     if "fp32" not in args.precisions:
         ap.error("--precisions must include fp32, the baseline")
+    if args.rounds < 5:  # the interval on a median ratio needs at least 5 rounds
+        ap.error(f"--rounds must be >= 5, got {args.rounds}")
     x, y = make_data(args.samples, device=args.device)
     rows, steps = {}, {}
     for name in args.precisions:
