@@ -36,3 +36,13 @@ def test_batch_size_limit_prints_the_model_state_share(capsys):
     assert res["ratio"] == 2
     assert all(0 < res["largest"][n]["state share"] < 0.2 for n in ("fp32", "amp_bf16"))
     assert "model state share" in out
+
+
+def test_fix_clipping_checker_rejects_the_shipped_bug_and_accepts_the_solution(capsys):
+    """The checker must fail exactly when the clipping is wrong: the shipped order clips scaled gradients."""
+    bug, out = _run("fix_clipping.py", ["--device", "cpu"], capsys)
+    assert not bug["fixed"] and "not fixed" in out
+    assert bug["norm handed to the optimizer"] == pytest.approx(bug["max_norm"] / bug["scale"], rel=1e-3)
+    fixed, out = _run("fix_clipping.py", ["--device", "cpu", "--solution"], capsys)
+    assert fixed["fixed"] and "-> fixed" in out
+    assert fixed["norm handed to the optimizer"] == pytest.approx(fixed["max_norm"], rel=1e-3)
