@@ -3,8 +3,8 @@
 Exports, grouped by role (imported from their modules on first use, so importing one
 module never imports the others):
 
-* planted-fault models (``models``): ``Magnitude``, ``UnstableMLP``, ``make_inputs``;
-* locating non-finite values (``locate``): ``check_floating``, ``check_input``, ``model_output``, ``default_loss``, ``call_model``, ``resolve_modules``, ``NonfiniteReport``, ``locate_nonfinite``, ``anomaly_report``;
+* planted-fault models (``models``): ``Magnitude``, ``UnstableMLP``, ``ScaledResidual``, ``FunctionalFaultMLP``, ``OffsetLinear``, ``CancellationMLP``, ``make_inputs``;
+* locating non-finite values (``locate``): ``check_floating``, ``check_input``, ``model_output``, ``default_loss``, ``call_model``, ``resolve_modules``, ``NonfiniteReport``, ``locate_nonfinite``, ``anomaly_report``, ``first_nonfinite_ops``;
 * per-layer statistics (``stats``): ``tensor_stats``, ``layer_stats``, ``compare_precisions``, ``first_divergence``, ``growth_before_overflow``, ``plot_activation_growth``;
 * precision bisection (``bisect``): ``lowered``, ``output_error``, ``bisect_precision``.
 """
@@ -13,9 +13,9 @@ from amp_docs_lib.core.exports import lazy_exports
 
 __all__, __getattr__, __dir__ = lazy_exports(__name__, {
     # planted-fault models
-    "models": ("Magnitude", "UnstableMLP", "make_inputs",),
+    "models": ("Magnitude", "UnstableMLP", "ScaledResidual", "FunctionalFaultMLP", "OffsetLinear", "CancellationMLP", "make_inputs",),
     # locating non-finite values
-    "locate": ("check_floating", "check_input", "model_output", "default_loss", "call_model", "resolve_modules", "NonfiniteReport", "locate_nonfinite", "anomaly_report",),
+    "locate": ("check_floating", "check_input", "model_output", "default_loss", "call_model", "resolve_modules", "NonfiniteReport", "locate_nonfinite", "anomaly_report", "first_nonfinite_ops",),
     # per-layer statistics
     "stats": ("tensor_stats", "layer_stats", "compare_precisions", "first_divergence", "growth_before_overflow", "plot_activation_growth",),
     # precision bisection

@@ -6,7 +6,10 @@ module whose *output* (forward) or *gradient with respect to its input* (backwar
 inf or NaN while what came into it was finite. The first such module in execution order is
 where the problem starts. :func:`anomaly_report` runs the same step under
 ```torch.autograd.detect_anomaly`` for comparison: it names the autograd *function* whose
-backward returned NaN, and only checks backward.
+backward returned NaN, and only checks backward. :func:`first_nonfinite_ops` looks one level
+lower, at every ATen operator (a ``TorchDispatchMode``): it finds faults in code written inside
+a module's ``forward`` (a multiply, a residual add, ``F.cross_entropy``), which module hooks
+cannot see, and names the operator and the line of Python that called it.
 
 The tools take any model and any input: floating features, or integer token ids such as the
 book's GPT takes (``amp_docs_lib.gpt.GPT``); a model that returns a tuple (the GPT returns
@@ -214,7 +217,9 @@ def anomaly_report(model: nn.Module, x: Any, y: torch.Tensor | None = None, *,
     """The same step under ``torch.autograd.detect_anomaly(check_nan=True)``.
 
     Returns ``raised`` (whether backward raised), ``message`` (the error's first line, which
-    names the autograd function, e.g. ``'SqrtBackward0'``) and ``seconds`` (wall time).
+    names the autograd function, e.g. ``'SqrtBackward0'``), ``seconds`` (wall time) and
+    ``forward_frame``: the last frame of the forward traceback anomaly mode prints as a warning
+    for the failing function (``(file, line, source)``, None when it warned nothing).
     """
     check_input(x, "x")
     if not isinstance(model, nn.Module):
@@ -222,8 +227,8 @@ def anomaly_report(model: nn.Module, x: Any, y: torch.Tensor | None = None, *,
     device_type = (x[0] if isinstance(x, tuple) else x).device.type
     t0 = time.perf_counter()
     raised, message = False, None
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # detect_anomaly warns with the forward traceback
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")  # detect_anomaly warns with the forward traceback: keep it
         try:
             with torch.autograd.detect_anomaly(check_nan=True):
                 with torch.autocast(device_type, dtype=autocast_dtype or torch.float32,
@@ -234,4 +239,86 @@ def anomaly_report(model: nn.Module, x: Any, y: torch.Tensor | None = None, *,
                 loss.backward()
         except RuntimeError as e:
             raised, message = True, str(e).splitlines()[0]
-    return {"raised": raised, "message": message, "seconds": time.perf_counter() - t0}
+    return {"raised": raised, "message": message, "seconds": time.perf_counter() - t0,
+            "forward_frame": _last_forward_frame([str(w.message) for w in caught])}
+
+
+def _last_forward_frame(messages: list[str]) -> tuple[str, int, str] | None:
+    """``(file, line, source)`` of the last frame of anomaly mode's "Traceback of forward call" warning."""
+    import re
+
+    for text in messages:
+        if "Traceback of forward call" not in text:
+            continue
+        frames = re.findall(r'File "([^"]+)", line (\d+), in [^\n]*\n\s*(.*)', text)
+        if frames:
+            file, line, source = frames[-1]
+            return file, int(line), source.strip()
+    return None
+
+
+def first_nonfinite_ops(model: nn.Module, x: Any, y: torch.Tensor | None = None, *,
+                        loss_fn: Callable[..., torch.Tensor] = default_loss,
+                        autocast_dtype: torch.dtype | None = None, backward: bool = True,
+                        limit: int = 10) -> pd.DataFrame:
+    """Every ATen operator that turned finite inputs into a non-finite output, in execution order.
+
+    Runs forward (under autocast if ``autocast_dtype``), the loss and, with ``backward``, backward
+    inside a ``TorchDispatchMode`` that checks each operator's floating outputs. Returns at most
+    ``limit`` rows: ``pass`` (forward/backward), ``op`` (``aten.mul.Tensor``), output ``dtype``, ``infs``,
+    ``nans``, and ``file``/``line``/``code``: the innermost Python frame outside torch that called it
+    (for backward operators, the line that called ``backward``).
+    """
+    import os
+    import traceback
+
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    check_input(x, "x")
+    if not isinstance(model, nn.Module):
+        raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
+    if not isinstance(limit, int) or limit < 1:
+        raise ValueError(f"limit must be a positive int, got {limit!r}")
+    torch_dir = os.path.dirname(torch.__file__)
+    rows: list[dict[str, Any]] = []
+    phase = {"pass": "forward"}
+
+    def floating(values) -> list[torch.Tensor]:
+        flat = []
+        for v in values:
+            if isinstance(v, torch.Tensor) and v.is_floating_point():
+                flat.append(v)
+            elif isinstance(v, (list, tuple)):
+                flat += floating(v)
+        return flat
+
+    class _Checker(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            out = func(*args, **(kwargs or {}))
+            if len(rows) >= limit:
+                return out
+            outs = floating(out if isinstance(out, (list, tuple)) else [out])
+            bad = [t for t in outs if t.numel() and not bool(torch.isfinite(t).all())]
+            if bad and all(bool(torch.isfinite(t).all()) for t in floating(list(args) + list((kwargs or {}).values()))
+                           if t.numel()):
+                frame = next((f for f in reversed(traceback.extract_stack()[:-1])
+                              if not f.filename.startswith(torch_dir) and f.filename != __file__), None)
+                rows.append({"pass": phase["pass"], "op": str(func), "dtype": str(bad[0].dtype).removeprefix("torch."),
+                             "infs": int(sum(int(torch.isinf(t).sum()) for t in bad)),
+                             "nans": int(sum(int(torch.isnan(t).sum()) for t in bad)),
+                             "file": None if frame is None else frame.filename,
+                             "line": None if frame is None else frame.lineno,
+                             "code": None if frame is None else frame.line})
+            return out
+
+    device_type = (x[0] if isinstance(x, tuple) else x).device.type
+    model.zero_grad(set_to_none=True)
+    with _Checker():
+        with torch.autocast(device_type, dtype=autocast_dtype or torch.float32, enabled=autocast_dtype is not None):
+            out = model_output(call_model(model, x))
+        loss = loss_fn(out.float(), y) if y is not None else out.float().sum()
+        if backward and loss.requires_grad:
+            phase["pass"] = "backward"
+            loss.backward()
+    model.zero_grad(set_to_none=True)
+    return pd.DataFrame(rows, columns=["pass", "op", "dtype", "infs", "nans", "file", "line", "code"])

@@ -21,7 +21,10 @@ class Magnitude(nn.Module):
     """Appends ``sqrt(sum(x**2))`` per row: finite forward, NaN gradient for an all-zero row."""
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return torch.cat([x, torch.sqrt((x * x).sum(-1, keepdim=True))], dim=-1)
+        # two lines, so that a forward traceback has to say which of the two operations it means
+        sum_of_squares = (x * x).sum(-1, keepdim=True)
+        norm = torch.sqrt(sum_of_squares)
+        return torch.cat([x, norm], dim=-1)
 
 
 class UnstableMLP(nn.Module):
@@ -56,6 +59,78 @@ class UnstableMLP(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.head(self.blocks(self.magnitude(self.proj(x))))
+
+
+class ScaledResidual(nn.Module):
+    """Linear, then ``ln(linear(x) * scale + x)`` written in ``forward``: the multiply and the add are no modules."""
+
+    def __init__(self, width: int, scale: float):
+        super().__init__()
+        self.lin, self.ln, self.scale = nn.Linear(width, width), nn.LayerNorm(width), scale
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        scaled = self.lin(x) * self.scale  # functional: past FP16's range when scale is large
+        return self.ln(scaled + x)
+
+
+class FunctionalFaultMLP(nn.Module):
+    """Blocks of :class:`ScaledResidual`; block ``hot_layer`` multiplies by ``hot_scale`` (1e5), the others by 1.
+
+    Every leaf module is finite-in, finite-out except the LayerNorm after the overflow, whose input
+    is already inf: module hooks, which look for a module turning finite into non-finite, see none.
+    """
+
+    def __init__(self, width: int = 32, depth: int = 4, hot_layer: int = 2, hot_scale: float = 1e5,
+                 classes: int = 4, seed: int = 0):
+        super().__init__()
+        if not isinstance(depth, int) or depth < 1:
+            raise ValueError(f"depth must be a positive int, got {depth!r}")
+        if not isinstance(hot_layer, int) or not 0 <= hot_layer < depth:
+            raise ValueError(f"hot_layer must be an int in [0, {depth - 1}], got {hot_layer!r}")
+        torch.manual_seed(seed)
+        self.blocks = nn.Sequential(*[ScaledResidual(width, hot_scale if i == hot_layer else 1.0) for i in range(depth)])
+        self.head = nn.Linear(width, classes)
+        self.hot_name = f"blocks.{hot_layer}"
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.head(self.blocks(x))
+
+
+class OffsetLinear(nn.Linear):
+    """A Linear that adds a large constant and subtracts it again: exact in FP32, finite but wrong in FP16.
+
+    ``(x W^T + b + offset) - offset``: in FP32 the offset (2048 by default) leaves 12 of 24
+    significant bits for values of order 1; in FP16, whose spacing at 2048 is 2, the result is
+    rounded to a multiple of 2. Nothing overflows: only a comparison with FP32 finds it.
+    """
+
+    def __init__(self, in_features: int, out_features: int, offset: float = 2048.0):
+        super().__init__(in_features, out_features)
+        self.offset = offset
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return (super().forward(x) + self.offset) - self.offset
+
+
+class CancellationMLP(nn.Module):
+    """Linear-LayerNorm-ReLU blocks, block ``hot_layer``'s Linear an :class:`OffsetLinear`: a finite fault."""
+
+    def __init__(self, width: int = 32, depth: int = 6, hot_layer: int = 3, offset: float = 2048.0,
+                 classes: int = 4, seed: int = 0):
+        super().__init__()
+        if not isinstance(depth, int) or depth < 2:
+            raise ValueError(f"depth must be an int >= 2, got {depth!r}")
+        if not isinstance(hot_layer, int) or not 0 <= hot_layer < depth:
+            raise ValueError(f"hot_layer must be an int in [0, {depth - 1}], got {hot_layer!r}")
+        torch.manual_seed(seed)
+        self.blocks = nn.Sequential(*[nn.Sequential(OffsetLinear(width, width, offset) if i == hot_layer
+                                                    else nn.Linear(width, width), nn.LayerNorm(width), nn.ReLU())
+                                      for i in range(depth)])
+        self.head = nn.Linear(width, classes)
+        self.hot_name = f"blocks.{hot_layer}.0"
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.head(self.blocks(x))
 
 
 def make_inputs(batch: int = 32, width: int = 32, *, zero_row: bool = False, seed: int = 0

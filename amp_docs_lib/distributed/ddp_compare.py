@@ -42,11 +42,14 @@ def _hook(name: str) -> Any:
     return getattr(default_hooks, name)
 
 
-def _recording(hook: Any, buffers: dict[int, int]) -> Any:
-    """``hook`` that also records each bucket's flat buffer (storage address -> bytes) as DDP hands it over."""
+def _recording(hook: Any, buffers: dict[int, int], exact_in_bf16: list[bool] | None = None) -> Any:
+    """``hook`` that also records each bucket's flat buffer (storage address -> bytes) as DDP hands it over,
+    and in ``exact_in_bf16`` whether every value of this rank's buffer is a BF16 value (so a cast to BF16 is exact)."""
     def recorded(state, bucket):  # no annotations: DDP checks them against dist.GradBucket
         buf = bucket.buffer()
         buffers[buf.untyped_storage().data_ptr()] = buf.untyped_storage().nbytes()
+        if exact_in_bf16 is not None:
+            exact_in_bf16.append(bool(torch.equal(buf, buf.to(torch.bfloat16).to(buf.dtype))))
         return hook(state, bucket)
     return recorded
 
@@ -69,18 +72,25 @@ def ddp_worker(rank: int, world_size: int, device: torch.device, *, features: in
     ``gradient_as_bucket_view=False`` and with ``True``: parameters, gradients, the bucket
     buffers DDP passed to the communication hook, optimizer state, and the bytes of their
     distinct storages; and, tagged ``hook="reduction error"``, how far the BF16-compressed
-    averaged gradients are from the FP32-reduced ones, per parameter.
+    averaged gradients are from the FP32-reduced ones, per parameter, once for the autocast step
+    (whose gradients are BF16 values widened to FP32) and once for the same step in plain FP32
+    (gradients that BF16 cannot hold exactly), with whether each rank's gradients were BF16 values.
     """
     from torch.nn.parallel import DistributedDataParallel as DDP
 
     rows: list[dict[str, Any]] = []
-    reduced: dict[str, dict[str, torch.Tensor]] = {}
-    for hook_name, as_view in [(h, False) for h in hooks] + [("allreduce_hook", True)]:
+    reduced: dict[tuple[str, bool], dict[str, torch.Tensor]] = {}
+    exact: dict[tuple[str, bool], list[bool]] = {}
+    runs = [(h, False, True) for h in hooks] + [("allreduce_hook", True, True)]
+    if {"allreduce_hook", "bf16_compress_hook"} <= set(hooks):
+        runs += [("allreduce_hook", False, False), ("bf16_compress_hook", False, False)]
+    for hook_name, as_view, use_autocast in runs:
         model = make_mlp(features, hidden, classes).to(device)
         ddp = DDP(model, device_ids=[device.index] if device.type == "cuda" else None,
                   gradient_as_bucket_view=as_view)
         buffers: dict[int, int] = {}
-        ddp.register_comm_hook(None, _recording(_hook(hook_name), buffers))
+        exact[(hook_name, use_autocast)] = []
+        ddp.register_comm_hook(None, _recording(_hook(hook_name), buffers, exact[(hook_name, use_autocast)]))
         optimizer = torch.optim.Adam(ddp.parameters(), lr=1e-3)
         these = [_row("1 parameter (stored, replicated)", n, p) for n, p in model.named_parameters()]
         names = {m: n for n, m in model.named_modules() if isinstance(m, nn.Linear)}
@@ -98,7 +108,7 @@ def ddp_worker(rank: int, world_size: int, device: torch.device, *, features: in
         x = torch.randn(batch, features, generator=g).to(device)
         y = torch.randint(0, classes, (batch,), generator=g).to(device)
         with log_collectives() as comms:
-            with torch.autocast(device.type, dtype=torch.bfloat16):
+            with torch.autocast(device.type, dtype=torch.bfloat16, enabled=use_autocast):
                 out = ddp(x)
                 these.append(_row("5 model output", "model output", out))
                 loss = F.cross_entropy(out, y)
@@ -108,6 +118,9 @@ def ddp_worker(rank: int, world_size: int, device: torch.device, *, features: in
         these += _state_and_collective_rows(model, optimizer, comms)
         for h in handles:
             h.remove()
+        if not use_autocast:  # the FP32 step serves the reduction error only
+            reduced[(hook_name, False)] = {n: p.grad.detach().float().clone() for n, p in model.named_parameters()}
+            continue
         params = list(model.parameters())
         state = [v for p in params for v in optimizer.state[p].values() if torch.is_tensor(v) and v.dim() > 0]
         grads = [p.grad for p in params]
@@ -120,12 +133,17 @@ def ddp_worker(rank: int, world_size: int, device: torch.device, *, features: in
                      + sum(b for ptr, b in buffers.items() if ptr not in {g.untyped_storage().data_ptr() for g in grads})})
         if as_view:
             continue
-        reduced[hook_name] = {n: p.grad.detach().float().clone() for n, p in model.named_parameters()}
+        reduced[(hook_name, True)] = {n: p.grad.detach().float().clone() for n, p in model.named_parameters()}
         rows += [{"hook": hook_name, **r} for r in these]
-    if {"allreduce_hook", "bf16_compress_hook"} <= set(reduced):
-        for n, ref in reduced["allreduce_hook"].items():
-            err = (reduced["bf16_compress_hook"][n] - ref).abs()
-            rows.append({"hook": "reduction error", "tensor": n, "elements": ref.numel(),
+    for use_autocast in (True, False):
+        ref_run, bf16_run = reduced.get(("allreduce_hook", use_autocast)), reduced.get(("bf16_compress_hook", use_autocast))
+        if ref_run is None or bf16_run is None:
+            continue
+        for n, ref in ref_run.items():
+            err = (bf16_run[n] - ref).abs()
+            rows.append({"hook": "reduction error", "step": "autocast(bfloat16)" if use_autocast else "FP32, no autocast",
+                         "local gradients are BF16 values": all(exact[("bf16_compress_hook", use_autocast)]),
+                         "tensor": n, "elements": ref.numel(),
                          "max abs error": float(err.max()),
                          "max relative error": float((err / ref.abs().clamp_min(torch.finfo(torch.float32).tiny)).max()),
                          "relative error of the norm": float(err.norm() / ref.norm())})
@@ -144,7 +162,9 @@ def _both_worker(rank: int, world_size: int, device: torch.device, *, fsdp_kwarg
 
     fsdp += [{**r, "setup": LOSS_SCALING, "variant": r["setup"]}
              for r in scaler_agreement_worker(rank, world_size, device, **fsdp_kwargs)]
-    fsdp += [{"setup": ACCUMULATION, **r} for r in accumulation_worker(rank, world_size, device, **fsdp_kwargs)]
+    for reduce_dtype in ("float32", "bfloat16"):
+        fsdp += [{"setup": ACCUMULATION, "reduce_dtype": reduce_dtype, **r}
+                 for r in accumulation_worker(rank, world_size, device, reduce_dtype=reduce_dtype, **fsdp_kwargs)]
     fsdp += [{**r, "setup": NORM_SOFTMAX, "variant": r["setup"]}
              for r in norm_softmax_worker(rank, world_size, device, **fsdp_kwargs)]
     special = {"memory": MEMORY, "reduction error": REDUCTION_ERROR}

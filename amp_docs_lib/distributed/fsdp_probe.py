@@ -104,7 +104,9 @@ def accumulation_worker(rank: int, world_size: int, device: torch.device, *, fea
 
     ``model.set_requires_gradient_sync(False)`` before the first backwards and ``True`` before
     the last one. Returns one row per microbatch: the reduce-scatter and all-gather calls it
-    issued (with dtypes) and the dtype of the gradients held afterwards.
+    issued (with dtypes), the dtype of the gradients held afterwards, and the dtype in which
+    FSDP holds the gradients it accumulates while reduction is off (``reduce_dtype`` when set:
+    ``FSDPParam.to_accumulated_grad_if_needed``).
     """
     from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
 
@@ -134,8 +136,31 @@ def accumulation_worker(rank: int, world_size: int, device: torch.device, *, fea
                      "gradients held": len(grads),
                      "gradient dtypes": ", ".join(sorted({str((t.to_local() if hasattr(t, "to_local") else t).dtype)
                                                           .removeprefix("torch.") for t in grads})) or None,
-                     "gradient type": ", ".join(sorted({type(t).__name__ for t in grads})) or None})
+                     "gradient type": ", ".join(sorted({type(t).__name__ for t in grads})) or None,
+                     "accumulated inside FSDP": _accumulated_grad_dtypes(model)})
     return rows
+
+
+def _accumulated_grad_dtypes(model: nn.Module) -> str | None:
+    """Dtypes of the unsharded gradients FSDP2 holds between microbatches while reduction is off.
+
+    Read from each unit's ``FSDPParam`` (private state of ``torch/distributed/fsdp/_fully_shard``):
+    ``unsharded_accumulated_grad``, which ``FSDPParam.to_accumulated_grad_if_needed`` fills with the
+    gradient cast to ``reduce_dtype`` (``_fsdp_param.py``), else the unsharded parameter's own
+    ``.grad``. None when FSDP holds none (after a synced backward) or the state cannot be read.
+    """
+    dtypes = set()
+    for m in model.modules():
+        state = m._get_fsdp_state() if hasattr(m, "_get_fsdp_state") else None
+        group = getattr(state, "_fsdp_param_group", None)
+        for fp in getattr(group, "fsdp_params", None) or []:
+            acc = getattr(fp, "unsharded_accumulated_grad", None)
+            if acc is None:
+                unsharded = getattr(fp, "_unsharded_param", None)
+                acc = getattr(unsharded, "grad", None)
+            if acc is not None:
+                dtypes.add(str(acc.dtype).removeprefix("torch."))
+    return ", ".join(sorted(dtypes)) or None
 
 
 def norm_softmax_worker(rank: int, world_size: int, device: torch.device, *, features: int = 16,

@@ -383,6 +383,114 @@ def allocator_check(regime: str | Regime, *, corpus: Corpus | None = None, confi
             "buffers": _held_bytes(model.buffers(), dev, block), "parameters": sum(p.numel() for p in params)}
 
 
+def saved_for_backward(names: list[str], *, corpus: Corpus | None = None, config: TrainConfig | None = None,
+                       model_cfg: GPTConfig | None = None, device: str | torch.device | None = None,
+                       profile: Profile | None = None) -> pd.DataFrame:
+    """What one forward saves for backward, per regime: the memory that exists only during a step.
+
+    Records every tensor autograd saves (``torch.autograd.graph.saved_tensors_hooks``) in one
+    forward and loss on a training batch, each distinct storage once. Columns: bytes saved in all,
+    and the part that is a copy of a parameter in another dtype (autocast casts each FP32 weight to
+    BF16/FP16 for its matmul and saves that copy for backward), with both per parameter.
+    """
+    dev = check_device(device or default_device())
+    corpus = corpus or corpus_from_profile(profile)
+    cfg = config or TrainConfig.from_profile(profile)
+    mcfg = model_cfg or model_config(profile)
+    x, y = corpus.batch("train", cfg.batch_size, mcfg.block_size, torch.Generator().manual_seed(cfg.seed + 1), dev)
+    rows = []
+    for name in names:
+        r = get_regime(name)
+        setup = r.setup(dev)
+        torch.manual_seed(cfg.seed)
+        model = GPT(mcfg).to(dev).to(setup.param_dtype)
+        params = [p for p in model.parameters() if p.requires_grad]
+
+        def is_param_copy(t: torch.Tensor) -> bool:
+            """A parameter's values in another dtype (a matmul may save the copy transposed)."""
+            for p in params:
+                if t.dtype == p.dtype or t.numel() != p.numel():
+                    continue
+                views = [t] if tuple(t.shape) == tuple(p.shape) else []
+                if t.dim() == 2 and tuple(t.shape) == tuple(p.shape)[::-1]:
+                    views.append(t.t())
+                if any(torch.equal(v, p.detach().to(t.dtype)) for v in views):
+                    return True
+            return False
+
+        saved: dict[int, torch.Tensor] = {}
+
+        def pack(t: torch.Tensor) -> torch.Tensor:
+            saved.setdefault(t.untyped_storage().data_ptr(), t)
+            return t
+
+        with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t), setup.autocast():
+            _, loss = model(x, y)
+        stored = {p.untyped_storage().data_ptr() for p in params}
+        total = sum(t.untyped_storage().nbytes() for ptr, t in saved.items() if ptr not in stored)
+        copies = sum(t.untyped_storage().nbytes() for ptr, t in saved.items()
+                     if ptr not in stored and is_param_copy(t))
+        n = sum(p.numel() for p in params)
+        rows.append({"regime": name, "saved for backward (bytes)": total, "of which parameter copies (bytes)": copies,
+                     "saved (B/param)": total / n, "parameter copies (B/param)": copies / n})
+        del loss
+    return pd.DataFrame(rows)
+
+
+def step_speed(names: list[str], *, corpus: Corpus | None = None, config: TrainConfig | None = None,
+               model_cfg: GPTConfig | None = None, device: str | torch.device | None = None,
+               profile: Profile | None = None, baseline: str = "fp32", rounds: int = 15,
+               cpu_threads: int = 1) -> pd.DataFrame:
+    """Training-step time per regime, timed interleaved by the library's harness (:mod:`amp_docs_lib.core.timing`).
+
+    One model and optimizer per regime take the same batch step after step (forward under the
+    regime's autocast, scaled backward, optimizer step), timed in interleaved rounds so a busy
+    machine slows every regime alike. Per regime: median step time and its IQR, the median of the
+    per-round speed ratios ``baseline / regime`` with its distribution-free interval, and the
+    harness's verdict ("faster", "slower", or "no difference resolved" when the interval holds 1).
+    """
+    from amp_docs_lib.core.timing import interleaved
+
+    dev = check_device(device or default_device())
+    corpus = corpus or corpus_from_profile(profile)
+    cfg = config or TrainConfig.from_profile(profile)
+    mcfg = model_cfg or model_config(profile)
+    if baseline not in names:
+        raise ValueError(f"baseline {baseline!r} is not among the regimes timed: {names}")
+    x, y = corpus.batch("train", cfg.batch_size, mcfg.block_size, torch.Generator().manual_seed(cfg.seed + 1), dev)
+
+    def stepper(name: str):
+        r = get_regime(name)
+        setup = r.setup(dev)
+        torch.manual_seed(cfg.seed)
+        model = GPT(mcfg).to(dev).to(setup.param_dtype)
+        opt = make_optimizer(r, [p for p in model.parameters() if p.requires_grad], 0.0)  # timed, not trained
+        scaler = setup.scaler
+
+        def step():
+            opt.zero_grad(set_to_none=True)
+            with setup.autocast():
+                _, loss = model(x, y)
+            scaler.scale(loss).backward()
+            scaler.step(opt)
+            scaler.update()
+        return step
+
+    timed = interleaved({n: stepper(n) for n in names}, baseline=baseline, device=dev, rounds=rounds,
+                        num_threads=cpu_threads if dev.type == "cpu" else None)
+    rows = []
+    for n in names:
+        t = timed.timings[n]
+        row = {"regime": n, "median step (ms)": 1e3 * t.median_s, "IQR (ms)": 1e3 * t.iqr_s,
+               f"speed vs {baseline} (x)": None, "interval": None, "verdict": None}
+        if n != baseline:
+            c = timed.compare(n)
+            row.update({f"speed vs {baseline} (x)": c.ratio, "interval": f"[{c.ratio_lo:.2f}, {c.ratio_hi:.2f}]",
+                        "verdict": c.verdict})
+        rows.append(row)
+    return pd.DataFrame(rows, dtype=object)
+
+
 def _held_bytes(tensors, device: torch.device, block: int = 1) -> int:
     """Bytes ``device``'s allocator holds for ``tensors``: each distinct storage on ``device`` once
     (views share theirs), rounded up to the allocator's ``block``. Tensors on another device are not

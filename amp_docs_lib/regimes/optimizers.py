@@ -12,11 +12,16 @@ for parameters or optimizer state in 16 bits, used by the training-regimes chapt
 * Kahan-compensated AdamW is not rebuilt here: :func:`kahan_adamw` returns
   ``optimi.AdamW(..., kahan_sum=True)`` from the ``torch-optimi`` package.
 * Stochastic rounding is not rebuilt either: :func:`stochastic_round_adamw` returns
-  torchao's ``torchao.optim._AdamW(bf16_stochastic_round=True)``, whose step
+  torchao's ``torchao.optim._AdamW(bf16_stochastic_round=True)`` (private: the leading
+  underscore; its docstring: "AdamW optimizer that supports quantized training (parameter
+  is quantized)", ``torchao/optim/adam.py`` line 418), whose step
   (``torchao.optim.adam.single_param_adam``) computes AdamW in FP32 and rounds the new BF16
-  weights up or down with probability proportional to the distance, so small updates
-  survive on average. It runs eagerly here (torchao compiles the step with
-  ``torch.compile``, which costs more than it saves at this size on a CPU).
+  *weights* up or down with probability proportional to the distance, so small updates
+  survive on average. The moments are not rounded stochastically: they are stored with
+  ``exp_avg.copy_(exp_avg_f32)`` and ``exp_avg_sq.copy_(exp_avg_sq_f32)``, round to nearest
+  into BF16 buffers (``torchao/optim/adam.py``, torchao 0.18 lines 194-195 against 207; its
+  README: "this flag only applies to BF16 weight"). It runs eagerly here (torchao compiles
+  the step with ``torch.compile``, which costs more than it saves at this size on a CPU).
 """
 
 from __future__ import annotations
@@ -118,9 +123,15 @@ def kahan_adamw(params, lr: float, *, betas=(0.9, 0.999), eps: float = 1e-8,
                 weight_decay: float = 0.0) -> torch.optim.Optimizer:
     """``optimi.AdamW`` with Kahan-compensated updates of 16-bit parameters (package ``torch-optimi``).
 
-    ``torch-optimi``'s AdamW differs from ``torch.optim.AdamW`` only in its defaults
-    (betas, eps, weight decay), which are set here to torch's so the regimes compare
-    the update arithmetic alone. Its moments are stored in the parameters' dtype.
+    Its defaults (betas, eps, weight decay) are set here to torch's, but its arithmetic is
+    not torch's: it folds Adam's bias correction into the moving averages
+    (``optimi/adam.py`` lines 263-266, ``beta2_hat = debias_beta(beta2, step)`` with
+    ``optimi/utils.py`` ``debias_beta = (beta**step - beta) / (beta**step - 1)``), so the stored
+    moments are the bias-corrected averages and change by about ``1/step`` per step instead of
+    ``1 - beta2``. Equal to torch's in exact arithmetic, different once stored in BF16 (measured
+    by :func:`amp_docs_lib.regimes.rounding.optimizer_second_moment_decay`). Its moments are
+    stored in the parameters' dtype. Weight decay is applied to the 16-bit weight directly
+    (``param.mul_(1 - lr * wd)``), outside the compensated update.
     """
     import optimi
 
@@ -132,8 +143,9 @@ def stochastic_round_adamw(params, lr: float, *, betas=(0.9, 0.999), eps: float 
                            weight_decay: float = 0.0) -> torch.optim.Optimizer:
     """torchao's ``_AdamW(bf16_stochastic_round=True)``, stepping eagerly (see the module docstring).
 
-    Its moments are stored in the parameters' dtype (BF16 for BF16 parameters); its
-    arithmetic is torchao's ``single_param_adam``, called as it is, without ``torch.compile``.
+    Its moments are stored in the parameters' dtype (BF16 for BF16 parameters), rounded to
+    nearest: only the weights are rounded stochastically. Its arithmetic is torchao's
+    ``single_param_adam``, called as it is, without ``torch.compile``.
     """
     from torchao.optim import _AdamW
 

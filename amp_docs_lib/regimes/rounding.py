@@ -10,7 +10,14 @@ decay that rounds away) is measured directly:
   stored value changed.
 * :func:`second_moment_decay`: ``steps`` updates with ``g = 0`` (the gradient has gone
   quiet) under several storage recipes: FP32, BF16 round-to-nearest, BF16 with
-  ``beta2 = 0.95``, BF16 with stochastic rounding (torchao's ``_fp32_to_bf16_sr``).
+  ``beta2 = 0.95``, BF16 with stochastic rounding of ``v`` written here with torchao's
+  ``_fp32_to_bf16_sr`` (no optimizer on the page rounds its moments that way).
+* :func:`optimizer_second_moment_decay`: the same question asked of the optimizers themselves,
+  after noisy steps: torch's AdamW, torchao's ``bf16_stochastic_round`` AdamW (which rounds
+  only the weights stochastically: ``torchao/optim/adam.py`` stores the moments with
+  ``exp_avg_sq.copy_(exp_avg_sq_f32)``, round to nearest) and torch-optimi's AdamW (which
+  stores bias-corrected moments: ``optimi/adam.py`` updates ``v`` with
+  ``debias_beta(beta2, step)``, so its per-step change is about ``1/step``, not ``1 - beta2``).
 * :func:`weight_decay_drift`: AdamW with zero gradients, so only decoupled weight decay
   acts, on FP32 weights, BF16 weights (``torch.optim.AdamW``), BF16 with stochastic rounding
   and BF16 with Kahan summation (``optimi``, which applies decoupled weight decay as
@@ -55,8 +62,24 @@ def second_moment_changes(ratios=(0.0, 0.5, 1.0, 2.0, 3.0, 4.0, 5.0, 10.0), *, b
             raise ValueError(f"ratios must be >= 0, got {r!r}")
         new = (beta2 * v.float() + (1 - beta2) * (r * v.float())).to(torch.bfloat16)
         rows.append({"g^2 / v": float(r), "entries changed": float((new != v).float().mean()),
+                     "entries changed, torch.optim.AdamW": _torch_adamw_changes(v, r, beta2),
                      "FP32 relative change": (1 - beta2) * (r - 1)})
     return pd.DataFrame(rows)
+
+
+def _torch_adamw_changes(v: torch.Tensor, ratio: float, beta2: float) -> float:
+    """Fraction of ``v`` that one ``torch.optim.AdamW`` step on BF16 state changes, with ``g = sqrt(ratio v)``.
+
+    torch's single-tensor AdamW updates the state in place, ``exp_avg_sq.mul_(beta2).addcmul_(grad, grad,
+    value=1 - beta2)`` (``torch/optim/adam.py``): two roundings to BF16, not one. The state is set to ``v``
+    before the step, as if earlier steps had left it there.
+    """
+    p = torch.nn.Parameter(torch.zeros_like(v))
+    opt = torch.optim.AdamW([p], lr=1e-3, betas=(0.9, beta2), weight_decay=0.0, foreach=False)
+    opt.state[p] = {"step": torch.tensor(1.0), "exp_avg": torch.zeros_like(v), "exp_avg_sq": v.clone()}
+    p.grad = (ratio * v.float()).sqrt().to(torch.bfloat16)
+    opt.step()
+    return float((opt.state[p]["exp_avg_sq"] != v).float().mean())
 
 
 def second_moment_decay(steps: int = 500, *, v0: float = 1e-4, beta2: float = 0.999,
@@ -69,12 +92,57 @@ def second_moment_decay(steps: int = 500, *, v0: float = 1e-4, beta2: float = 0.
         raise ValueError(f"steps must be a positive int, got {steps!r}")
     recipes = {"FP32": ("fp32", beta2), "BF16, round to nearest": ("nearest", beta2),
                f"BF16, round to nearest, beta2 = {fast_beta2}": ("nearest", fast_beta2),
-               "BF16, stochastic rounding": ("stochastic", beta2)}
+               "BF16, stochastic rounding of v (written here)": ("stochastic", beta2)}
     rows = []
     with torch.random.fork_rng(devices=[]):  # stochastic rounding draws from the global RNG: seed it, restore it
         torch.manual_seed(seed)
         for label, (mode, b2) in recipes.items():
             rows.append(_decay(label, mode, b2, steps, v0, n))
+    return pd.DataFrame(rows)
+
+
+def optimizer_second_moment_decay(warm: int = 100, quiet: int = 100, *, beta2: float = 0.999,
+                                  lr: float = 1e-3, n: int = 4096, seed: int = 0) -> pd.DataFrame:
+    """Second moment kept by each optimizer over ``quiet`` zero-gradient steps after ``warm`` noisy ones.
+
+    One parameter of ``n`` elements per optimizer and dtype, the same Gaussian gradients for all.
+    Columns: optimizer, parameters (dtype), moments stored as (dtype), ``v after / v before``
+    (sums over the elements), and two predictions computed here from their formulas: an
+    exponential moving average (torch's AdamW: ``beta2**quiet``) and a bias-corrected one
+    (``v_t = (1 - beta2) sum_i beta2**(t-i) g_i**2 / (1 - beta2**t)``, so with ``g = 0``
+    ``beta2**quiet (1 - beta2**warm) / (1 - beta2**(warm + quiet))``).
+    """
+    from amp_docs_lib.regimes.optimizers import plain_optimi_adamw, stochastic_round_adamw
+
+    for name, value in (("warm", warm), ("quiet", quiet), ("n", n)):
+        if not isinstance(value, int) or value < 1:
+            raise ValueError(f"{name} must be a positive int, got {value!r}")
+    makers = {
+        "torch.optim.AdamW": lambda ps: torch.optim.AdamW(ps, lr=lr, betas=(0.9, beta2), weight_decay=0.0,
+                                                          foreach=False),
+        "torchao _AdamW(bf16_stochastic_round=True)": lambda ps: stochastic_round_adamw(ps, lr=lr, betas=(0.9, beta2)),
+        "optimi.AdamW (kahan_sum=False)": lambda ps: plain_optimi_adamw(ps, lr=lr, betas=(0.9, beta2)),
+    }
+    ema = beta2 ** quiet
+    debiased = beta2 ** quiet * (1 - beta2 ** warm) / (1 - beta2 ** (warm + quiet))
+    rows = []
+    for label, make in makers.items():
+        for dtype in (torch.float32, torch.bfloat16):
+            gen = torch.Generator().manual_seed(seed)
+            p = torch.nn.Parameter((torch.randn(n, generator=gen) * 0.1).to(dtype))
+            opt = make([p])
+            for _ in range(warm):
+                p.grad = (torch.randn(n, generator=gen) * 1e-2).to(dtype)
+                opt.step()
+            v = opt.state[p]["exp_avg_sq"]
+            before = float(v.double().sum())
+            for _ in range(quiet):
+                p.grad = torch.zeros_like(p)
+                opt.step()
+            rows.append({"optimizer": label, "parameters": str(dtype).removeprefix("torch."),
+                         "moments stored as": str(v.dtype).removeprefix("torch."),
+                         "v after / v before": float(v.double().sum()) / before,
+                         "EMA prediction": ema, "bias-corrected prediction": debiased})
     return pd.DataFrame(rows)
 
 

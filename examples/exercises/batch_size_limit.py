@@ -70,7 +70,7 @@ def main() -> dict:
     budget = args.budget_mb * 2**20
     mode = f"real OOM ({torch.cuda.mem_get_info()[1] / 2**30:.1f} GiB device)" if on_cuda else f"CPU budget {args.budget_mb:g} MiB (measured, not exhausted)"
     print(f"limit: {mode}")
-    print(f"{'precision':>10} {'largest batch':>14} {'MiB at that batch':>18}")
+    print(f"{'precision':>10} {'largest batch':>14} {'MiB at that batch':>18} {'model state share':>18}")
     largest = {}
     for name in ("fp32", "amp_bf16", "bf16"):
         setup = precision_setup(name, args.device)
@@ -96,8 +96,12 @@ def main() -> dict:
             model.zero_grad(set_to_none=True)
         mib = "n/a" if best_bytes is None else f"{best_bytes / 2**20:.1f}"
         capped = "  (stopped at --max-batch, not at the limit)" if best is not None and best * 2 > max_batch else ""
-        print(f"{name:>10} {str(best):>14} {mib:>18}{capped}")
-        largest[name] = {"largest batch": best, "bytes": best_bytes, "capped": bool(capped)}
+        # parameters, gradients and Adam's two moments, in the parameters' dtype: what does not grow with the batch
+        state = sum(p.numel() * p.element_size() * 4 for p in model.parameters())
+        share = None if not best_bytes else state / best_bytes
+        print(f"{name:>10} {str(best):>14} {mib:>18} {'n/a' if share is None else f'{share:.0%}':>18}{capped}")
+        largest[name] = {"largest batch": best, "bytes": best_bytes, "state bytes": state, "state share": share,
+                         "capped": bool(capped)}
         del model
         if on_cuda:
             torch.cuda.empty_cache()

@@ -1,10 +1,10 @@
 """Exercise 1: train the same small model in FP32 and with AMP; compare loss, accuracy, time per step.
 
 Every precision trains the same seeded model on the same data; then one training step of each
-is timed with the book's harness (``amp_docs_lib.core.timing.measure``: warm-up in the
-measured precision, many runs, median and interquartile range). A precision is called faster
-or slower than FP32 only when the two medians differ by more than both spreads; otherwise
-"no measurable difference".
+is timed with the book's harness (``amp_docs_lib.core.timing.interleaved``: every round times a
+block of each precision, the order reversed every other round, so a busy machine slows all of
+them alike). A precision is called faster or slower than FP32 only when the interval of the
+median per-round speed ratio excludes 1; otherwise "same" (no difference resolved).
 
 Task: predict, for this machine, whether AMP BF16 steps are faster or slower than FP32 steps
 (``--predict faster|slower|same``); the script prints whether the prediction held.
@@ -18,17 +18,14 @@ import torch.nn.functional as F
 
 from amp_docs_lib.amp.precision import PRECISIONS, precision_setup
 from amp_docs_lib.amp.toy_task import make_data, make_model, train_step
-from amp_docs_lib.core.timing import measure
+from amp_docs_lib.core.timing import interleaved
 from amp_docs_lib.core.devices import default_device
 from amp_docs_lib.core.profiles import active_profile
 
 
-def compare(timing, base) -> str:
-    """'faster', 'slower' or 'same': a difference counts only beyond both interquartile ranges."""
-    gap = base.median_s - timing.median_s
-    if abs(gap) <= max(timing.iqr_s, base.iqr_s):
-        return "same"
-    return "faster" if gap > 0 else "slower"
+def compare(comparison) -> str:
+    """'faster', 'slower' or 'same' (the harness's "no difference resolved": the interval holds 1)."""
+    return {"no difference resolved": "same"}.get(comparison.verdict, comparison.verdict)
 
 
 def main() -> dict:
@@ -36,15 +33,17 @@ def main() -> dict:
     ap.add_argument("--steps", type=int, default=active_profile()["exercise_steps"], help="training steps")
     ap.add_argument("--precisions", nargs="+", default=["fp32", "amp_bf16", "amp_fp16"], choices=PRECISIONS)
     ap.add_argument("--samples", type=int, default=512, help="training set size (one full batch)")
-    ap.add_argument("--min-time", type=float, default=0.3, help="seconds of timing per precision")
+    ap.add_argument("--rounds", type=int, default=15, help="interleaved timing rounds (at least 5)")
     ap.add_argument("--device", default=default_device())
     ap.add_argument("--predict", choices=["faster", "slower", "same"], default=None,
                     help="your prediction for AMP BF16 against FP32 on this machine")
     args = ap.parse_args()
     if "fp32" not in args.precisions:
         ap.error("--precisions must include fp32, the baseline")
+    if args.rounds < 5:  # the interval on a median ratio needs at least 5 rounds
+        ap.error(f"--rounds must be >= 5, got {args.rounds}")
     x, y = make_data(args.samples, device=args.device)
-    rows = {}
+    rows, steps = {}, {}
     for name in args.precisions:
         setup = precision_setup(name, args.device)
         model = make_model().to(args.device, setup.param_dtype)
@@ -56,16 +55,18 @@ def main() -> dict:
             out = model(xs)
             acc = (out.argmax(1) == y).float().mean().item()
             final = F.cross_entropy(out.float(), y).item()
-        timing = measure(lambda: train_step(model, opt, xs, y, setup), device=args.device, label=name,
-                         min_run_time=args.min_time)
-        rows[name] = {"final loss": final, "accuracy": acc, "last training loss": loss, "timing": timing}
-    base = rows["fp32"]["timing"]
-    print(f"{'precision':>10} {'final loss':>11} {'accuracy':>9} {'ms/step':>8} {'IQR ms':>7}  vs fp32")
+        steps[name] = (lambda m=model, o=opt, xs=xs, s=setup: train_step(m, o, xs, y, s))
+        rows[name] = {"final loss": final, "accuracy": acc, "last training loss": loss}
+    timed = interleaved(steps, baseline="fp32", device=args.device, rounds=args.rounds)
+    print(f"{'precision':>10} {'final loss':>11} {'accuracy':>9} {'ms/step':>8} {'IQR ms':>7} "
+          f"{'speed vs fp32 [interval]':>25}  vs fp32")
     for name, r in rows.items():
-        t = r["timing"]
-        r["vs fp32"] = "baseline" if name == "fp32" else compare(t, base)
+        t = r["timing"] = timed.timings[name]
+        c = None if name == "fp32" else timed.compare(name)
+        r["vs fp32"] = "baseline" if c is None else compare(c)
+        r["speed vs fp32"] = None if c is None else (c.ratio, c.ratio_lo, c.ratio_hi)
         print(f"{name:>10} {r['final loss']:11.4f} {r['accuracy']:9.3f} {t.median_s * 1e3:8.3f} "
-              f"{t.iqr_s * 1e3:7.3f}  {r['vs fp32']}")
+              f"{t.iqr_s * 1e3:7.3f} {'' if c is None else c.interval_text():>25}  {r['vs fp32']}")
     if args.predict is not None and "amp_bf16" in rows:
         held = args.predict == rows["amp_bf16"]["vs fp32"]
         print(f"your prediction: amp_bf16 {args.predict} -> {'held' if held else 'did not hold'} "
