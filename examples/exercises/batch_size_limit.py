@@ -1,6 +1,7 @@
 """Exercise 2: double the batch size until a training step no longer fits, for each precision.
 
-On CUDA the limit is the real one: the script catches ``torch.OutOfMemoryError``. On a CPU
+On CUDA the limit is the real one: the script catches ``torch.OutOfMemoryError`` (and cuBLAS
+failing to allocate, which is reported as another RuntimeError). On a CPU
 exhausting RAM would stall the machine, so the script measures instead what one step
 needs (parameters, gradients, optimizer state, and the activations autograd saves,
 counted with ``torch.autograd.graph.saved_tensors_hooks``) and stops at a memory budget
