@@ -171,6 +171,7 @@ def train_curves(recipes=RECIPES, steps: int | None = None, *, seed: int = 0, lr
         model = build_model(recipe, cfg, seed=seed, device=dev, emulate=emulate or refused)
         opt = torch.optim.AdamW(model.parameters(), lr=lr)
         use_ac = recipe != "fp32"
+        n_float8 = len(float8_modules(model)) if recipe.startswith("float8") else None
         for step, (x, y) in enumerate(batches):
             t0 = time.perf_counter()
             with torch.autocast(dev.type, dtype=torch.bfloat16, enabled=use_ac):
@@ -185,8 +186,34 @@ def train_curves(recipes=RECIPES, steps: int | None = None, *, seed: int = 0, lr
                          "fp8 gemms": None if not recipe.startswith("float8") else
                          ("emulated (emulate=True)" if emulate else
                           f"emulated (emulate=True): torch {torch.__version__}'s {dev.type} _scaled_mm takes "
-                          "per-tensor scales only" if refused else f"torch._scaled_mm on {dev.type}")})
+                          "per-tensor scales only" if refused else f"torch._scaled_mm on {dev.type}"),
+                         "Float8Linear modules": n_float8})
+        n_scaled = scaled_mm_calls(model, *batches[-1], autocast=use_ac)
+        for r in rows[-len(batches):]:
+            r["_scaled_mm calls per step"] = n_scaled
     return pd.DataFrame(rows)
+
+
+def scaled_mm_calls(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, *, autocast: bool = True) -> int:
+    """How many ``aten::_scaled_mm`` calls one forward and backward pass of ``model`` makes (untimed, no
+    optimizer step; gradients cleared afterwards), counted by torch's profiler: a dispatch mode does not see
+    them, since torchao calls ``_scaled_mm`` inside its tensor subclass's own dispatch."""
+    from torch.profiler import ProfilerActivity, profile
+
+    from amp_docs_lib.core.profiling import quiet_stderr
+
+    with quiet_stderr(), profile(activities=[ProfilerActivity.CPU]) as prof:
+        with torch.autocast(x.device.type, dtype=torch.bfloat16, enabled=autocast):
+            _, loss = model(x, y)
+        loss.backward()
+    model.zero_grad(set_to_none=True)
+    return int(sum(e.count for e in prof.key_averages() if e.key == "aten::_scaled_mm"))
+
+
+def linear_layers(cfg: GPTConfig, *, skip=("lm_head",)) -> int:
+    """How many ``nn.Linear`` modules the (unconverted) GPT has outside ``skip``: what a recipe should convert."""
+    model = GPT(cfg)
+    return sum(isinstance(m, torch.nn.Linear) for n, m in model.named_modules() if n not in skip)
 
 
 def curve_summary(curves: pd.DataFrame, last: int = 10, baseline: str = "bf16") -> pd.DataFrame:

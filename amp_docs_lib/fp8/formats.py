@@ -30,6 +30,9 @@ from amp_docs_lib.numbers.formats import NumberFormat, bits_to_value, classify_f
 
 FP8_FORMATS = ("FP8 E4M3FN", "FP8 E5M2")
 MX_ELEMENT_FORMATS = ("FP8 E4M3FN", "FP8 E5M2", "FP6 E2M3", "FP6 E3M2", "FP4 E2M1")
+# the code-count table: the OCP formats, AMD MI300's FNUZ pair and the MX scale
+CODE_TABLE_FORMATS = ("FP8 E4M3FN", "FP8 E5M2", "FP8 E4M3FNUZ", "FP8 E5M2FNUZ", "FP6 E2M3", "FP6 E3M2", "FP4 E2M1",
+                      "E8M0")
 SCALE_FORMAT = "E8M0"
 
 
@@ -75,10 +78,11 @@ def code_summary(names=("FP8 E4M3FN", "FP8 E5M2", "FP6 E2M3", "FP6 E3M2", "FP4 E
         v = c["value"]
         rows.append({"format": get_format(n).name, "codes": len(c),
                      "finite values": int(np.isfinite(v).sum()),
-                     "zeros": int((c["class"] == "zero").sum()),
+                     # zeros, infinities and NaNs from the values read back (FNUZ's -0 pattern reads as NaN)
+                     "zeros": int((v == 0).sum()),
                      "subnormals": int((c["class"] == "subnormal").sum()),
-                     "infinities": int((c["class"] == "inf").sum()),
-                     "NaNs": int((c["class"] == "nan").sum()),
+                     "infinities": int(np.isinf(v).sum()),
+                     "NaNs": int(np.isnan(v).sum()),
                      "distinct positive values": int(np.unique(v[(v > 0) & np.isfinite(v)]).size),
                      "smallest positive": float(v[(v > 0) & np.isfinite(v)].min()),
                      "largest finite": float(v[np.isfinite(v)].max()),

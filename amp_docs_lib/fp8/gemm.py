@@ -36,7 +36,11 @@ def fp8_gemm_support(capability: tuple[int, int] | None, *, hip_arch: str | None
     ("only supported on CUDA devices with compute capability >= 9.0 or 8.9, or ROCm MI300+",
     ``aten/src/ATen/native/cuda/ScaledBlas.cpp``): it does not emulate. ``capability`` is
     ``torch.cuda.get_device_capability()``; ``None`` means no GPU. On ROCm the capability is not an
-    SM version, so the gfx architecture (``hip_arch``, ``get_device_properties().gcnArchName``) decides.
+    SM version, so the gfx architecture (``hip_arch``, ``get_device_properties().gcnArchName``) decides:
+    MI300 (gfx940-942) computes in the FNUZ variants only, not the OCP formats this library uses
+    (torchao ``float8/config.py``, ``Float8TypeConfig``: "ROCm supports 1. fnuz variants in MI300. 2. OCP
+    F8 variants in MI350/Navi4"); MI350 (gfx950), Navi 4 (gfx120x) and gfx1250 run the OCP formats
+    (torch's ``evaluate_platform_supports_fp8`` in ``torch/testing/_internal/common_cuda.py``).
     """
     if capability is None:
         return False, "no GPU"
@@ -44,8 +48,12 @@ def fp8_gemm_support(capability: tuple[int, int] | None, *, hip_arch: str | None
             or not all(isinstance(c, int) and c >= 0 for c in capability)):
         raise ValueError(f"capability must be a (major, minor) tuple of ints or None, got {capability!r}")
     if hip_arch is not None:
-        ok = hip_arch.startswith(("gfx94", "gfx95"))
-        return ok, f"ROCm {hip_arch}: " + ("MI300-class FP8" if ok else "torch._scaled_mm needs MI300+ (gfx94x)")
+        if hip_arch.startswith("gfx94"):
+            return False, (f"ROCm {hip_arch} (MI300): FP8 only in the FNUZ variants (float8_e4m3fnuz, float8_e5m2fnuz), "
+                           "not the OCP formats used here")
+        ok = hip_arch.startswith(("gfx95", "gfx120", "gfx1250"))
+        return ok, f"ROCm {hip_arch}: " + ("OCP FP8 (MI350 / Navi 4 class)" if ok else
+                                           "no OCP FP8: torch._scaled_mm with OCP formats needs gfx950 or gfx12")
     sm = f"sm{capability[0]}{capability[1]}"
     if capability == (8, 9) or capability >= (9, 0):
         return True, f"{sm}: FP8 tensor cores"

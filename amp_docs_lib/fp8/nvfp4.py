@@ -125,6 +125,20 @@ def torchao_nvfp4(x: torch.Tensor, two_level: bool = True):
     return t.scale.reshape(x.shape[0], x.shape[1] // NVFP4_BLOCK), codes, t.dequantize(torch.float32)
 
 
+def compare_with_torchao(tensors: dict[str, torch.Tensor]) -> pd.DataFrame:
+    """Per tensor: how many E4M3 block scales, FP4 element codes and read-back values of
+    :func:`nvfp4_quantize` differ from torchao's ``NVFP4Tensor.to_nvfp4`` (bytes and values compared exactly)."""
+    rows = []
+    for name, x in tensors.items():
+        q = nvfp4_quantize(x)
+        scales, codes, deq = torchao_nvfp4(x)
+        rows.append({"tensor": name, "blocks": scales.numel(),
+                     "scale mismatches": int((q.block_scale_e4m3.view(torch.uint8) != scales.view(torch.uint8)).sum()),
+                     "code mismatches": int((q.codes != codes).sum()),
+                     "value mismatches": int((q.dequantized != deq).sum())})
+    return pd.DataFrame(rows)
+
+
 def block_amax_error(x: torch.Tensor, q: Quantized, block: int, blocks: torch.Tensor | None = None) -> torch.Tensor:
     """Relative error of each block's largest-magnitude element after quantization (one value per block).
 
