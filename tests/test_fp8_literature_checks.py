@@ -138,8 +138,34 @@ def test_training_counts_what_ran():
     curves = float8_training.train_curves(("bf16", "float8 tensorwise"), steps=2, cfg=cfg)
     first = curves.groupby("recipe").first()
     n = float8_training.linear_layers(cfg)
-    assert n == 4 and first.loc["float8 tensorwise", "Float8Linear modules"] == n
+    assert n == 4 and first.loc["float8 tensorwise", "converted linears"] == n
     assert first.loc["float8 tensorwise", "_scaled_mm calls per step"] == 3 * n  # three GEMMs per layer
     assert float8_training.scaled_mm_calls(float8_training.build_model("float8 rowwise_with_gw_hp", cfg),
                                            *float8_training.pattern_batches(cfg, 2, 1)[0]) == 2 * n
     assert first.loc["bf16", "_scaled_mm calls per step"] == 0
+
+
+@pytest.mark.slow
+def test_mx_training_converts_every_linear_and_quantizes():
+    from amp_docs_lib.gpt import GPTConfig
+
+    cfg = GPTConfig(vocab_size=64, block_size=16, n_layer=1, n_head=2, n_embd=32)
+    for rule in float8_training.MX_SCALE_RULES:
+        model = float8_training.build_model(f"mxfp8 {rule} (emulated)", cfg)
+        assert float8_training.converted_linears(model) == float8_training.linear_layers(cfg)
+    with pytest.raises(ValueError, match="scale rule"):
+        float8_training.mx_training_config("ceil2")
+    # the wrapped linear quantizes: its output differs from the plain layer's by MXFP8's error, not 0
+    torch.manual_seed(0)
+    plain = torch.nn.Linear(256, 256)
+    mx = torch.nn.Sequential(torch.nn.Linear(256, 256))
+    mx[0].load_state_dict(plain.state_dict())
+    float8_training.convert_mx(mx, "rceil", skip=())
+    x = torch.randn(64, 256)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        y = mx(x)
+    assert y.dtype == torch.bfloat16  # handed on in the autocast dtype
+    rel = float((y.float() - plain(x)).norm() / plain(x).norm())
+    assert 0.01 < rel < 0.2
+    curves = float8_training.train_curves(("bf16", "mxfp8 rceil (emulated)"), steps=2, cfg=cfg)
+    assert curves.groupby("recipe")["converted linears"].first()["mxfp8 rceil (emulated)"] == 4
