@@ -169,3 +169,20 @@ def test_mx_training_converts_every_linear_and_quantizes():
     assert 0.01 < rel < 0.2
     curves = float8_training.train_curves(("bf16", "mxfp8 rceil (emulated)"), steps=2, cfg=cfg)
     assert curves.groupby("recipe")["converted linears"].first()["mxfp8 rceil (emulated)"] == 4
+
+
+def test_double_quantization_costs_about_3_db():
+    g = torch.Generator().manual_seed(0)
+    # rows and columns of different scales, as tokens and channels differ
+    x = torch.randn(128, 256, generator=g) * torch.exp2(torch.randn(128, 1, generator=g)) \
+        * torch.exp2(torch.randn(1, 256, generator=g))
+    dq = scaling.double_quantization_table({"activation:x": x})
+    drops = dq.set_index("format")["drop (dB)"]
+    assert all(abs(d - scaling.DOUBLE_QUANTIZATION_DB) <= 0.5 for d in drops)
+    # a false variant: "requantizing costs nothing" (0 dB) is rejected by the same check
+    assert abs(0.0 - scaling.DOUBLE_QUANTIZATION_DB) > 0.5
+    # requantizing along the *same* axis lands on the same grid (up to the scale's float rounding): no drop
+    xt = x.t().contiguous()
+    once = scaling.quantize_rowwise(xt)
+    again = scaling.quantize_rowwise(once.dequantized)
+    assert abs(scaling.error_metrics(xt, once)["SQNR (dB)"] - scaling.error_metrics(xt, again)["SQNR (dB)"]) < 0.1

@@ -125,6 +125,36 @@ def public_scaled_mm_available() -> bool:
     return hasattr(F, "scaled_mm") and hasattr(F, "ScalingType")
 
 
+# What each of torch.nn.functional.ScalingType's recipes is on this site, and where torch runs it on CUDA:
+# read from the installed torch's OpInfo samples for scaled_mm (torch/testing/_internal/
+# common_methods_invocations.py, sample_inputs_scaled_mm_v2: "Blockwise scaling requires cublasLt >= 12.9"
+# and compute capability 9.x for the 1x128 / 128x128 recipes; "if dmajor >= 10" for MXFP8 and NVFP4).
+SCALED_MM_RECIPES = (
+    ("TensorWise", "one FP32 scale per tensor", "per-tensor (scaling.quantize_tensorwise)",
+     "wherever FP8 runs (sm89, sm90+, MI300+ with its formats; this CPU)"),
+    ("RowWise", "one FP32 scale per row of A, per column of B", "per-row (scaling.quantize_rowwise)",
+     "wherever FP8 runs; on a CPU where the torch kernel takes rowwise scales (the GEMM table's \"runs here\")"),
+    ("BlockWise1x128", "one FP32 scale per 1x128 tile", "DeepSeek-V3 activation tiles (fine_grained.quantize_tiles)",
+     "sm90 with CUDA 12.9+"),
+    ("BlockWise128x128", "one FP32 scale per 128x128 block", "DeepSeek-V3 weight blocks (fine_grained.quantize_tiles)",
+     "sm90 with CUDA 12.9+ (paired with BlockWise1x128)"),
+    ("BlockWise1x32", "one E8M0 scale per 32 elements (swizzled)", "MX (scaling.mx_quantize)", "sm100+"),
+    ("BlockWise1x16", "one E4M3 scale per 16 elements, optionally with a TensorWise FP32 scale",
+     "NVFP4 (nvfp4.nvfp4_quantize)", "sm100+"),
+)
+SCALED_MM_SOURCE = ("installed torch: F.ScalingType; torch/testing/_internal/common_methods_invocations.py "
+                    "(sample inputs of scaled_mm: the capability checks before each recipe)")
+
+
+def scaled_mm_recipe_table() -> pd.DataFrame:
+    """The block-scaled recipes of the public ``torch.nn.functional.scaled_mm``: each ``ScalingType``, whether the
+    installed torch has it, the scale layout, the emulation on this site and the CUDA hardware torch runs it on."""
+    have = {a for a in dir(F.ScalingType) if not a.startswith("_")} if public_scaled_mm_available() else set()
+    return table_from_rows([{"ScalingType": name, "in this torch": name in have, "scales": scales,
+                             "this site's emulation": emulation, "CUDA hardware": hw}
+                            for name, scales, emulation, hw in SCALED_MM_RECIPES])
+
+
 def quantize_operand(x: torch.Tensor, granularity: str = "tensorwise", fmt: str = "FP8 E4M3FN"):
     """Quantize a row-major ``(rows, K)`` operand to FP8 for a GEMM.
 

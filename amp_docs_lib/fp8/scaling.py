@@ -576,3 +576,27 @@ def rounding_noise_sqnr_db(x: torch.Tensor, fmt: str = "FP8 E4M3FN") -> float:
     emin = 1 - f.bias
     spacing = torch.exp2(torch.clamp(torch.floor(torch.log2(y.abs())), min=emin) - f.mantissa_bits)
     return float(10 * torch.log10((y ** 2).sum() / (spacing ** 2 / 12).sum()))
+
+
+DOUBLE_QUANTIZATION_DB = 10 * math.log10(2)  # a second, independent rounding of the same size doubles the noise
+
+
+def double_quantization_table(tensors: dict[str, torch.Tensor], fmts=FP8_FORMATS) -> pd.DataFrame:
+    """Columnwise scaling of each 2-D tensor (one scale per column: what ``grad_weight = input^T @ grad_output``
+    needs of both operands), quantized from high precision, against quantizing it rowwise first (what the
+    forward GEMM used), reading it back and requantizing columnwise: the *double quantization* that Transformer
+    Engine and torchao avoid. SQNR against the high-precision tensor, and the drop, per tensor and format."""
+    rows = []
+    for name, x in tensors.items():
+        x = _check_2d(x)
+        if x.dim() != 2:
+            continue
+        xt = x.t().contiguous()  # columns of x as rows: quantize_rowwise then scales per column of x
+        for fmt in fmts:
+            direct = error_metrics(xt, quantize_rowwise(xt, fmt))["SQNR (dB)"]
+            again = quantize_rowwise(quantize_rowwise(x, fmt).dequantized.t().contiguous(), fmt)
+            twice = error_metrics(xt, again)["SQNR (dB)"]
+            rows.append({"tensor": name, "kind": name.split(":")[0], "format": fmt,
+                         "columnwise from high precision (dB)": direct, "rowwise, then columnwise (dB)": twice,
+                         "drop (dB)": direct - twice})
+    return pd.DataFrame(rows)
