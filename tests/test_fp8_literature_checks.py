@@ -186,3 +186,18 @@ def test_double_quantization_costs_about_3_db():
     once = scaling.quantize_rowwise(xt)
     again = scaling.quantize_rowwise(once.dequantized)
     assert abs(scaling.error_metrics(xt, once)["SQNR (dB)"] - scaling.error_metrics(xt, again)["SQNR (dB)"]) < 0.1
+
+
+def test_fp4_ablation_separates_scale_type_from_block_size():
+    from amp_docs_lib.fp8 import nvfp4
+
+    x = nvfp4.gaussian_blocks(64, 512, seed=0)
+    ab = nvfp4.fp4_ablation(x).set_index(["block", "block scale"])["SQNR (dB)"]
+    # E4M3 at 16 is NVFP4 itself, bit for bit the library's quantizer
+    assert ab[(16, "E4M3 + FP32 per tensor")] == scaling.error_metrics(x, nvfp4.nvfp4_quantize(x))["SQNR (dB)"]
+    from_scale = ab[(32, "E4M3 + FP32 per tensor")] - max(ab[(32, "E8M0, FLOOR")], ab[(32, "E8M0, RCEIL")])
+    from_block = max(ab[(16, "E8M0, FLOOR")], ab[(16, "E8M0, RCEIL")]) - max(ab[(32, "E8M0, FLOOR")],
+                                                                            ab[(32, "E8M0, RCEIL")])
+    assert from_scale > 0.5 > from_block  # the false variant, "the smaller block does most", fails
+    with pytest.raises(ValueError, match="block size"):
+        scaling.mx_quantize(x, "FP4 E2M1", 16)  # MX proper stays k = 32

@@ -164,17 +164,19 @@ def mx_scale_exponent(amax: torch.Tensor, fmt: str, mode: str = "floor") -> torc
     return (e - emax_elem(f)).clamp(-E8M0_BIAS, E8M0_BIAS + 1)
 
 
-def mx_quantize(x: torch.Tensor, fmt: str = "FP8 E4M3FN", block_size: int = 32, mode: str = "floor") -> MXQuantized:
+def mx_quantize(x: torch.Tensor, fmt: str = "FP8 E4M3FN", block_size: int = 32, mode: str = "floor", *,
+                any_block_size: bool = False) -> MXQuantized:
     """MX block quantization along the last dimension (OCP MX v1.0, section 6.3).
 
     Each block of ``block_size`` consecutive elements shares ``X = 2^e`` with ``e`` from
     :func:`mx_scale_exponent` (``mode``: "floor", the specification's rule and torchao's default;
     "ceil", "even" or "rceil"); the unbiased exponent is clamped to E8M0's range [-127, 127]
-    (+128 encodes NaN for a NaN block). Elements are ``cast(x / X)``, saturating.
+    (+128 encodes NaN for a NaN block). Elements are ``cast(x / X)``, saturating. ``any_block_size``
+    allows blocks other than the specification's 32 (not MX then: an ablation's power-of-two scales).
     """
     x = _check_2d(x)
     f = element_format(fmt).name
-    if block_size not in MX_BLOCK_SIZES:
+    if not any_block_size and block_size not in MX_BLOCK_SIZES:
         raise ValueError(f"unsupported MX block size {block_size!r}; valid: {list(MX_BLOCK_SIZES)} "
                          "(OCP MX v1.0 defines k = 32)")
     if mode not in MX_MODES:
