@@ -38,7 +38,7 @@ class LiteratureClaim:
     false_params: dict | None = None  # a deliberately false variant of the claim
     hardware_dependent: bool = False
     note: str = ""
-    kind: str = "experiment"  # or "definition": the build checks an implementation against what the source defines
+    kind: str = "experiment"  # or "definition": the installed code or the arithmetic against what the source states
 
     @property
     def text(self) -> str:
@@ -82,7 +82,7 @@ CLAIMS: tuple[LiteratureClaim, ...] = (
         "subnormal, 2^-24.",
         "micikevicius2018mixed", "§3.2 (loss scaling)",
         "chapters/gradscaler.md#why-fp16-needs-loss-scaling", V.fp16_flush_threshold,
-        params={"log2_threshold": -25}, false_params={"log2_threshold": -24},
+        params={"log2_threshold": -25}, false_params={"log2_threshold": -24}, kind="definition",
         note="the paper's shorthand, 'values smaller than 2^-24 become zero', is the false variant: torch's "
              "round-to-nearest cast keeps values between 2^-25 and 2^-24 as 2^-24"),
     LiteratureClaim(
@@ -110,13 +110,13 @@ CLAIMS: tuple[LiteratureClaim, ...] = (
         "pytorch_amp_docs", "torch.amp.GradScaler",
         "chapters/gradscaler.md#torchs-defaults-read-from-the-installed-code", V.gradscaler_defaults,
         params={"init_scale": 2.0**16, "growth_factor": 2.0, "backoff_factor": 0.5, "growth_interval": 2000},
-        false_params={"growth_interval": 1000}),
+        false_params={"growth_interval": 1000}, kind="definition"),
     LiteratureClaim(
         "pytorch-autocast-default-dtype",
         "autocast's default lower-precision dtype is {cuda} on CUDA and {cpu} on CPU.",
         "pytorch_amp_docs", "torch.autocast (device_type, dtype)",
         "chapters/autocast.md#the-default-dtype-depends-on-the-device", V.autocast_default_dtypes,
-        params={"cuda": "float16", "cpu": "bfloat16"}, false_params={"cpu": "float16"}),
+        params={"cuda": "float16", "cpu": "bfloat16"}, false_params={"cpu": "float16"}, kind="definition"),
     LiteratureClaim(
         "pytorch-cpu-op-lists",
         "Under CPU autocast, {lower_op} is on the list of ops that run in the lower precision, while {unlisted_op} is "
@@ -124,7 +124,7 @@ CLAIMS: tuple[LiteratureClaim, ...] = (
         "pytorch_amp_docs", "Autocast Op Reference, CPU lists",
         "chapters/autocast.md#agreement-with-the-documented-lists", V.cpu_op_lists,
         params={"lower_op": "mm", "unlisted_op": "layer_norm"},
-        false_params={"lower_op": "layer_norm", "unlisted_op": "mm"}),
+        false_params={"lower_op": "layer_norm", "unlisted_op": "mm"}, kind="definition"),
     LiteratureClaim(
         "bf16-range",
         "{fmt} represents the same range of values as FP32.",
@@ -212,14 +212,14 @@ CLAIMS: tuple[LiteratureClaim, ...] = (
         "weights and gradients, 12 for the FP32 master copy, momentum and variance.",
         "rajbhandari2020zero", "§3.1",
         "chapters/distributed.md#memory-and-communication-for-n-parameters-on-k-devices", V.mixed_adam_bytes,
-        params={"bytes_per_parameter": 16}, false_params={"bytes_per_parameter": 12}),
+        params={"bytes_per_parameter": 16}, false_params={"bytes_per_parameter": 12}, kind="definition"),
     LiteratureClaim(
         "zero-7.5b",
         "A 7.5B-parameter model on 64 devices needs {ddp:g} GB per device under data parallelism, and {zero1:g}, "
         "{zero2:g} and {zero3:g} GB with ZeRO's stages 1, 2 and 3.",
         "rajbhandari2020zero", "Figure 1",
         "chapters/distributed.md#memory-and-communication-for-n-parameters-on-k-devices", V.zero_7_5b,
-        params={"ddp": 120.0, "zero1": 31.4, "zero2": 16.6, "zero3": 1.9}, false_params={"zero1": 60.0}),
+        params={"ddp": 120.0, "zero1": 31.4, "zero2": 16.6, "zero3": 1.9}, false_params={"zero1": 60.0}, kind="definition"),
     LiteratureClaim(
         "fsdp-scaling",
         "FSDP achieves performance comparable to DDP while supporting significantly larger models, with "
@@ -262,7 +262,7 @@ CLAIMS: tuple[LiteratureClaim, ...] = (
         "nvidia_mpt_guide", "Choosing a scaling factor: dynamic loss scaling",
         "chapters/gradscaler.md#torchs-defaults-read-from-the-installed-code", V.dynamic_scaling_example,
         params={"growth_interval": 2000, "growth_factor": 2.0, "backoff_factor": 0.5},
-        false_params={"backoff_factor": 0.25}),
+        false_params={"backoff_factor": 0.25}, kind="definition"),
     LiteratureClaim(
         "deepseek-fine-grained",
         "Scaling per 1x128 activation tile (E4M3 for all tensors) confines an outlier's effect to at most the "
@@ -363,8 +363,8 @@ def reading_map(claims=CLAIMS) -> pd.DataFrame:
     return table_from_rows(rows)
 
 
-KINDS = {"experiment": "an experiment",
-         "definition": "that torch or torchao implement what the source defines"}
+KINDS = {"experiment": "an experiment: a measurement of what the claim predicts",
+         "definition": "a definition check: the installed code, or the arithmetic, agrees with what the source states"}
 
 
 def false_variant_text(c: LiteratureClaim) -> str | None:
