@@ -201,3 +201,22 @@ def test_fp4_ablation_separates_scale_type_from_block_size():
     assert from_scale > 0.5 > from_block  # the false variant, "the smaller block does most", fails
     with pytest.raises(ValueError, match="block size"):
         scaling.mx_quantize(x, "FP4 E2M1", 16)  # MX proper stays k = 32
+
+
+def test_stochastic_rounding_is_unbiased_and_a_biased_variant_is_caught(monkeypatch):
+    from amp_docs_lib.fp8 import nvfp4
+
+    st = nvfp4.rounding_bias_study(2.4, draws=4096).set_index("rounding")
+    se = st.loc["stochastic", "standard error of the mean"]
+    assert abs(st.loc["stochastic", "mean error"]) <= 3 * se
+    assert st.loc["to nearest", "mean of the rounded values"] == 2.0
+    # every value is on the grid and one of the two neighbours
+    y = nvfp4.stochastic_round_fp4(torch.full((1000,), 2.4), torch.Generator().manual_seed(1))
+    assert set(y.tolist()) == {2.0, 3.0}
+    # a false variant: rounding up with a probability that is not (x - lo) / (hi - lo) is biased, and caught
+    real = torch.rand
+    monkeypatch.setattr(torch, "rand", lambda *a, **k: real(*a, **k) * 0.8)
+    bad = nvfp4.rounding_bias_study(2.4, draws=4096).set_index("rounding")
+    assert abs(bad.loc["stochastic", "mean error"]) > 3 * bad.loc["stochastic", "standard error of the mean"]
+    with pytest.raises(ValueError, match="largest value"):
+        nvfp4.stochastic_round_fp4(torch.tensor([7.0]))

@@ -199,6 +199,44 @@ def fp4_ablation(x: torch.Tensor) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def fp4_values() -> torch.Tensor:
+    """Every finite FP4 E2M1 value, sorted (float32), read back from its 16 codes."""
+    from amp_docs_lib.fp8.formats import all_codes
+
+    v = torch.tensor(all_codes(FP4)["value"].to_numpy(), dtype=torch.float32)
+    return torch.unique(v[torch.isfinite(v)])
+
+
+def stochastic_round_fp4(x: torch.Tensor, generator: torch.Generator | None = None) -> torch.Tensor:
+    """``x`` (within E2M1's range, ±6) rounded stochastically onto the FP4 grid: to the upper neighbour with
+    probability (x - lower) / (upper - lower), else to the lower one, so that the expected result is ``x``.
+    The NVFP4 recipe rounds gradients this way (Transformer Engine's ``NVFP4BlockScaling``)."""
+    x = x.to(torch.float32)
+    if bool((x.abs() > max_finite(FP4)).any()):
+        raise ValueError(f"values beyond E2M1's largest value {max_finite(FP4)} cannot be rounded onto its grid")
+    grid = fp4_values()
+    hi_i = torch.searchsorted(grid, x, right=False).clamp(max=grid.numel() - 1)
+    lo_i = torch.where(grid[hi_i] == x, hi_i, (hi_i - 1).clamp(min=0))
+    lo, hi = grid[lo_i], grid[hi_i]
+    p_up = torch.where(hi > lo, (x - lo) / (hi - lo), torch.zeros_like(x))
+    return torch.where(torch.rand(x.shape, generator=generator) < p_up, hi, lo)
+
+
+def rounding_bias_study(value: float = 2.4, draws: int = 4096, seed: int = 0) -> pd.DataFrame:
+    """The same value rounded ``draws`` times onto the FP4 grid, to nearest and stochastically: the mean
+    result, its error and the standard error of the mean. Round-to-nearest repeats one error every time (a
+    bias that a sum of many small gradients accumulates); stochastic rounding's mean converges on the value."""
+    x = torch.full((draws,), float(value))
+    rows = []
+    for name, y in (("to nearest", cast(x, FP4)),
+                    ("stochastic", stochastic_round_fp4(x, torch.Generator().manual_seed(seed)))):
+        y = y.double()
+        rows.append({"rounding": name, "value": float(value), "mean of the rounded values": float(y.mean()),
+                     "mean error": float(y.mean() - value),
+                     "standard error of the mean": float(y.std() / math.sqrt(draws))})
+    return pd.DataFrame(rows)
+
+
 def gaussian_blocks(rows: int = 64, cols: int = 512, seed: int = 0) -> torch.Tensor:
     """A standard normal ``rows x cols`` tensor (the data of the NVFP4 vs MXFP4 comparison)."""
     return torch.randn(rows, cols, generator=torch.Generator().manual_seed(seed))
