@@ -131,7 +131,7 @@ def public_scaled_mm_available() -> bool:
 # and compute capability 9.x for the 1x128 / 128x128 recipes; "if dmajor >= 10" for MXFP8 and NVFP4).
 SCALED_MM_RECIPES = (
     ("TensorWise", "one FP32 scale per tensor", "per-tensor (scaling.quantize_tensorwise)",
-     "wherever FP8 runs (sm89, sm90+, MI300+ with its formats; this CPU)"),
+     "wherever FP8 runs (sm89, sm90+, MI300+ in its FNUZ formats; torch's CPU kernel)"),
     ("RowWise", "one FP32 scale per row of A, per column of B", "per-row (scaling.quantize_rowwise)",
      "wherever FP8 runs; on a CPU where the torch kernel takes rowwise scales (the GEMM table's \"runs here\")"),
     ("BlockWise1x128", "one FP32 scale per 1x128 tile", "DeepSeek-V3 activation tiles (fine_grained.quantize_tiles)",

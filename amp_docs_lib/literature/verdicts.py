@@ -441,6 +441,11 @@ def mx_sub8bit_training() -> Verdict:
                               "small GPT with torchao's emulated MXFP8)")
 
 
+def mxfp8_pretraining_at_scale() -> Verdict:
+    return needs_scale(8e9, "pre-training up to 8B parameters on 15T tokens (the FP8 chapter trains a small GPT with "
+                            "torchao's emulated MXFP8 under both scale rules)")
+
+
 def fsdp_scaling() -> Verdict:
     return needs("multi-gpu", "throughput against DDP across GPUs") or \
         needs_scale(175e9, "models of up to a trillion parameters on hundreds of GPUs")
