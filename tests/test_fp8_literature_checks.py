@@ -1,7 +1,5 @@
 """Issue 33 (fp8 and literature review of 2026-11-24): each new check, called with a plausible false value."""
 
-import math
-
 import pytest
 import torch
 
@@ -140,8 +138,9 @@ def test_training_counts_what_ran():
     n = float8_training.linear_layers(cfg)
     assert n == 4 and first.loc["float8 tensorwise", "converted linears"] == n
     assert first.loc["float8 tensorwise", "_scaled_mm calls per step"] == 3 * n  # three GEMMs per layer
-    assert float8_training.scaled_mm_calls(float8_training.build_model("float8 rowwise_with_gw_hp", cfg),
-                                           *float8_training.pattern_batches(cfg, 2, 1)[0]) == 2 * n
+    if gemm.rowwise_scaled_mm_supported("cpu"):  # torch 2.11's CPU kernel takes per-tensor scales only
+        assert float8_training.scaled_mm_calls(float8_training.build_model("float8 rowwise_with_gw_hp", cfg),
+                                               *float8_training.pattern_batches(cfg, 2, 1)[0]) == 2 * n
     assert first.loc["bf16", "_scaled_mm calls per step"] == 0
 
 

@@ -387,7 +387,6 @@ def mx_element_maxima(e4m3: float, e5m2: float, e2m3: float, e3m2: float, e2m1: 
     # element it stores (read back through its dequantize, divided by the block's scale) is the
     # format's largest value.
     from amp_docs_lib.fp8.scaling import torchao_to_mx
-    from amp_docs_lib.fp8.formats import cast
 
     stated = {"FP8 E4M3FN": e4m3, "FP8 E5M2": e5m2, "FP6 E2M3": e2m3, "FP6 E3M2": e3m2, "FP4 E2M1": e2m1}
     x = torch.full((1, 32), 1.0)
