@@ -219,3 +219,12 @@ def test_stochastic_rounding_is_unbiased_and_a_biased_variant_is_caught(monkeypa
     assert abs(bad.loc["stochastic", "mean error"]) > 3 * bad.loc["stochastic", "standard error of the mean"]
     with pytest.raises(ValueError, match="largest value"):
         nvfp4.stochastic_round_fp4(torch.tensor([7.0]))
+
+
+def test_fnuz_casts_of_torch_and_ml_dtypes_agree():
+    t = fp8f.fnuz_cast_table()
+    assert t["same code"].all() and set(t["format"]) == set(fp8f.FNUZ_FORMATS)
+    assert fp8f.fnuz_casts_agree(2000) == {"FP8 E4M3FNUZ": 0, "FP8 E5M2FNUZ": 0}
+    z = t.set_index(["format", "input"])
+    assert z.loc[("FP8 E4M3FNUZ", -0.0), "torch code"] == "0x00"  # no negative zero
+    assert z.loc[("FP8 E4M3FNUZ", 240.0), "torch"] == 240.0
