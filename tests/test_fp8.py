@@ -269,7 +269,11 @@ def test_fp8_gemm_plan_falls_back_explicitly_on_gpus_without_fp8(cap, native):
         assert "raises" in plan["reason"] and "emulate=True" in plan["reason"]
     assert gemm.fp8_gemm_plan(None) == {"device": "cpu", "emulate": False,
                                         "reason": "no CUDA GPU: torch._scaled_mm runs on the CPU"}
-    assert gemm.fp8_gemm_plan((9, 4), hip_arch="gfx942")["emulate"] is False
+    # MI300 (gfx942) computes FP8 in the FNUZ variants only: the OCP experiments fall back there
+    mi300 = gemm.fp8_gemm_plan((9, 4), hip_arch="gfx942:sramecc+:xnack-")
+    assert mi300["emulate"] is True and "FNUZ" in mi300["reason"]
+    for arch in ("gfx950", "gfx1201", "gfx1200"):  # MI350, Navi 4: OCP FP8
+        assert gemm.fp8_gemm_plan((9, 5), hip_arch=arch)["emulate"] is False, arch
     assert gemm.fp8_gemm_plan((9, 0), hip_arch="gfx90a")["emulate"] is True
     with pytest.raises(ValueError, match="capability"):
         gemm.fp8_gemm_plan("sm80")

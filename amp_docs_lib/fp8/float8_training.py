@@ -34,7 +34,11 @@ from amp_docs_lib.gpt import GPT, GPTConfig
 from amp_docs_lib.core.profiles import active_profile
 
 FLOAT8_RECIPES = ("tensorwise", "rowwise", "rowwise_with_gw_hp")
-RECIPES = ("fp32", "bf16") + tuple(f"float8 {r}" for r in FLOAT8_RECIPES)
+# torchao 0.18's MXFP8 training (torchao.prototype.moe_training), emulated: RCEIL, its recipes' rule, and
+# FLOOR, the OCP specification's, as the contrast the chapter's MX scale-rule section argues about
+MX_SCALE_RULES = ("rceil", "floor")
+RECIPES = (("fp32", "bf16") + tuple(f"float8 {r}" for r in FLOAT8_RECIPES)
+           + tuple(f"mxfp8 {m} (emulated)" for m in MX_SCALE_RULES))
 
 
 def pattern_batches(cfg: GPTConfig, batch: int, steps: int, *, seed: int = 0, noise: float = 0.1,
@@ -109,6 +113,59 @@ def convert(model: torch.nn.Module, recipe: str, *, emulate: bool = False, modul
     return model
 
 
+def mx_training_config(rule: str = "rceil"):
+    """torchao's ``MXFP8TrainingOpConfig`` with ``KernelPreference.EMULATED`` and the scale ``rule``:
+    ``"rceil"`` is its recipe ``MXFP8_EMULATED_RCEIL``; ``"floor"`` the same with FLOOR scales."""
+    import dataclasses
+
+    from torchao.prototype.moe_training.config import MXFP8TrainingOpConfig, MXFP8TrainingRecipe
+    from torchao.prototype.mx_formats.config import ScaleCalculationMode
+
+    if rule not in MX_SCALE_RULES:
+        raise ValueError(f"unknown MX scale rule {rule!r}; valid: {list(MX_SCALE_RULES)}")
+    config = MXFP8TrainingOpConfig.from_recipe(MXFP8TrainingRecipe.MXFP8_EMULATED_RCEIL)
+    return dataclasses.replace(config, scale_calculation_mode=ScaleCalculationMode[rule.upper()])
+
+
+def convert_mx(model: torch.nn.Module, rule: str = "rceil", *, skip=("lm_head",)) -> torch.nn.Module:
+    """Give every ``nn.Linear`` of ``model`` outside ``skip`` torchao's emulated MXFP8 training (``quantize_``
+    with :func:`mx_training_config`); returns the model.
+
+    torchao 0.18's emulated MX GEMM multiplies the dequantized operands with ``aten.mm``, which refuses a
+    BF16 input against the FP32 master weight under autocast, so these linears run outside autocast on
+    FP32 inputs (both operands are quantized to MXFP8 either way) and hand on their output in the
+    autocast dtype, as an autocast linear does.
+    """
+    from torchao.quantization import quantize_
+
+    quantize_(model, mx_training_config(rule), filter_fn=lambda m, fqn: isinstance(m, torch.nn.Linear) and fqn not in skip)
+    for name in mx_modules(model):
+        mod = model.get_submodule(name)
+        fwd = mod.forward
+
+        def forward(x, _fwd=fwd):
+            dev = x.device.type
+            out_dtype = torch.get_autocast_dtype(dev) if torch.is_autocast_enabled(dev) else None
+            with torch.autocast(dev, enabled=False):
+                y = _fwd(x.float())
+            return y if out_dtype is None else y.to(out_dtype)  # what an autocast linear hands on
+        mod.forward = forward
+    return model
+
+
+def mx_modules(model: torch.nn.Module) -> list[str]:
+    """Names of the linears whose weight torchao wrapped for MXFP8 training."""
+    from torchao.prototype.moe_training.tensor import MXFP8TrainingWeightWrapperTensor
+
+    return [n for n, m in model.named_modules()
+            if isinstance(m, torch.nn.Linear) and isinstance(m.weight, MXFP8TrainingWeightWrapperTensor)]
+
+
+def converted_linears(model: torch.nn.Module) -> int:
+    """How many linears of ``model`` a low-precision recipe converted (``Float8Linear`` or MXFP8 weights)."""
+    return len(float8_modules(model)) + len(mx_modules(model))
+
+
 def linear_layer(recipe: str, features: int = 256, *, seed: int = 0) -> torch.nn.Module:
     """One bias-free ``features x features`` CPU linear layer: ``nn.Linear`` for ``"bf16"``, or converted
     with ``"float8 <recipe>"`` (emulated where this torch's CPU ``_scaled_mm`` refuses rowwise scales;
@@ -132,6 +189,8 @@ def build_model(recipe: str, cfg: GPTConfig, *, seed: int = 0, device: str | tor
     model = GPT(cfg).to(device)
     if recipe.startswith("float8"):
         convert(model, recipe.split()[1], emulate=emulate, module_filter_fn=lambda mod, fqn: fqn != "lm_head")
+    elif recipe.startswith("mxfp8"):
+        convert_mx(model, recipe.split()[1])
     return model
 
 
@@ -171,6 +230,8 @@ def train_curves(recipes=RECIPES, steps: int | None = None, *, seed: int = 0, lr
         model = build_model(recipe, cfg, seed=seed, device=dev, emulate=emulate or refused)
         opt = torch.optim.AdamW(model.parameters(), lr=lr)
         use_ac = recipe != "fp32"
+        low = recipe.startswith(("float8", "mxfp8"))
+        n_converted = converted_linears(model) if low else None
         for step, (x, y) in enumerate(batches):
             t0 = time.perf_counter()
             with torch.autocast(dev.type, dtype=torch.bfloat16, enabled=use_ac):
@@ -182,11 +243,39 @@ def train_curves(recipes=RECIPES, steps: int | None = None, *, seed: int = 0, lr
             if dev.type == "cuda":
                 torch.cuda.synchronize()
             rows.append({"recipe": recipe, "step": step, "loss": loss.item(), "seconds": time.perf_counter() - t0,
-                         "fp8 gemms": None if not recipe.startswith("float8") else
+                         "fp8 gemms": None if not low else
+                         "emulated MXFP8 (KernelPreference.EMULATED: dequantized operands, aten.mm)"
+                         if recipe.startswith("mxfp8") else
                          ("emulated (emulate=True)" if emulate else
                           f"emulated (emulate=True): torch {torch.__version__}'s {dev.type} _scaled_mm takes "
-                          "per-tensor scales only" if refused else f"torch._scaled_mm on {dev.type}")})
+                          "per-tensor scales only" if refused else f"torch._scaled_mm on {dev.type}"),
+                         "converted linears": n_converted})
+        n_scaled = scaled_mm_calls(model, *batches[-1], autocast=use_ac)
+        for r in rows[-len(batches):]:
+            r["_scaled_mm calls per step"] = n_scaled
     return pd.DataFrame(rows)
+
+
+def scaled_mm_calls(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, *, autocast: bool = True) -> int:
+    """How many ``aten::_scaled_mm`` calls one forward and backward pass of ``model`` makes (untimed, no
+    optimizer step; gradients cleared afterwards), counted by torch's profiler: a dispatch mode does not see
+    them, since torchao calls ``_scaled_mm`` inside its tensor subclass's own dispatch."""
+    from torch.profiler import ProfilerActivity, profile
+
+    from amp_docs_lib.core.profiling import quiet_stderr
+
+    with quiet_stderr(), profile(activities=[ProfilerActivity.CPU]) as prof:
+        with torch.autocast(x.device.type, dtype=torch.bfloat16, enabled=autocast):
+            _, loss = model(x, y)
+        loss.backward()
+    model.zero_grad(set_to_none=True)
+    return int(sum(e.count for e in prof.key_averages() if e.key == "aten::_scaled_mm"))
+
+
+def linear_layers(cfg: GPTConfig, *, skip=("lm_head",)) -> int:
+    """How many ``nn.Linear`` modules the (unconverted) GPT has outside ``skip``: what a recipe should convert."""
+    model = GPT(cfg)
+    return sum(isinstance(m, torch.nn.Linear) for n, m in model.named_modules() if n not in skip)
 
 
 def curve_summary(curves: pd.DataFrame, last: int = 10, baseline: str = "bf16") -> pd.DataFrame:

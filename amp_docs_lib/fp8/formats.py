@@ -30,6 +30,9 @@ from amp_docs_lib.numbers.formats import NumberFormat, bits_to_value, classify_f
 
 FP8_FORMATS = ("FP8 E4M3FN", "FP8 E5M2")
 MX_ELEMENT_FORMATS = ("FP8 E4M3FN", "FP8 E5M2", "FP6 E2M3", "FP6 E3M2", "FP4 E2M1")
+# the code-count table: the OCP formats, AMD MI300's FNUZ pair and the MX scale
+CODE_TABLE_FORMATS = ("FP8 E4M3FN", "FP8 E5M2", "FP8 E4M3FNUZ", "FP8 E5M2FNUZ", "FP6 E2M3", "FP6 E3M2", "FP4 E2M1",
+                      "E8M0")
 SCALE_FORMAT = "E8M0"
 
 
@@ -75,10 +78,11 @@ def code_summary(names=("FP8 E4M3FN", "FP8 E5M2", "FP6 E2M3", "FP6 E3M2", "FP4 E
         v = c["value"]
         rows.append({"format": get_format(n).name, "codes": len(c),
                      "finite values": int(np.isfinite(v).sum()),
-                     "zeros": int((c["class"] == "zero").sum()),
+                     # zeros, infinities and NaNs from the values read back (FNUZ's -0 pattern reads as NaN)
+                     "zeros": int((v == 0).sum()),
                      "subnormals": int((c["class"] == "subnormal").sum()),
-                     "infinities": int((c["class"] == "inf").sum()),
-                     "NaNs": int((c["class"] == "nan").sum()),
+                     "infinities": int(np.isinf(v).sum()),
+                     "NaNs": int(np.isnan(v).sum()),
                      "distinct positive values": int(np.unique(v[(v > 0) & np.isfinite(v)]).size),
                      "smallest positive": float(v[(v > 0) & np.isfinite(v)].min()),
                      "largest finite": float(v[np.isfinite(v)].max()),
@@ -158,6 +162,44 @@ def cast_comparison(name: str = "FP8 E4M3FN", probes=OUT_OF_RANGE_PROBES) -> pd.
         rows.append({"input": p, "torch": t, "ml_dtypes": m, "amp_docs_lib": lv,
                      "torch == ml_dtypes": None if t is None else bool(t == m or (math.isnan(t) and math.isnan(m)))})
     return pd.DataFrame(rows)
+
+
+FNUZ_FORMATS = {"FP8 E4M3FNUZ": "float8_e4m3fnuz", "FP8 E5M2FNUZ": "float8_e5m2fnuz"}
+FNUZ_PROBES = (-0.0, 1.0, 240.0, 247.0, 248.0, 57344.0, 61440.0, 1e6, math.inf, math.nan)
+
+
+def fnuz_cast_table(probes=FNUZ_PROBES) -> pd.DataFrame:
+    """AMD MI300's FNUZ formats: what torch's and ml_dtypes' casts make of each probe (value and code), per
+    format. The library has no FNUZ cast of its own; the two are independent implementations."""
+    import ml_dtypes
+
+    rows = []
+    x = torch.tensor(probes, dtype=torch.float32)
+    for name, attr in FNUZ_FORMATS.items():
+        t = x.to(getattr(torch, attr))
+        m = x.numpy().astype(getattr(ml_dtypes, attr))
+        for p, tv, tc, mv, mc in zip(probes, t.float().tolist(), t.view(torch.uint8).tolist(),
+                                     m.astype(np.float64).tolist(), m.view(np.uint8).tolist()):
+            rows.append({"format": name, "input": p, "torch": tv, "torch code": f"0x{tc:02X}",
+                         "ml_dtypes": mv, "ml_dtypes code": f"0x{mc:02X}", "same code": tc == mc})
+    return pd.DataFrame(rows)
+
+
+def fnuz_casts_agree(n: int = 100_000, seed: int = 0) -> dict:
+    """Codes that torch's and ml_dtypes' FNUZ casts give random in-range values (log-uniform magnitudes over
+    each format's range, random signs), compared: the number of mismatches per format."""
+    import ml_dtypes
+
+    g = torch.Generator().manual_seed(seed)
+    out = {}
+    for name, attr in FNUZ_FORMATS.items():
+        fi = torch.finfo(getattr(torch, attr))
+        lo, hi = math.log2(fi.smallest_normal) - 3, math.log2(fi.max)
+        x = torch.exp2(lo + (hi - lo) * torch.rand(n, generator=g)) * torch.where(torch.rand(n, generator=g) < 0.5, -1.0, 1.0)
+        tc = x.to(getattr(torch, attr)).view(torch.uint8).numpy()
+        mc = x.numpy().astype(getattr(ml_dtypes, attr)).view(np.uint8)
+        out[name] = int((tc != mc).sum())
+    return out
 
 
 def casts_agree_in_range(name: str, n: int = 100_000, seed: int = 0) -> dict:

@@ -36,7 +36,11 @@ def fp8_gemm_support(capability: tuple[int, int] | None, *, hip_arch: str | None
     ("only supported on CUDA devices with compute capability >= 9.0 or 8.9, or ROCm MI300+",
     ``aten/src/ATen/native/cuda/ScaledBlas.cpp``): it does not emulate. ``capability`` is
     ``torch.cuda.get_device_capability()``; ``None`` means no GPU. On ROCm the capability is not an
-    SM version, so the gfx architecture (``hip_arch``, ``get_device_properties().gcnArchName``) decides.
+    SM version, so the gfx architecture (``hip_arch``, ``get_device_properties().gcnArchName``) decides:
+    MI300 (gfx940-942) computes in the FNUZ variants only, not the OCP formats this library uses
+    (torchao ``float8/config.py``, ``Float8TypeConfig``: "ROCm supports 1. fnuz variants in MI300. 2. OCP
+    F8 variants in MI350/Navi4"); MI350 (gfx950), Navi 4 (gfx120x) and gfx1250 run the OCP formats
+    (torch's ``evaluate_platform_supports_fp8`` in ``torch/testing/_internal/common_cuda.py``).
     """
     if capability is None:
         return False, "no GPU"
@@ -44,8 +48,12 @@ def fp8_gemm_support(capability: tuple[int, int] | None, *, hip_arch: str | None
             or not all(isinstance(c, int) and c >= 0 for c in capability)):
         raise ValueError(f"capability must be a (major, minor) tuple of ints or None, got {capability!r}")
     if hip_arch is not None:
-        ok = hip_arch.startswith(("gfx94", "gfx95"))
-        return ok, f"ROCm {hip_arch}: " + ("MI300-class FP8" if ok else "torch._scaled_mm needs MI300+ (gfx94x)")
+        if hip_arch.startswith("gfx94"):
+            return False, (f"ROCm {hip_arch} (MI300): FP8 only in the FNUZ variants (float8_e4m3fnuz, float8_e5m2fnuz), "
+                           "not the OCP formats used here")
+        ok = hip_arch.startswith(("gfx95", "gfx120", "gfx1250"))
+        return ok, f"ROCm {hip_arch}: " + ("OCP FP8 (MI350 / Navi 4 class)" if ok else
+                                           "no OCP FP8: torch._scaled_mm with OCP formats needs gfx950 or gfx12")
     sm = f"sm{capability[0]}{capability[1]}"
     if capability == (8, 9) or capability >= (9, 0):
         return True, f"{sm}: FP8 tensor cores"
@@ -115,6 +123,36 @@ def gemm_size(size: int) -> int:
 def public_scaled_mm_available() -> bool:
     """Whether the installed torch has the public ``torch.nn.functional.scaled_mm``."""
     return hasattr(F, "scaled_mm") and hasattr(F, "ScalingType")
+
+
+# What each of torch.nn.functional.ScalingType's recipes is on this site, and where torch runs it on CUDA:
+# read from the installed torch's OpInfo samples for scaled_mm (torch/testing/_internal/
+# common_methods_invocations.py, sample_inputs_scaled_mm_v2: "Blockwise scaling requires cublasLt >= 12.9"
+# and compute capability 9.x for the 1x128 / 128x128 recipes; "if dmajor >= 10" for MXFP8 and NVFP4).
+SCALED_MM_RECIPES = (
+    ("TensorWise", "one FP32 scale per tensor", "per-tensor (scaling.quantize_tensorwise)",
+     "wherever FP8 runs (sm89, sm90+, MI300+ in its FNUZ formats; torch's CPU kernel)"),
+    ("RowWise", "one FP32 scale per row of A, per column of B", "per-row (scaling.quantize_rowwise)",
+     "wherever FP8 runs; on a CPU where the torch kernel takes rowwise scales (the GEMM table's \"runs here\")"),
+    ("BlockWise1x128", "one FP32 scale per 1x128 tile", "DeepSeek-V3 activation tiles (fine_grained.quantize_tiles)",
+     "sm90 with CUDA 12.9+"),
+    ("BlockWise128x128", "one FP32 scale per 128x128 block", "DeepSeek-V3 weight blocks (fine_grained.quantize_tiles)",
+     "sm90 with CUDA 12.9+ (paired with BlockWise1x128)"),
+    ("BlockWise1x32", "one E8M0 scale per 32 elements (swizzled)", "MX (scaling.mx_quantize)", "sm100+"),
+    ("BlockWise1x16", "one E4M3 scale per 16 elements, optionally with a TensorWise FP32 scale",
+     "NVFP4 (nvfp4.nvfp4_quantize)", "sm100+"),
+)
+SCALED_MM_SOURCE = ("installed torch: F.ScalingType; torch/testing/_internal/common_methods_invocations.py "
+                    "(sample inputs of scaled_mm: the capability checks before each recipe)")
+
+
+def scaled_mm_recipe_table() -> pd.DataFrame:
+    """The block-scaled recipes of the public ``torch.nn.functional.scaled_mm``: each ``ScalingType``, whether the
+    installed torch has it, the scale layout, the emulation on this site and the CUDA hardware torch runs it on."""
+    have = {a for a in dir(F.ScalingType) if not a.startswith("_")} if public_scaled_mm_available() else set()
+    return table_from_rows([{"ScalingType": name, "in this torch": name in have, "scales": scales,
+                             "this site's emulation": emulation, "CUDA hardware": hw}
+                            for name, scales, emulation, hw in SCALED_MM_RECIPES])
 
 
 def quantize_operand(x: torch.Tensor, granularity: str = "tensorwise", fmt: str = "FP8 E4M3FN"):

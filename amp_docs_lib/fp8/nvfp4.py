@@ -63,7 +63,7 @@ class NVFP4Quantized(Quantized):
 
 
 def nvfp4_quantize(x: torch.Tensor, tensor_scale: torch.Tensor | float | None = None, *,
-                   scale_floor: str = "torchao") -> NVFP4Quantized:
+                   scale_floor: str = "torchao", block: int = NVFP4_BLOCK) -> NVFP4Quantized:
     """Quantize a 2-D tensor to NVFP4 along its last dimension (blocks of 16).
 
     Args:
@@ -72,6 +72,8 @@ def nvfp4_quantize(x: torch.Tensor, tensor_scale: torch.Tensor | float | None = 
         scale_floor: ``"torchao"`` clamps a block scale below E4M3's smallest normal up to it (what
             torchao does); ``"none"`` casts it as it is, to a subnormal E4M3 scale or 0 (what
             Transformer Engine does). A zero block scale reads back its block as zeros.
+        block: elements per E4M3 block scale; NVFP4 is 16 (another size separates the effect of the
+            fractional scale from that of the block size, :func:`fp4_ablation`).
 
     Returns:
         :class:`NVFP4Quantized` with ``block_scale_e4m3`` (``torch.float8_e4m3fn``, shape
@@ -84,15 +86,15 @@ def nvfp4_quantize(x: torch.Tensor, tensor_scale: torch.Tensor | float | None = 
     x = _check_2d(x)
     if x.dim() != 2:
         raise ValueError(f"nvfp4_quantize takes a 2-D tensor, got shape {tuple(x.shape)}")
-    if x.shape[-1] % NVFP4_BLOCK:
-        raise ValueError(f"last dimension {x.shape[-1]} is not a multiple of the NVFP4 block size {NVFP4_BLOCK}")
+    if not isinstance(block, int) or block < 1 or x.shape[-1] % block:
+        raise ValueError(f"last dimension {x.shape[-1]} is not a multiple of the NVFP4 block size {block!r}")
     s_t = nvfp4_tensor_scale(x) if tensor_scale is None else torch.as_tensor(tensor_scale, dtype=torch.float32)
     if scale_floor not in SCALE_FLOORS:
         raise ValueError(f"unknown scale_floor {scale_floor!r}; valid: {list(SCALE_FLOORS)}")
     if not (float(s_t) > 0 and math.isfinite(float(s_t))):
         raise ValueError(f"tensor_scale must be positive and finite, got {float(s_t)!r}")
     M, K = x.shape
-    xb = x.reshape(M, K // NVFP4_BLOCK, NVFP4_BLOCK)
+    xb = x.reshape(M, K // block, block)
     block_decode = xb.abs().amax(dim=-1) / max_finite(FP4)  # amax(block) / 6, FP32
     wanted = block_decode / s_t
     lo = E4M3_TINY if scale_floor == "torchao" else 0.0
@@ -123,6 +125,20 @@ def torchao_nvfp4(x: torch.Tensor, two_level: bool = True):
     t = NVFP4Tensor.to_nvfp4(x, block_size=NVFP4_BLOCK, per_tensor_scale=pts)
     codes = unpack_uint4(t.qdata.contiguous().view(torch.uint8)).reshape(x.shape)
     return t.scale.reshape(x.shape[0], x.shape[1] // NVFP4_BLOCK), codes, t.dequantize(torch.float32)
+
+
+def compare_with_torchao(tensors: dict[str, torch.Tensor]) -> pd.DataFrame:
+    """Per tensor: how many E4M3 block scales, FP4 element codes and read-back values of
+    :func:`nvfp4_quantize` differ from torchao's ``NVFP4Tensor.to_nvfp4`` (bytes and values compared exactly)."""
+    rows = []
+    for name, x in tensors.items():
+        q = nvfp4_quantize(x)
+        scales, codes, deq = torchao_nvfp4(x)
+        rows.append({"tensor": name, "blocks": scales.numel(),
+                     "scale mismatches": int((q.block_scale_e4m3.view(torch.uint8) != scales.view(torch.uint8)).sum()),
+                     "code mismatches": int((q.codes != codes).sum()),
+                     "value mismatches": int((q.dequantized != deq).sum())})
+    return pd.DataFrame(rows)
 
 
 def block_amax_error(x: torch.Tensor, q: Quantized, block: int, blocks: torch.Tensor | None = None) -> torch.Tensor:
@@ -166,6 +182,59 @@ def fp4_block_comparison(tensors: dict[str, torch.Tensor]) -> pd.DataFrame:
     col = "blocks below E4M3's range"
     df[col] = pd.Series([r[col] for r in rows], dtype=object)  # ints stay ints beside None
     return df
+
+
+def fp4_ablation(x: torch.Tensor) -> pd.DataFrame:
+    """NVFP4's two changes to MXFP4 taken one at a time on ``x``: the block scale's type (power-of-two E8M0,
+    under the specification's FLOOR rule and under RCEIL, or fractional E4M3 with the FP32 tensor scale) and
+    the block size (32 or 16). SQNR and flushed fraction per combination; E4M3 at 16 is NVFP4, E8M0 at 32 MXFP4."""
+    rows = []
+    for block in (32, 16):
+        for scale, q in (("E8M0, FLOOR", mx_quantize(x, FP4, block, "floor", any_block_size=True)),
+                         ("E8M0, RCEIL", mx_quantize(x, FP4, block, "rceil", any_block_size=True)),
+                         ("E4M3 + FP32 per tensor", nvfp4_quantize(x, block=block))):
+            m = error_metrics(x, q)
+            rows.append({"block": block, "block scale": scale, "SQNR (dB)": m["SQNR (dB)"],
+                         "flushed to zero": m["flushed to zero"]})
+    return pd.DataFrame(rows)
+
+
+def fp4_values() -> torch.Tensor:
+    """Every finite FP4 E2M1 value, sorted (float32), read back from its 16 codes."""
+    from amp_docs_lib.fp8.formats import all_codes
+
+    v = torch.tensor(all_codes(FP4)["value"].to_numpy(), dtype=torch.float32)
+    return torch.unique(v[torch.isfinite(v)])
+
+
+def stochastic_round_fp4(x: torch.Tensor, generator: torch.Generator | None = None) -> torch.Tensor:
+    """``x`` (within E2M1's range, ±6) rounded stochastically onto the FP4 grid: to the upper neighbour with
+    probability (x - lower) / (upper - lower), else to the lower one, so that the expected result is ``x``.
+    The NVFP4 recipe rounds gradients this way (Transformer Engine's ``NVFP4BlockScaling``)."""
+    x = x.to(torch.float32)
+    if bool((x.abs() > max_finite(FP4)).any()):
+        raise ValueError(f"values beyond E2M1's largest value {max_finite(FP4)} cannot be rounded onto its grid")
+    grid = fp4_values()
+    hi_i = torch.searchsorted(grid, x, right=False).clamp(max=grid.numel() - 1)
+    lo_i = torch.where(grid[hi_i] == x, hi_i, (hi_i - 1).clamp(min=0))
+    lo, hi = grid[lo_i], grid[hi_i]
+    p_up = torch.where(hi > lo, (x - lo) / (hi - lo), torch.zeros_like(x))
+    return torch.where(torch.rand(x.shape, generator=generator) < p_up, hi, lo)
+
+
+def rounding_bias_study(value: float = 2.4, draws: int = 4096, seed: int = 0) -> pd.DataFrame:
+    """The same value rounded ``draws`` times onto the FP4 grid, to nearest and stochastically: the mean
+    result, its error and the standard error of the mean. Round-to-nearest repeats one error every time (a
+    bias that a sum of many small gradients accumulates); stochastic rounding's mean converges on the value."""
+    x = torch.full((draws,), float(value))
+    rows = []
+    for name, y in (("to nearest", cast(x, FP4)),
+                    ("stochastic", stochastic_round_fp4(x, torch.Generator().manual_seed(seed)))):
+        y = y.double()
+        rows.append({"rounding": name, "value": float(value), "mean of the rounded values": float(y.mean()),
+                     "mean error": float(y.mean() - value),
+                     "standard error of the mean": float(y.std() / math.sqrt(draws))})
+    return pd.DataFrame(rows)
 
 
 def gaussian_blocks(rows: int = 64, cols: int = 512, seed: int = 0) -> torch.Tensor:

@@ -164,17 +164,19 @@ def mx_scale_exponent(amax: torch.Tensor, fmt: str, mode: str = "floor") -> torc
     return (e - emax_elem(f)).clamp(-E8M0_BIAS, E8M0_BIAS + 1)
 
 
-def mx_quantize(x: torch.Tensor, fmt: str = "FP8 E4M3FN", block_size: int = 32, mode: str = "floor") -> MXQuantized:
+def mx_quantize(x: torch.Tensor, fmt: str = "FP8 E4M3FN", block_size: int = 32, mode: str = "floor", *,
+                any_block_size: bool = False) -> MXQuantized:
     """MX block quantization along the last dimension (OCP MX v1.0, section 6.3).
 
     Each block of ``block_size`` consecutive elements shares ``X = 2^e`` with ``e`` from
     :func:`mx_scale_exponent` (``mode``: "floor", the specification's rule and torchao's default;
     "ceil", "even" or "rceil"); the unbiased exponent is clamped to E8M0's range [-127, 127]
-    (+128 encodes NaN for a NaN block). Elements are ``cast(x / X)``, saturating.
+    (+128 encodes NaN for a NaN block). Elements are ``cast(x / X)``, saturating. ``any_block_size``
+    allows blocks other than the specification's 32 (not MX then: an ablation's power-of-two scales).
     """
     x = _check_2d(x)
     f = element_format(fmt).name
-    if block_size not in MX_BLOCK_SIZES:
+    if not any_block_size and block_size not in MX_BLOCK_SIZES:
         raise ValueError(f"unsupported MX block size {block_size!r}; valid: {list(MX_BLOCK_SIZES)} "
                          "(OCP MX v1.0 defines k = 32)")
     if mode not in MX_MODES:
@@ -365,9 +367,9 @@ def outlier_sensitivity(x: torch.Tensor, fmt: str = "FP8 E4M3FN", factors=(1.0, 
 def outlier_channels(x: torch.Tensor, channels: int = 4, factor: float = 100.0, *, seed: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
     """A copy of 2-D activation ``x`` (tokens x channels) with ``channels`` feature columns scaled by ``factor``.
 
-    Large language models' activations carry a few channels one to two orders of magnitude larger
-    than the rest, in every token (Dettmers et al., LLM.int8(), 2022; Fishman et al. 2025 trace FP8
-    instabilities to such outliers). Returns the tensor and the mask of the elements *outside* the
+    Large language models' activations carry a few channels much larger than the rest, across most
+    tokens (Dettmers et al., LLM.int8(), 2022: magnitude 6 and more, in about 75% of sequence
+    positions at 6.7B parameters; Fishman et al. 2025 trace FP8 instabilities to such outliers). Returns the tensor and the mask of the elements *outside* the
     outlier channels.
     """
     y = _check_2d(x).clone()
@@ -379,6 +381,23 @@ def outlier_channels(x: torch.Tensor, channels: int = 4, factor: float = 100.0, 
     mask = torch.ones_like(y, dtype=torch.bool)
     mask[:, cols] = False
     return y, mask
+
+
+def tiled_columns(x: torch.Tensor, width: int) -> torch.Tensor:
+    """``x`` (2-D) repeated along its columns and cut to ``width`` columns: a wider tensor with the same
+    statistics, so that each row holds enough MX blocks for a channel outlier to miss most of them."""
+    x = _check_2d(x)
+    if x.dim() != 2 or not isinstance(width, int) or width < 1:
+        raise ValueError(f"need a 2-D tensor and a positive int width, got shape {tuple(x.shape)}, width {width!r}")
+    return x.repeat(1, math.ceil(width / x.shape[1]))[:, :width].contiguous()
+
+
+def outlier_channel_blocks(x: torch.Tensor, channels: int = 4, block: int = 32) -> int:
+    """How many of a row's MX blocks hold one of the outlier channels that :func:`outlier_channels` plants."""
+    _, mask = outlier_channels(x, channels)
+    if mask.shape[1] % block:
+        raise ValueError(f"the tensor's {mask.shape[1]} columns are not a multiple of the block size {block}")
+    return int((~mask[0]).reshape(-1, block).any(-1).sum())
 
 
 def outlier_channel_table(x: torch.Tensor, fmts=FP8_FORMATS, channels: int = 4,
@@ -526,8 +545,8 @@ def plot_sqnr(table: pd.DataFrame):
         ax.set_xlabel("median SQNR (dB)")
         ax.invert_yaxis()
     handles, labels = axes[0].get_legend_handles_labels()
-    fig.legend(handles, labels, fontsize=8, loc="lower center", ncol=2, frameon=False)
-    fig.tight_layout(rect=(0, 0.06, 1, 1))
+    fig.legend(handles, labels, fontsize=8, loc="upper center", ncol=2, frameon=False)
+    fig.tight_layout(rect=(0, 0, 1, 0.93))  # the legend above the panels, clear of the x-axis labels
     return fig
 
 
@@ -539,3 +558,47 @@ def sqnr_prediction_db(fmt: str) -> float:
     (24.1 dB for E4M3, 18.1 dB for E5M2). Subnormals and saturation can break the bound.
     """
     return 20 * math.log10(2 ** (get_format(fmt).mantissa_bits + 1))
+
+
+def rounding_noise_sqnr_db(x: torch.Tensor, fmt: str = "FP8 E4M3FN") -> float:
+    """SQNR that round-to-nearest into ``fmt`` should give ``x`` under per-tensor scaling (amax -> largest value).
+
+    The rounding-noise model: each non-zero element's error is uniform over ± half the spacing of
+    ``fmt`` at that element (the spacing of its binade, or the subnormal spacing below the normal
+    range), so its expected square is spacing² / 12. Unlike :func:`sqnr_prediction_db`, a bound, this
+    predicts the typical value; a truncating cast (error uniform over a whole spacing, four times the
+    power) measures about 6 dB below it.
+    """
+    f = get_format(fmt)
+    y = _check_2d(x).double().flatten()
+    y = y[y != 0]
+    if y.numel() == 0:
+        raise ValueError("x has no non-zero element")
+    y = y * (max_finite(fmt) / y.abs().max())
+    emin = 1 - f.bias
+    spacing = torch.exp2(torch.clamp(torch.floor(torch.log2(y.abs())), min=emin) - f.mantissa_bits)
+    return float(10 * torch.log10((y ** 2).sum() / (spacing ** 2 / 12).sum()))
+
+
+DOUBLE_QUANTIZATION_DB = 10 * math.log10(2)  # a second, independent rounding of the same size doubles the noise
+
+
+def double_quantization_table(tensors: dict[str, torch.Tensor], fmts=FP8_FORMATS) -> pd.DataFrame:
+    """Columnwise scaling of each 2-D tensor (one scale per column: what ``grad_weight = input^T @ grad_output``
+    needs of both operands), quantized from high precision, against quantizing it rowwise first (what the
+    forward GEMM used), reading it back and requantizing columnwise: the *double quantization* that Transformer
+    Engine and torchao avoid. SQNR against the high-precision tensor, and the drop, per tensor and format."""
+    rows = []
+    for name, x in tensors.items():
+        x = _check_2d(x)
+        if x.dim() != 2:
+            continue
+        xt = x.t().contiguous()  # columns of x as rows: quantize_rowwise then scales per column of x
+        for fmt in fmts:
+            direct = error_metrics(xt, quantize_rowwise(xt, fmt))["SQNR (dB)"]
+            again = quantize_rowwise(quantize_rowwise(x, fmt).dequantized.t().contiguous(), fmt)
+            twice = error_metrics(xt, again)["SQNR (dB)"]
+            rows.append({"tensor": name, "kind": name.split(":")[0], "format": fmt,
+                         "columnwise from high precision (dB)": direct, "rowwise, then columnwise (dB)": twice,
+                         "drop (dB)": direct - twice})
+    return pd.DataFrame(rows)

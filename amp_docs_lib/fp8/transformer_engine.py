@@ -40,7 +40,8 @@ RECIPES = [
     {"recipe": "NVFP4BlockScaling", "scaling": "two-level: blocks of 16 plus one FP32 per-tensor scale",
      "element format(s)": "Format.E2M1 elements (fp4_format), E4M3 block scales (fp8_format)",
      "scale": "E4M3 per 16 elements + FP32 per tensor",
-     "key defaults": "16x16 2-D blocks for weights, random Hadamard transform on inputs and gradients, "
+     "key defaults": "16x16 2-D blocks for weights, random Hadamard transform on the weight-gradient GEMM's inputs only "
+                     "('RHT is currently only applied to column-wise usage'), "
                      "stochastic rounding of gradients",
      "TE support check": "sm100+"},
 ]

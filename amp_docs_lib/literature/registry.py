@@ -38,6 +38,7 @@ class LiteratureClaim:
     false_params: dict | None = None  # a deliberately false variant of the claim
     hardware_dependent: bool = False
     note: str = ""
+    kind: str = "experiment"  # or "definition": the installed code or the arithmetic against what the source states
 
     @property
     def text(self) -> str:
@@ -81,17 +82,20 @@ CLAIMS: tuple[LiteratureClaim, ...] = (
         "subnormal, 2^-24.",
         "micikevicius2018mixed", "§3.2 (loss scaling)",
         "chapters/gradscaler.md#why-fp16-needs-loss-scaling", V.fp16_flush_threshold,
-        params={"log2_threshold": -25}, false_params={"log2_threshold": -24},
+        params={"log2_threshold": -25}, false_params={"log2_threshold": -24}, kind="definition",
         note="the paper's shorthand, 'values smaller than 2^-24 become zero', is the false variant: torch's "
              "round-to-nearest cast keeps values between 2^-25 and 2^-24 as 2^-24"),
     LiteratureClaim(
         "mpt-loss-scaling",
         "Scaling the loss by {scale:g} shifts gradient values into FP16's representable range, preserving values "
-        "that would otherwise become zero.",
-        "micikevicius2018mixed", "§3.2 (loss scaling)",
+        "that would otherwise become zero without overflowing any.",
+        "micikevicius2018mixed", "§3.2 (loss scaling; its SSD example scales by 8)",
         "chapters/gradscaler.md#why-fp16-needs-loss-scaling", V.loss_scaling_recovers,
-        params={"scale": 2.0**16}, false_params={"scale": 1.0},
-        note="the paper's histogram was recorded in FP32 training; this test uses synthetic gradients"),
+        params={"scale": 8.0}, false_params={"scale": 2.0**40},
+        note="the paper's histogram was recorded in FP32 training; this test uses synthetic gradients from 1e-12 to "
+             "1e-2 and counts both what is flushed to zero and what overflows to inf (the false variant, 2^40, "
+             "leaves nothing at zero but overflows half of them); 65536 is torch.amp.GradScaler's initial scale, "
+             "not the paper's"),
     LiteratureClaim(
         "mpt-fp32-accumulation",
         "Reductions of FP16 values should accumulate in {accumulator} (then be stored in FP16) to keep accuracy.",
@@ -106,13 +110,13 @@ CLAIMS: tuple[LiteratureClaim, ...] = (
         "pytorch_amp_docs", "torch.amp.GradScaler",
         "chapters/gradscaler.md#torchs-defaults-read-from-the-installed-code", V.gradscaler_defaults,
         params={"init_scale": 2.0**16, "growth_factor": 2.0, "backoff_factor": 0.5, "growth_interval": 2000},
-        false_params={"growth_interval": 1000}),
+        false_params={"growth_interval": 1000}, kind="definition"),
     LiteratureClaim(
         "pytorch-autocast-default-dtype",
         "autocast's default lower-precision dtype is {cuda} on CUDA and {cpu} on CPU.",
         "pytorch_amp_docs", "torch.autocast (device_type, dtype)",
         "chapters/autocast.md#the-default-dtype-depends-on-the-device", V.autocast_default_dtypes,
-        params={"cuda": "float16", "cpu": "bfloat16"}, false_params={"cpu": "float16"}),
+        params={"cuda": "float16", "cpu": "bfloat16"}, false_params={"cpu": "float16"}, kind="definition"),
     LiteratureClaim(
         "pytorch-cpu-op-lists",
         "Under CPU autocast, {lower_op} is on the list of ops that run in the lower precision, while {unlisted_op} is "
@@ -120,20 +124,20 @@ CLAIMS: tuple[LiteratureClaim, ...] = (
         "pytorch_amp_docs", "Autocast Op Reference, CPU lists",
         "chapters/autocast.md#agreement-with-the-documented-lists", V.cpu_op_lists,
         params={"lower_op": "mm", "unlisted_op": "layer_norm"},
-        false_params={"lower_op": "layer_norm", "unlisted_op": "mm"}),
+        false_params={"lower_op": "layer_norm", "unlisted_op": "mm"}, kind="definition"),
     LiteratureClaim(
         "bf16-range",
         "{fmt} represents the same range of values as FP32.",
         "kalamkar2019bfloat16", "Abstract",
         "chapters/formats.md#the-format-table", V.range_of_fp32,
-        params={"fmt": "BF16"}, false_params={"fmt": "FP16"},
+        params={"fmt": "BF16"}, false_params={"fmt": "FP16"}, kind="definition",
         note="tested as: FP32 values spread over FP32's whole normal range stay finite and non-zero when cast"),
     LiteratureClaim(
         "bf16-conversion",
         "Conversion between FP32 and BF16 is simple.",
         "kalamkar2019bfloat16", "Abstract",
         "chapters/formats.md#decoding-values-into-their-fields", V.bf16_conversion,
-        params={"rounding": "nearest_even"}, false_params={"rounding": "truncate"},
+        params={"rounding": "nearest_even"}, false_params={"rounding": "truncate"}, kind="definition",
         note="tested as: torch's FP32 -> BF16 cast is the upper 16 bits of the FP32 pattern, rounded to nearest "
              "even (the false variant: truncated)"),
     LiteratureClaim(
@@ -142,14 +146,14 @@ CLAIMS: tuple[LiteratureClaim, ...] = (
         "convergence, unlike FP16.",
         "kalamkar2019bfloat16", "Abstract",
         "chapters/gradscaler.md#why-fp16-needs-loss-scaling", V.no_scaling_needed,
-        params={"fmt": "BF16"}, false_params={"fmt": "FP16"},
+        params={"fmt": "BF16"}, false_params={"fmt": "FP16"}, kind="definition",
         note="tested on the range half of the claim: gradients that FP16 flushes survive in BF16"),
     LiteratureClaim(
         "fp8-maxima",
         "E4M3's largest finite value is {e4m3:g} and E5M2's is {e5m2:g}.",
         "micikevicius2022fp8", "§3, Table 1",
         "chapters/fp8.md#what-the-formats-can-represent", V.fp8_maxima,
-        params={"e4m3": 448.0, "e5m2": 57344.0}, false_params={"e4m3": 480.0},
+        params={"e4m3": 448.0, "e5m2": 57344.0}, false_params={"e4m3": 480.0}, kind="definition",
         note="decoded from all 256 codes of torch's FP8 dtypes; 480 (the false variant) is E4M3's maximum "
              "with IEEE-style special values"),
     LiteratureClaim(
@@ -158,29 +162,31 @@ CLAIMS: tuple[LiteratureClaim, ...] = (
         "and has a single NaN mantissa pattern ({e4m3_nan} NaN codes, one per sign).",
         "micikevicius2022fp8", "Abstract; §3",
         "chapters/fp8.md#what-the-formats-can-represent", V.fp8_specials,
-        params={"e4m3_inf": 0, "e4m3_nan": 2, "e5m2_inf": 2}, false_params={"e4m3_inf": 2}),
+        params={"e4m3_inf": 0, "e4m3_nan": 2, "e5m2_inf": 2}, false_params={"e4m3_inf": 2}, kind="definition"),
     LiteratureClaim(
         "fp8-e4m3-forward",
-        "{forward} is the better choice for weights and activations and {backward}, with its wider range, "
-        "for gradients.",
+        "{forward}, with one more mantissa bit, rounds activations and gradients more finely, and {backward}, with "
+        "its wider range, flushes fewer small gradient elements to zero: the trade behind recommending {forward} for "
+        "weights and activations and {backward} for gradients.",
         "micikevicius2022fp8", "§3",
         "chapters/fp8.md#real-tensors-why-e4m3-forward-and-e5m2-backward", V.e4m3_forward_e5m2_backward,
-        params={"forward": E4, "backward": E5}, false_params={"forward": E5, "backward": E4},
-        note="tested with per-tensor scaling: rounding error on activation-like data, and the fraction of gradients "
-             "spread over 10 decades flushed to zero; the FP8 chapter shows that E4M3 still wins on the median "
-             "SQNR of gradients, which is why several recipes use E4M3 everywhere"),
+        params={"forward": E4, "backward": E5}, false_params={"forward": E5, "backward": E4}, kind="definition",
+        note="tested on the FP8 chapter's captured GPT tensors, scaled per tensor; after such scaling both orderings "
+             "follow from the formats, and the data sets their size. Which choice trains better is not tested "
+             "here: E4M3 has the higher SQNR on gradients too, and torchao's rowwise recipes and DeepSeek-V3 use "
+             "E4M3 for gradients"),
     LiteratureClaim(
         "fp8-training-quality",
         "FP8 training matches 16-bit result quality, with hyper-parameters unchanged, in models up to 175B parameters.",
         "micikevicius2022fp8", "Abstract",
-        "chapters/fp8.md#what-a-30-step-run-cannot-show", V.fp8_training_at_scale, hardware_dependent=True),
+        "chapters/fp8.md#what-a-short-run-cannot-show", V.fp8_training_at_scale, hardware_dependent=True),
     LiteratureClaim(
         "mx-block",
         "An MX block is {block} consecutive elements sharing one power-of-two scale, "
         "X = 2^(floor(log2(amax)) - emax) (the {rule} rule).",
         "ocp2023mx", "MX format definition (k = 32, scale type E8M0)",
         "chapters/fp8.md#mx-block-scaling-bit-for-bit-against-torchao", V.mx_block,
-        params={"block": 32, "rule": "floor"}, false_params={"block": 16},
+        params={"block": 32, "rule": "floor"}, false_params={"block": 16}, kind="definition",
         note="tested as: torchao's MX quantizer (its FLOOR mode) produces exactly the scales the rule predicts "
              "from each block's amax"),
     LiteratureClaim(
@@ -191,13 +197,20 @@ CLAIMS: tuple[LiteratureClaim, ...] = (
         "chapters/fp8.md#mx-scale-rules-floor-ceil-even-rceil", V.mx_sub8bit_training,
         hardware_dependent=True),
     LiteratureClaim(
+        "mxfp8-scale-rounding",
+        "Computing MXFP8 scales with the OCP specification's rounding can make LLM pre-training diverge; rounding "
+        "the scale up (toward infinity), with E4M3 for all tensors, matches BF16 up to 8B parameters on 15T tokens.",
+        "mishra2025mxfp8", "Abstract",
+        "chapters/fp8.md#mx-scale-rules-floor-ceil-even-rceil", V.mxfp8_pretraining_at_scale,
+        hardware_dependent=True),
+    LiteratureClaim(
         "mx-concrete-formats",
         "MX's floating-point element formats are E4M3, E5M2, E2M3, E3M2 and E2M1, with largest values {e4m3:g}, "
         "{e5m2:g}, {e2m3:g}, {e3m2:g} and {e2m1:g}.",
         "ocp2023mx", "Concrete MX-compliant formats",
         "chapters/fp8.md#mx-block-scaling-bit-for-bit-against-torchao", V.mx_element_maxima,
         params={"e4m3": 448.0, "e5m2": 57344.0, "e2m3": 7.5, "e3m2": 28.0, "e2m1": 6.0},
-        false_params={"e2m3": 8.0},
+        false_params={"e2m3": 8.0}, kind="definition",
         note="tested as: the largest element torchao's MX quantizer stores for a saturating block; the "
              "specification also defines MXINT8, which torchao 0.18 does not implement"),
     LiteratureClaim(
@@ -206,14 +219,14 @@ CLAIMS: tuple[LiteratureClaim, ...] = (
         "weights and gradients, 12 for the FP32 master copy, momentum and variance.",
         "rajbhandari2020zero", "§3.1",
         "chapters/distributed.md#memory-and-communication-for-n-parameters-on-k-devices", V.mixed_adam_bytes,
-        params={"bytes_per_parameter": 16}, false_params={"bytes_per_parameter": 12}),
+        params={"bytes_per_parameter": 16}, false_params={"bytes_per_parameter": 12}, kind="definition"),
     LiteratureClaim(
         "zero-7.5b",
         "A 7.5B-parameter model on 64 devices needs {ddp:g} GB per device under data parallelism, and {zero1:g}, "
         "{zero2:g} and {zero3:g} GB with ZeRO's stages 1, 2 and 3.",
         "rajbhandari2020zero", "Figure 1",
         "chapters/distributed.md#memory-and-communication-for-n-parameters-on-k-devices", V.zero_7_5b,
-        params={"ddp": 120.0, "zero1": 31.4, "zero2": 16.6, "zero3": 1.9}, false_params={"zero1": 60.0}),
+        params={"ddp": 120.0, "zero1": 31.4, "zero2": 16.6, "zero3": 1.9}, false_params={"zero1": 60.0}, kind="definition"),
     LiteratureClaim(
         "fsdp-scaling",
         "FSDP achieves performance comparable to DDP while supporting significantly larger models, with "
@@ -231,7 +244,7 @@ CLAIMS: tuple[LiteratureClaim, ...] = (
         "FP8 training instabilities appear only in long runs (up to 2 trillion tokens), caused by SwiGLU "
         "amplifying outliers.",
         "fishman2025scaling", "Abstract",
-        "chapters/fp8.md#what-a-30-step-run-cannot-show", V.fishman_long_runs, hardware_dependent=True),
+        "chapters/fp8.md#what-a-short-run-cannot-show", V.fishman_long_runs, hardware_dependent=True),
     LiteratureClaim(
         "nvidia-fp16-multiples-of-8",
         "For FP16 Tensor Core GEMMs, all three dimensions (M, N, K) should be multiples of 8.",
@@ -245,7 +258,9 @@ CLAIMS: tuple[LiteratureClaim, ...] = (
         "{bound:,.0f}, FP16's largest value.",
         "nvidia_mpt_guide", "Choosing a scaling factor: constant loss scaling",
         "chapters/gradscaler.md#why-fp16-needs-loss-scaling", V.constant_scale_bound,
-        params={"bound": 65504.0}, false_params={"bound": 4 * 65504.0}),
+        params={"bound": 65504.0}, false_params={"bound": 1.25 * 65504.0}, kind="definition",
+        note="tested as: with S set so that max|g|·S is 1% below the bound no gradient overflows and 1% above it "
+             "some do, so the bound is resolved to 1% (FP16 rounds values below 65,520 to 65,504)"),
     LiteratureClaim(
         "nvidia-dynamic-scaling",
         "Dynamic loss scaling: multiply the scale by {backoff_factor:g} (and skip the update) on an overflow, by "
@@ -254,15 +269,16 @@ CLAIMS: tuple[LiteratureClaim, ...] = (
         "nvidia_mpt_guide", "Choosing a scaling factor: dynamic loss scaling",
         "chapters/gradscaler.md#torchs-defaults-read-from-the-installed-code", V.dynamic_scaling_example,
         params={"growth_interval": 2000, "growth_factor": 2.0, "backoff_factor": 0.5},
-        false_params={"backoff_factor": 0.25}),
+        false_params={"backoff_factor": 0.25}, kind="definition"),
     LiteratureClaim(
         "deepseek-fine-grained",
-        "Scaling per 1x128 activation tile and per 128x128 weight block (E4M3 for all tensors) confines an outlier's "
-        "effect to its own group, where per-tensor scaling degrades the whole tensor.",
+        "Scaling per 1x128 activation tile (E4M3 for all tensors) confines an outlier's effect to at most the "
+        "{group_elements} elements of its own tile, where per-tensor scaling degrades the whole tensor.",
         "deepseek2024v3", "§3.3.2 (fine-grained quantization), Figure 7(a)",
         "chapters/fp8.md#deepseek-v3s-recipe-tiles-blocks-and-promoted-accumulation", V.tiles_contain_outliers,
-        params={"tiles": ((1, 128), (128, 128))}, false_params={"tiles": ((128, 512),)},
-        note="the false variant is one 'tile' the size of the whole tensor, i.e. per-tensor scaling"),
+        params={"group_elements": 128}, false_params={"group_elements": 32},
+        note="tested as: the other elements whose quantized value changes when outliers are planted, per outlier; "
+             "the false variant states the extent of an MX block (32)"),
     LiteratureClaim(
         "deepseek-accumulator",
         "FP8 GEMM accumulation on H800 tensor cores retains only about 14 bits, far fewer than FP32.",
@@ -270,12 +286,14 @@ CLAIMS: tuple[LiteratureClaim, ...] = (
         "chapters/fp8.md#accumulation-knobs", V.deepseek_h800_accumulator, hardware_dependent=True),
     LiteratureClaim(
         "deepseek-promotion",
-        "Copying partial sums to FP32 registers on the CUDA cores every N_C = {promote_every} elements of K improves "
-        "the precision of a limited-precision accumulator.",
+        "Copying partial sums to FP32 registers on the CUDA cores every N_C = {promote_every} elements of K divides "
+        "the error of a limited-precision, round-to-nearest accumulator by about (K/N_C)^{exponent:g}.",
         "deepseek2024v3", "§3.3.2 (increasing accumulation precision), Figure 7(b)",
         "chapters/fp8.md#deepseek-v3s-recipe-tiles-blocks-and-promoted-accumulation", V.promotion_helps,
-        params={"promote_every": 128}, false_params={"promote_every": 4096},
-        note="tested with an emulated 14-bit accumulator on the CPU, K = 4096 (the false variant promotes once, at the end)"),
+        params={"promote_every": 128, "exponent": 0.5}, false_params={"exponent": 1.0},
+        note="the report states the improvement; the size, sqrt(K/N_C) for a random walk of rounding errors, is this "
+             "site's prediction (the FP8 chapter's). Tested with an emulated 14-bit accumulator on the CPU, K = 4096, "
+             "1024 outputs, within a factor of 1.5; the false variant predicts a linear gain, as truncation gives"),
     LiteratureClaim(
         "nvfp4-vs-mxfp4",
         "{better} (16-element blocks, E4M3 block scales, an FP32 tensor scale) represents values more accurately "
@@ -341,13 +359,29 @@ def reading_map(claims=CLAIMS) -> pd.DataFrame:
         rows.append({
             "claim": c.text,
             "source": f"[{c.source}] {c.location}",
+            "checks": KINDS[c.kind],
             "tested in": f"{name} › {heading_text(c.test)}",
             "verdict": v.status,
             "measured here": v.measured if v.measured != "n/a" else None,
+            "false variant": false_variant_text(c) if v.status != NOT_TESTABLE else None,
             "why not testable": v.reason or None,
             "note": c.note or None,
         })
     return table_from_rows(rows)
+
+
+KINDS = {"experiment": "an experiment: a measurement of what the claim predicts",
+         "definition": "a definition check: the installed code, or the arithmetic, agrees with what the source states"}
+
+
+def false_variant_text(c: LiteratureClaim) -> str | None:
+    """The deliberately false variant of ``c`` and this build's verdict on it, as a card shows it."""
+    if c.false_params is None:
+        return None
+    f = c.false_verdict()
+    changed = ", ".join(f"{k} = {v:g}" if isinstance(v, float) else f"{k} = {v}" for k, v in c.false_params.items())
+    said = c.false_text if c.false_text != c.text else f"the same test with {changed}"
+    return f"{said} → {f.status} ({f.measured})"
 
 
 def tests_html(claims=CLAIMS) -> str:
