@@ -127,7 +127,7 @@ VIEWPORTS = {"desktop": (1400, 900), "mobile": (390, 844)}
 MAX_DOWNSCALE = 2.2  # natural / displayed image width: more and the figure's text is too small to read
 
 # What a reader sees, checked in the page: each entry names the element it faults.
-READER_FAULTS = """() => {
+READER_FAULTS = """(mobile) => {
     const faults = [];
     const name = (el) => {
         const fig = el.closest('figure');
@@ -151,13 +151,21 @@ READER_FAULTS = """() => {
         if (contained) {
             const b = box.getBoundingClientRect();
             if (b.right > content.right + 1 || b.left < content.left - 1) faults.push(`scroll container of table ${name(t)} is ${Math.round(b.width)} px wide, wider than the ${Math.round(column.width)} px column`);
+            // A table that still scrolls says so (a fade and a line under it, assets/js/reader.js).
+            if (box.scrollWidth > box.clientWidth + 1 && !(box.classList.contains('amp-overflowing')
+                    && box.nextElementSibling && box.nextElementSibling.classList.contains('amp-scroll-hint')))
+                faults.push(`table ${name(t)} scrolls sideways with no cue that it does`);
         } else if (w > column.width + 1) {
             faults.push(`table ${name(t)} is ${Math.round(w)} px wide in a ${Math.round(column.width)} px column, outside a scroll container`);
         }
     }
     for (const i of article.querySelectorAll('img')) {
         if (!visible(i) || !i.complete || !i.naturalWidth) continue;
-        const ratio = i.naturalWidth / i.getBoundingClientRect().width;
+        const shown = i.getBoundingClientRect();
+        const ratio = i.naturalWidth / shown.width;
+        if (shown.right > column.right + 1) faults.push(`image ${name(i)} is cut: ${Math.round(shown.width)} px wide in a ${Math.round(column.width)} px column`);
+        // On a phone a figure fits the column and opens full-size in the lightbox on a tap.
+        if (mobile && i.closest('a.amp-lightbox')) continue;
         if (ratio > MAX_DOWNSCALE + 1e-6) faults.push(`image ${name(i)} is shown at ${Math.round(i.getBoundingClientRect().width)} px, 1/${ratio.toFixed(2)} of its ${i.naturalWidth} px`);
     }
     for (const c of article.querySelectorAll('pre > code')) {
@@ -165,6 +173,7 @@ READER_FAULTS = """() => {
         if (n !== 1) faults.push(`code block starting ${JSON.stringify(c.textContent.trim().slice(0, 40))} has ${n} copy buttons`);
     }
     if (document.querySelector('clipboard-copy, .zeroclipboard-container')) faults.push('a second (notebook) copy button is on the page');
+    for (const tag of article.querySelectorAll('.celltoolbar, .cell-tag')) if (visible(tag)) faults.push(`a cell tag is printed: ${JSON.stringify(tag.textContent.trim())}`);
     const stamps = {};
     for (const s of article.querySelectorAll('.amp-stamp--measured')) stamps[s.textContent.trim()] = (stamps[s.textContent.trim()] || 0) + 1;
     for (const [text, n] of Object.entries(stamps)) if (n > 1) faults.push(`the stamp ${JSON.stringify(text.slice(0, 80))} is repeated ${n} times (it belongs in the page's provenance card)`);
@@ -199,7 +208,8 @@ def lightbox_slides(page) -> int | None:
 
 
 def reader_faults(page, label: str) -> list[str]:
-    found = [f"{label}: {f}" for f in page.evaluate(READER_FAULTS)]
+    mobile = page.viewport_size["width"] < 600
+    found = [f"{label}: {f}" for f in page.evaluate(READER_FAULTS, mobile)]
     w = page.evaluate(SCROLL_WIDTH)
     if w["page"] > w["view"]:
         found.append(f"{label}: the page scrolls sideways ({w['page']} px wide in a {w['view']} px window)")
