@@ -61,7 +61,8 @@ PROFILES_MARKER = "<!-- amp-docs:profiles -->"
 
 
 def profiles_html() -> str:
-    """Every problem size of every profile, side by side (from ``amp_docs_lib.core.profiles``)."""
+    """Every problem size of every profile, side by side (from ``amp_docs_lib.core.profiles``), folded:
+    70 rows of internal size names are reference, not the page's lesson."""
     from amp_docs_lib.core.profiles import PROFILES
     from amp_docs_lib.page.tables import show_table
     from amp_docs_lib.core.tables import table_from_rows
@@ -69,7 +70,7 @@ def profiles_html() -> str:
     names = sorted({k for p in PROFILES.values() for k in p.sizes})
     rows = [{"size": k, **{n: p.sizes.get(k) for n, p in PROFILES.items()}} for k in names]
     return show_table(table_from_rows(rows), "Problem sizes per profile",
-                      source="amp_docs_lib/core/profiles.py of this build", collapsed=False)._repr_html_()
+                      source="amp_docs_lib/core/profiles.py of this build", collapsed=True)._repr_html_()
 
 
 # It starts with a literal (no \b, no lookbehind) so that re searches megabyte pages fast.
