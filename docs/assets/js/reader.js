@@ -38,7 +38,16 @@
       hint.remove();
     }
   }
-  function markAll() { document.querySelectorAll(".amp-table-scroll, .amp-fx-scroll").forEach(mark); }
+  // A table filled by a script (the format explorer) is measured again when its content changes.
+  function markAll() {
+    document.querySelectorAll(".amp-table-scroll, .amp-fx-scroll").forEach((box) => {
+      if (!box.dataset.ampObserved) {
+        box.dataset.ampObserved = "1";
+        new MutationObserver(() => mark(box)).observe(box, { childList: true, subtree: true, characterData: true });
+      }
+      mark(box);
+    });
+  }
   document.addEventListener("scroll", (e) => {
     const box = e.target;
     if (box instanceof Element && box.matches(".amp-table-scroll, .amp-fx-scroll")) mark(box);
@@ -46,5 +55,8 @@
   window.addEventListener("resize", markAll);
   // Folds open later: their tables are measured when shown.
   document.addEventListener("toggle", markAll, true);
+  // Scripts that build their own tables (the format explorer) run on DOMContentLoaded.
+  document.addEventListener("DOMContentLoaded", markAll);
+  window.addEventListener("load", markAll);
   markAll();
 })();
