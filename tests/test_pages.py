@@ -312,6 +312,7 @@ def test_adjacent_claims_form_one_list_and_prose_separates_lists():
     out = pages.reader_layout(page)
     assert out.count('class="amp-claims"') == 1
     group = out[out.index('class="amp-claims"'):out.index("Some prose")]
+    assert "amp-claims--machine" not in out, "checked claims are not hardware facts" 
     assert all(w in group for w in ("first", "second", "third")) and "fourth" not in group
     assert group.count("checked in this build") == 0 and out.count("Checked in this build") == 1
     assert out.count("checked in this build") == 1, "the lone claim keeps its own verdict"

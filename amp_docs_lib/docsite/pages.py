@@ -545,7 +545,8 @@ def group_claims(soup) -> None:
             continue
         verdicts = [v.get_text(strip=True) if (v := c.find("span", class_="amp-claim-verdict")) else "" for c in run]
         common = max(set(verdicts), key=verdicts.count)
-        group = soup.new_tag("div", attrs={"class": "amp-claims"})
+        machine = all("amp-claim--machine" in c.get("class", []) for c in run)  # facts, not checks
+        group = soup.new_tag("div", attrs={"class": "amp-claims amp-claims--machine" if machine else "amp-claims"})
         title = soup.new_tag("p", attrs={"class": "amp-claims__title"})
         title.string = common[:1].upper() + common[1:] if common else "Checked"
         run[0].insert_before(group)
