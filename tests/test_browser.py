@@ -460,3 +460,26 @@ def test_every_copy_button_copies_the_block_it_sits_on(site, served, browser):
     context.close()
     assert checked > 0, "no copy button found"
     assert not problems, json.dumps(problems, indent=1)[:6000]
+
+
+def test_search_indexes_prose_and_headings_not_table_cells(site):
+    """Finding 8: table cells were indexed run together ("formatbits (s e m)hex..."), 159 section
+    titles ended in the permalink's pilcrow, and dotted API names were one word."""
+    from bs4 import BeautifulSoup
+
+    index = json.loads((site / "search" / "search_index.json").read_text(encoding="utf-8"))
+    assert not [d["title"] for d in index["docs"] if "¶" in d["title"]]
+    text = "\n".join(d.get("text", "") for d in index["docs"])
+    runs = []
+    for page in sorted((site / "chapters").glob("*/index.html")):
+        soup = BeautifulSoup(page.read_text(encoding="utf-8"), "html.parser")
+        for row in soup.select("table.amp-table thead tr"):
+            run = "".join(th.get_text() for th in row.find_all("th"))
+            if len(row.find_all("th")) >= 3 and run not in "".join(p.get_text() for p in soup.select("p")):
+                runs.append((page.parent.name, run))
+    assert runs, "no table header found to check"
+    indexed = [r for r in runs if r[1] in text]
+    assert not indexed, f"{len(indexed)} of {len(runs)} table header rows are in the search index, e.g. {indexed[:3]}"
+    separator = re.compile(index["config"]["separator"])
+    assert "set_float32_matmul_precision" in separator.split("torch.set_float32_matmul_precision(x)")
+
