@@ -95,7 +95,8 @@ _MD_LINK = re.compile(r"\[([^\]]+)\]\(([^)\s]+)\)")
 
 def inline_markdown(text: str) -> str:
     """``text`` as HTML, with the two pieces of Markdown a sentence of prose carries rendered:
-    `code` spans and [links](formats.md#anchor) (the site turns .md links into page URLs).
+    code spans (backticks) and links to other pages in Markdown form (the site turns .md links into
+    page URLs).
     Everything else is escaped, so a measured value can never inject markup."""
     out = html.escape(text, quote=False)
     out = _CODE_SPAN.sub(lambda m: f"<code>{m.group(1)}</code>", out)
