@@ -40,7 +40,7 @@
   }
   // A table filled by a script (the format explorer) is measured again when its content changes.
   function markAll() {
-    document.querySelectorAll(".amp-table-scroll, .amp-fx-scroll").forEach((box) => {
+    document.querySelectorAll(".amp-table-scroll, .amp-fx-scroll, .md-typeset__scrollwrap").forEach((box) => {
       if (!box.dataset.ampObserved) {
         box.dataset.ampObserved = "1";
         new MutationObserver(() => mark(box)).observe(box, { childList: true, subtree: true, characterData: true });
@@ -50,7 +50,7 @@
   }
   document.addEventListener("scroll", (e) => {
     const box = e.target;
-    if (box instanceof Element && box.matches(".amp-table-scroll, .amp-fx-scroll")) mark(box);
+    if (box instanceof Element && box.matches(".amp-table-scroll, .amp-fx-scroll, .md-typeset__scrollwrap")) mark(box);
   }, true);
   window.addEventListener("resize", markAll);
   // Folds open later: their tables are measured when shown.
