@@ -168,6 +168,9 @@ READER_FAULTS = """(mobile) => {
         if (mobile && i.closest('a.amp-lightbox')) continue;
         if (ratio > MAX_DOWNSCALE + 1e-6) faults.push(`image ${name(i)} is shown at ${Math.round(i.getBoundingClientRect().width)} px, 1/${ratio.toFixed(2)} of its ${i.naturalWidth} px`);
     }
+    // Every highlighted block (notebook input, listing, diff, Markdown code) has its copy button.
+    for (const pre of article.querySelectorAll('.highlight-ipynb > pre, .highlight > pre'))
+        if (!pre.querySelector('button[data-md-type="copy"]')) faults.push(`code block starting ${JSON.stringify(pre.textContent.trim().slice(0, 40))} has no copy button`);
     for (const c of article.querySelectorAll('pre > code')) {
         const n = c.closest('pre').parentElement.querySelectorAll('button[data-md-type="copy"], .md-clipboard, clipboard-copy').length;
         if (n !== 1) faults.push(`code block starting ${JSON.stringify(c.textContent.trim().slice(0, 40))} has ${n} copy buttons`);
@@ -442,6 +445,8 @@ def test_every_copy_button_copies_the_block_it_sits_on(site, served, browser):
         found += [f"the copy button of the block starting {b['block']!r} copies {b['target']!r}"
                   for b in buttons if not b["same"]]
         checked += len(buttons)
+        if path.startswith("chapters/") and not buttons:
+            found.append("a chapter page without a single copy button")
         if path.startswith("chapters/"):
             blocks = page.locator(".md-content pre:has(button[data-md-type='copy'])")
             for i in range(blocks.count()):

@@ -276,6 +276,8 @@ def test_every_code_block_has_its_own_id_so_its_copy_button_copies_it():
     ids = re.findall(r'<pre[^>]*\bid="([^"]+)"', out)
     assert len(ids) == out.count("<pre") == 4 and len(set(ids)) == 4, ids
     assert not set(ids) & {"cell-13", "cell-14"}
+    # Material adds its copy button to pre > code only: every block keeps its <code>.
+    assert out.count("<code>") >= 4 and re.search(r'<pre id="[^"]+"><code>', out)
 
 
 def test_cell_tags_are_not_printed_and_skip_notes_are_one_line():

@@ -438,6 +438,7 @@ def reader_layout(content: str) -> str:
     if "<" not in content:
         return content
     soup = BeautifulSoup(content, "html.parser")
+    code_in_every_block(soup)
     unique_code_ids(soup)
     for toolbar in soup.select("div.celltoolbar"):  # mkdocs-jupyter prints each cell's tags
         toolbar.decompose()
@@ -445,6 +446,17 @@ def reader_layout(content: str) -> str:
     group_claims(soup)
     exclude_from_search(soup)
     return str(soup)
+
+
+def code_in_every_block(soup) -> None:
+    """Material adds its copy button to ``pre > code``; the code cells mkdocs-jupyter renders and
+    the listings Pygments writes are a bare ``<pre>``: their contents go into a ``<code>``."""
+    for pre in soup.select("div.highlight-ipynb > pre, div.highlight > pre"):
+        if pre.find("code", recursive=False) is None:
+            code = soup.new_tag("code")
+            for child in list(pre.contents):
+                code.append(child.extract())
+            pre.append(code)
 
 
 def unique_code_ids(soup) -> None:
