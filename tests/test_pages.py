@@ -333,3 +333,16 @@ def test_search_sees_prose_not_table_cells_output_or_pilcrows():
     assert soup.select_one("a.anchor-link").has_attr("data-search-exclude")
     assert soup.select_one("pre.amp-output").has_attr("data-search-exclude")
     assert not soup.select_one("figcaption").find_parent(attrs={"data-search-exclude": True}), "captions stay searchable"
+
+
+def test_long_listings_are_folded_under_their_name_and_patterns_are_not():
+    from amp_docs_lib.page.snippets import Code, show_pattern
+
+    long_ = Code("\n".join(f"x{i} = {i}" for i in range(pages.MAX_OPEN_LISTING_LINES + 1)), "python", "examples/long.py")
+    short = Code("x = 1\n", "python", "examples/short.py")
+    pattern = show_pattern("amp_patterns/fp32_loop.py", "amp_patterns/amp_loop.py")
+    page = "".join(_cell(f"cell-{i}", "show_source(x)", _output(c._repr_html_()))
+                   for i, c in enumerate((long_, short, pattern)))
+    out = pages.reader_layout(page)
+    assert out.count("amp-fold--listing") == 1
+    assert f"examples/long.py ({pages.MAX_OPEN_LISTING_LINES + 1} lines)</summary>" in out

@@ -443,6 +443,7 @@ def reader_layout(content: str) -> str:
     for toolbar in soup.select("div.celltoolbar"):  # mkdocs-jupyter prints each cell's tags
         toolbar.decompose()
     fold_plumbing(soup)
+    fold_long_listings(soup)
     group_claims(soup)
     exclude_from_search(soup)
     return str(soup)
@@ -522,6 +523,29 @@ def fold_plumbing(soup) -> None:
         summary = soup.new_tag("summary")
         summary.string = f"{FOLD_SUMMARY[kind]} ({lines} line{'s' if lines != 1 else ''})"
         wrapper.wrap(fold)
+        fold.insert(0, summary)
+
+
+# A listing longer than this many lines is folded under its file or object name (the way a table
+# longer than MAX_OPEN_ROWS is): a 100-line class before the first pattern buried the lesson.
+MAX_OPEN_LISTING_LINES = 40
+
+
+def fold_long_listings(soup) -> None:
+    """Fold each long ``show_source`` listing (not one inside a pattern's tabs, where the full
+    program is the tab's point) under a summary naming it and its length."""
+    for listing in soup.select("div.amp-code"):
+        if listing.find_parent(class_="amp-tabs") or listing.find_parent("details"):
+            continue
+        pre = listing.find("pre")
+        lines = len(pre.get_text().rstrip("\n").splitlines()) if pre is not None else 0
+        if lines <= MAX_OPEN_LISTING_LINES:
+            continue
+        title = listing.find(class_="filename")
+        fold = soup.new_tag("details", attrs={"class": "amp-details amp-fold amp-fold--listing"})
+        summary = soup.new_tag("summary")
+        summary.string = f"{title.get_text(strip=True) if title else 'Source'} ({lines} lines)"
+        listing.wrap(fold)
         fold.insert(0, summary)
 
 
