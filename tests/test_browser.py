@@ -440,6 +440,9 @@ def test_every_copy_button_copies_the_block_it_sits_on(site, served, browser):
     checked = 0
     for path in paths:
         page.goto(served + path, wait_until="networkidle")
+        # Material mounts its buttons after load: wait until every pre > code has one.
+        page.wait_for_function("""() => [...document.querySelectorAll('.md-content pre > code')]
+            .every(c => c.closest('pre').querySelector('button[data-md-type="copy"]'))""", timeout=30_000)
         found = [f"id {i!r} is used twice" for i in page.evaluate(DUPLICATE_IDS)]
         buttons = page.evaluate(COPY_TARGETS)
         found += [f"the copy button of the block starting {b['block']!r} copies {b['target']!r}"
