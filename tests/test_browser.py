@@ -127,7 +127,7 @@ VIEWPORTS = {"desktop": (1400, 900), "mobile": (390, 844)}
 MAX_DOWNSCALE = 2.2  # natural / displayed image width: more and the figure's text is too small to read
 
 # What a reader sees, checked in the page: each entry names the element it faults.
-READER_FAULTS = """() => {
+READER_FAULTS = """(mobile) => {
     const faults = [];
     const name = (el) => {
         const fig = el.closest('figure');
@@ -151,20 +151,32 @@ READER_FAULTS = """() => {
         if (contained) {
             const b = box.getBoundingClientRect();
             if (b.right > content.right + 1 || b.left < content.left - 1) faults.push(`scroll container of table ${name(t)} is ${Math.round(b.width)} px wide, wider than the ${Math.round(column.width)} px column`);
+            // A table that still scrolls says so (a fade and a line under it, assets/js/reader.js).
+            if (box.scrollWidth > box.clientWidth + 1 && !(box.classList.contains('amp-overflowing')
+                    && box.nextElementSibling && box.nextElementSibling.classList.contains('amp-scroll-hint')))
+                faults.push(`table ${name(t)} scrolls sideways with no cue that it does`);
         } else if (w > column.width + 1) {
             faults.push(`table ${name(t)} is ${Math.round(w)} px wide in a ${Math.round(column.width)} px column, outside a scroll container`);
         }
     }
     for (const i of article.querySelectorAll('img')) {
         if (!visible(i) || !i.complete || !i.naturalWidth) continue;
-        const ratio = i.naturalWidth / i.getBoundingClientRect().width;
+        const shown = i.getBoundingClientRect();
+        const ratio = i.naturalWidth / shown.width;
+        if (shown.right > column.right + 1) faults.push(`image ${name(i)} is cut: ${Math.round(shown.width)} px wide in a ${Math.round(column.width)} px column`);
+        // On a phone a figure fits the column and opens full-size in the lightbox on a tap.
+        if (mobile && i.closest('a.amp-lightbox')) continue;
         if (ratio > MAX_DOWNSCALE + 1e-6) faults.push(`image ${name(i)} is shown at ${Math.round(i.getBoundingClientRect().width)} px, 1/${ratio.toFixed(2)} of its ${i.naturalWidth} px`);
     }
+    // Every highlighted block (notebook input, listing, diff, Markdown code) has its copy button.
+    for (const pre of article.querySelectorAll('.highlight-ipynb > pre, .highlight > pre'))
+        if (!pre.querySelector('button[data-md-type="copy"]')) faults.push(`code block starting ${JSON.stringify(pre.textContent.trim().slice(0, 40))} has no copy button`);
     for (const c of article.querySelectorAll('pre > code')) {
         const n = c.closest('pre').parentElement.querySelectorAll('button[data-md-type="copy"], .md-clipboard, clipboard-copy').length;
         if (n !== 1) faults.push(`code block starting ${JSON.stringify(c.textContent.trim().slice(0, 40))} has ${n} copy buttons`);
     }
     if (document.querySelector('clipboard-copy, .zeroclipboard-container')) faults.push('a second (notebook) copy button is on the page');
+    for (const tag of article.querySelectorAll('.celltoolbar, .cell-tag')) if (visible(tag)) faults.push(`a cell tag is printed: ${JSON.stringify(tag.textContent.trim())}`);
     const stamps = {};
     for (const s of article.querySelectorAll('.amp-stamp--measured')) stamps[s.textContent.trim()] = (stamps[s.textContent.trim()] || 0) + 1;
     for (const [text, n] of Object.entries(stamps)) if (n > 1) faults.push(`the stamp ${JSON.stringify(text.slice(0, 80))} is repeated ${n} times (it belongs in the page's provenance card)`);
@@ -199,7 +211,8 @@ def lightbox_slides(page) -> int | None:
 
 
 def reader_faults(page, label: str) -> list[str]:
-    found = [f"{label}: {f}" for f in page.evaluate(READER_FAULTS)]
+    mobile = page.viewport_size["width"] < 600
+    found = [f"{label}: {f}" for f in page.evaluate(READER_FAULTS, mobile)]
     w = page.evaluate(SCROLL_WIDTH)
     if w["page"] > w["view"]:
         found.append(f"{label}: the page scrolls sideways ({w['page']} px wide in a {w['view']} px window)")
@@ -396,3 +409,85 @@ def test_search_does_not_index_copy_button_labels(site):
     index = json.loads((site / "search" / "search_index.json").read_text(encoding="utf-8"))
     labelled = [d["location"] for d in index["docs"] if "Copied!" in d.get("text", "")]
     assert not labelled, f'the copy-button label "Copied!" is indexed in {labelled[:5]}'
+
+
+# Every copy button of a page, checked against the block it sits on: Material's button copies the
+# element its data-clipboard-target names, so that element must be this block's <code>.
+COPY_TARGETS = """() => [...document.querySelectorAll('.md-content pre button[data-md-type="copy"]')].map(b => {
+    const pre = b.closest('pre'), code = pre.querySelector(':scope > code');
+    const target = document.querySelector(b.getAttribute('data-clipboard-target'));
+    return {block: code ? code.textContent.trim().slice(0, 60) : null,
+            same: !!target && target === code,
+            target: target ? target.textContent.trim().slice(0, 60) : null};
+})"""
+DUPLICATE_IDS = """() => { const seen = {}, dup = new Set();
+    for (const el of document.querySelectorAll('[id]')) { if (seen[el.id]) dup.add(el.id); seen[el.id] = 1; }
+    return [...dup]; }"""
+
+
+def test_every_copy_button_copies_the_block_it_sits_on(site, served, browser):
+    """Each copy button's target is its own block on every page (ids unique per page), and on
+    each chapter the clipboard, read back after a real click, holds exactly the block's text for
+    every visible block (issue 36: 30 buttons copied the one-line cell above a listing)."""
+    paths = page_paths(site)
+    only = os.environ.get("AMP_DOCS_TEST_PAGES")
+    if only is not None:
+        paths = [p for p in paths if p in only.split(",")]
+    context = browser.new_context(viewport={"width": 1400, "height": 900})
+    context.grant_permissions(["clipboard-read", "clipboard-write"])
+    page = context.new_page()
+    problems: dict[str, list[str]] = {}
+    checked = 0
+    for path in paths:
+        page.goto(served + path, wait_until="networkidle")
+        # Material mounts its buttons after load: wait until every pre > code has one.
+        page.wait_for_function("""() => [...document.querySelectorAll('.md-content pre > code')]
+            .every(c => c.closest('pre').querySelector('button[data-md-type="copy"]'))""", timeout=30_000)
+        found = [f"id {i!r} is used twice" for i in page.evaluate(DUPLICATE_IDS)]
+        buttons = page.evaluate(COPY_TARGETS)
+        found += [f"the copy button of the block starting {b['block']!r} copies {b['target']!r}"
+                  for b in buttons if not b["same"]]
+        checked += len(buttons)
+        if path.startswith("chapters/") and not buttons:
+            found.append("a chapter page without a single copy button")
+        if path.startswith("chapters/"):
+            blocks = page.locator(".md-content pre:has(button[data-md-type='copy'])")
+            for i in range(blocks.count()):
+                block = blocks.nth(i)
+                if not block.is_visible():
+                    continue  # in a closed fold or an unselected tab: its target was checked above
+                block.hover()
+                block.locator("button[data-md-type='copy']").click()
+                copied = page.evaluate("() => navigator.clipboard.readText()")
+                text = block.locator(":scope > code").evaluate("c => c.innerText")
+                if copied.rstrip() != text.rstrip():
+                    found.append(f"clicking the copy button of the block starting {text.strip()[:60]!r} "
+                                 f"copied {copied.strip()[:60]!r}")
+        if found:
+            problems[path or "index"] = found
+    context.close()
+    assert checked > 0, "no copy button found"
+    assert not problems, json.dumps(problems, indent=1)[:6000]
+
+
+def test_search_indexes_prose_and_headings_not_table_cells(site):
+    """Finding 8: table cells were indexed run together ("formatbits (s e m)hex..."), 159 section
+    titles ended in the permalink's pilcrow, and dotted API names were one word."""
+    from bs4 import BeautifulSoup
+
+    index = json.loads((site / "search" / "search_index.json").read_text(encoding="utf-8"))
+    assert not [d["title"] for d in index["docs"] if "¶" in d["title"]]
+    text = "\n".join(d.get("text", "") for d in index["docs"])
+    runs = []
+    for page in sorted((site / "chapters").glob("*/index.html")):
+        soup = BeautifulSoup(page.read_text(encoding="utf-8"), "html.parser")
+        for row in soup.select("table.amp-table thead tr"):
+            run = "".join(th.get_text() for th in row.find_all("th"))
+            if len(row.find_all("th")) >= 3 and run not in "".join(p.get_text() for p in soup.select("p")):
+                runs.append((page.parent.name, run))
+    assert runs, "no table header found to check"
+    indexed = [r for r in runs if r[1] in text]
+    assert not indexed, f"{len(indexed)} of {len(runs)} table header rows are in the search index, e.g. {indexed[:3]}"
+    separator = re.compile(index["config"]["separator"])
+    assert "set_float32_matmul_precision" in separator.split("torch.set_float32_matmul_precision(x)")
+

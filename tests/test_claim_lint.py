@@ -28,9 +28,9 @@ def test_lint_flags_claims_that_cannot_fail(code, rule):
 
 def test_lint_passes_claims_compared_with_independent_values():
     ok = '''
-claim("FP16's largest value is {measured}.", torch.finfo(torch.float16).max, expected=65504)
-claim("x", measured_fraction, expected=predicted_fraction(2.0 ** -25), rel_tol=0.02)
-Statement("FP16 range", "commonly quoted", 65504.0, fmt_tab.loc["FP16", "max finite"])
+display(claim("FP16's largest value is {measured}.", torch.finfo(torch.float16).max, expected=65504),
+        claim("x", measured_fraction, expected=predicted_fraction(2.0 ** -25), rel_tol=0.02),
+        Statement("FP16 range", "commonly quoted", 65504.0, fmt_tab.loc["FP16", "max finite"]))
 on_this_machine("a", "b", holds=True)  # a hardware fact has no check to fail
 '''
     assert lint_source(ok) == []
@@ -49,3 +49,14 @@ def test_executor_refuses_a_chapter_with_such_a_claim():
                                          nbformat.v4.new_code_cell(CONSTANT)])
     with pytest.raises(ChapterExecutionError, match=r"(?s)chapter bad-claims .*cell 2/2, line 1: constant verdict"):
         execute_notebook(nb, "bad-claims")
+
+
+def test_lint_flags_a_shown_result_the_cell_throws_away():
+    """Finding 28 of the reader review: a listing, table or figure not the cell's last expression is
+    never shown. Its false variant, the same call last or passed to display, passes."""
+    discarded = 'show_source(static.static_quantize)\nq = static.run()\nshow_table(q, "t")'
+    assert [(f.rule, f.line) for f in lint_source(discarded)] == [("discarded result", 1)]
+    loop = 'for n in (1, 2):\n    show_figure(plot(n), "f")\nx = 1'
+    assert [f.rule for f in lint_source(loop)] == ["discarded result"]
+    assert lint_source('display(show_source(static.static_quantize))\nq = static.run()\nshow_table(q, "t")') == []
+    assert lint_source('run_snippet("a.py")\nx = 1') == [], "a run may be for its side effects"

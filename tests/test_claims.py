@@ -62,3 +62,14 @@ def test_check_statements_gives_verdicts_without_raising():
     ], "checked")
     assert list(t.df["verdict"]) == ["correct", "wrong: use the measured value"]
     assert "amp-stamp" in t._repr_html_()
+
+
+def test_claim_text_renders_code_spans_and_links_and_escapes_the_rest():
+    """Findings 22 and 25: backticks and [text](page.md) were printed raw in claim boxes."""
+    from amp_docs_lib.page.claims import claim
+
+    page = claim("On a GPU without it, use `amp_fp16`; the [GradScaler](gradscaler.md) page measures {measured}.",
+                 "<b>x</b>", "<b>x</b> ".strip())._repr_html_()
+    assert "<code>amp_fp16</code>" in page and '<a href="gradscaler.md">GradScaler</a>' in page
+    assert "`" not in page and "](" not in page
+    assert "<b>" not in page and "&lt;b&gt;x&lt;/b&gt;" in page, "a measured value is text, never markup"

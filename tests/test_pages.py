@@ -54,7 +54,7 @@ NOTEBOOK_CELL = ('<div class="CodeMirror cm-s-jupyter"><div class="zeroclipboard
 def test_notebook_cells_keep_one_copy_button_and_search_never_sees_copied():
     out = pages.search_friendly(NOTEBOOK_CELL)
     assert "clipboard-copy" not in out and "Copied!" not in out and out.count("x = 1") == 1
-    assert "<pre><code>x = 1</code></pre>" in out
+    assert '<pre id="amp-code-0"><code>x = 1</code></pre>' in out
 
 
 def test_a_deliberate_error_shows_its_last_line_and_no_builder_path(tmp_path):
@@ -233,3 +233,116 @@ def test_show_cards_names_valid_columns_and_says_when_empty():
         show_cards(df, title="claim", badge="verdikt")
     empty = show_cards(df.iloc[:0], "Claims", title="claim", badge="verdict")
     assert isinstance(empty, NoRows) and "none in this build" in empty._repr_html_()
+
+
+# ---- what a reader sees of a notebook page (issue 36) ------------------------------------------
+def _cell(cell_id: str, code: str | None, outputs: str = "", tags: str = "") -> str:
+    """A code cell as mkdocs-jupyter renders it (the template's nesting, tag labels included)."""
+    toolbar = (f'<div class="celltoolbar"><div class="button_container tags_button_container"><span class="tag-container">'
+               f'<span class="cell-tag">{tags}</span></span></div></div>') if tags else ""
+    inp = (f'<div class="jp-Cell-inputWrapper" tabindex="0"><div class="jp-InputArea jp-Cell-inputArea">{toolbar}'
+           f'<div class="highlight-ipynb hl-python"><pre><code>{code}</code></pre></div></div></div>') if code else ""
+    out = (f'<div class="jp-Cell-outputWrapper"><div class="jp-OutputArea jp-Cell-outputArea">{outputs}</div></div>'
+           if outputs else "")
+    return (f'<div class="jp-Cell jp-CodeCell jp-Notebook-cell"><div class="jp-Cell jp-CodeCell jp-Notebook-cell" '
+            f'id="{cell_id}">{inp}{out}</div></div>')
+
+
+def _output(html_: str) -> str:
+    return (f'<div class="jp-OutputArea-child"><div class="jp-RenderedHTMLCommon jp-OutputArea-output" '
+            f'data-mime-type="text/html">{html_}</div></div>')
+
+
+def _claim(text: str) -> str:
+    from amp_docs_lib.page.claims import claim
+
+    return claim(text + " {measured}.", 1, 1)._repr_html_()
+
+
+def _markdown(text: str) -> str:
+    return f'<div class="jp-Cell jp-MarkdownCell" id="md-{abs(hash(text))}"><p>{text}</p></div>'
+
+
+def test_every_code_block_has_its_own_id_so_its_copy_button_copies_it():
+    """Material names a block's copy target after its closest id: the cell's, shared by the input
+    and a listing in its output, so the listing's button copied the input (finding 1)."""
+    from amp_docs_lib.page.snippets import show_pattern
+
+    listing = show_pattern("amp_patterns/fp32_loop.py", "amp_patterns/amp_loop.py")._repr_html_()
+    page = _cell("cell-13", 'show_pattern("a", "b")', _output(listing)) + _cell("cell-14", "x = 1")
+    out = pages.reader_layout(page)
+    import re
+
+    ids = re.findall(r'<pre[^>]*\bid="([^"]+)"', out)
+    assert len(ids) == out.count("<pre") == 4 and len(set(ids)) == 4, ids
+    assert not set(ids) & {"cell-13", "cell-14"}
+    # Material adds its copy button to pre > code only: every block keeps its <code>.
+    assert out.count("<code>") >= 4 and re.search(r'<pre id="[^"]+"><code>', out)
+
+
+def test_cell_tags_are_not_printed_and_skip_notes_are_one_line():
+    from amp_docs_lib.core.gating import skip_note_html
+
+    note = skip_note_html(["cuda"])
+    out = pages.reader_layout(_cell("cell-1", "torch.cuda.synchronize()", _output(note), tags="requires:cuda"))
+    assert "requires:cuda" not in out and "cell-tag" not in out
+    summary = note[note.index("<summary>"):note.index("</summary>")]
+    assert "Skipped on this machine" in summary and "a CUDA GPU" in summary and "\n" not in summary
+    assert "compiled by the tests" not in note  # build internals stay out of reader-facing text
+    ref = skip_note_html(["cuda"], "<table><tr><td>42</td></tr></table>")
+    assert "<details" not in ref.split("<table>")[0], "a committed reference result is shown, not folded"
+
+
+def test_setup_and_checking_code_is_folded_and_the_lesson_is_not():
+    imports = "from amp_docs_lib.page.tables import show_table\nimport torch"
+    lesson = "import torch\nx = torch.ones(2, dtype=torch.bfloat16)"
+    page = (_cell("cell-1", imports) + _cell("cell-2", lesson, _output("<pre>tensor([1., 1.])</pre>"))
+            + _cell("cell-3", "display(claim(...))", _output(_claim("one")) + _output(_claim("two"))))
+    out = pages.reader_layout(page)
+    assert out.count('class="amp-details amp-fold amp-fold--imports"') == 1
+    assert out.count("amp-fold--checks") == 1
+    lesson_at = out.index("x = torch.ones")
+    assert out.rfind("<details", 0, lesson_at) < out.rfind("</details>", 0, lesson_at), "the lesson was folded"
+    assert pages.plumbing_kind(lesson, []) is None  # an import followed by the lesson is the lesson
+
+
+def test_adjacent_claims_form_one_list_and_prose_separates_lists():
+    page = (_cell("cell-1", None, _output(_claim("first")) + _output(_claim("second")))
+            + _cell("cell-2", None, _output(_claim("third")))
+            + _markdown("Some prose between.")
+            + _cell("cell-3", None, _output(_claim("fourth"))))
+    out = pages.reader_layout(page)
+    assert out.count('class="amp-claims"') == 1
+    group = out[out.index('class="amp-claims"'):out.index("Some prose")]
+    assert "amp-claims--machine" not in out, "checked claims are not hardware facts" 
+    assert all(w in group for w in ("first", "second", "third")) and "fourth" not in group
+    assert group.count("checked in this build") == 0 and out.count("Checked in this build") == 1
+    assert out.count("checked in this build") == 1, "the lone claim keeps its own verdict"
+    assert 'id="cell-2"' not in out, "a cell emptied by the grouping is removed"
+
+
+def test_search_sees_prose_not_table_cells_output_or_pilcrows():
+    table = show_table(pd.DataFrame({"format": ["FP16"], "max": [65504.0]}), "limits")._repr_html_()
+    page = ('<h2 id="limits">Limits<a class="anchor-link" href="#limits">¶</a></h2>'
+            + _cell("cell-1", "limits()", _output(table) + '<pre class="amp-output">raw output</pre>'))
+    out = pages.search_friendly(page)
+    from bs4 import BeautifulSoup
+
+    soup = BeautifulSoup(out, "html.parser")
+    assert soup.select_one("div.amp-table-scroll").has_attr("data-search-exclude")
+    assert soup.select_one("a.anchor-link").has_attr("data-search-exclude")
+    assert soup.select_one("pre.amp-output").has_attr("data-search-exclude")
+    assert not soup.select_one("figcaption").find_parent(attrs={"data-search-exclude": True}), "captions stay searchable"
+
+
+def test_long_listings_are_folded_under_their_name_and_patterns_are_not():
+    from amp_docs_lib.page.snippets import Code, show_pattern
+
+    long_ = Code("\n".join(f"x{i} = {i}" for i in range(pages.MAX_OPEN_LISTING_LINES + 1)), "python", "examples/long.py")
+    short = Code("x = 1\n", "python", "examples/short.py")
+    pattern = show_pattern("amp_patterns/fp32_loop.py", "amp_patterns/amp_loop.py")
+    page = "".join(_cell(f"cell-{i}", "show_source(x)", _output(c._repr_html_()))
+                   for i, c in enumerate((long_, short, pattern)))
+    out = pages.reader_layout(page)
+    assert out.count("amp-fold--listing") == 1
+    assert f"examples/long.py ({pages.MAX_OPEN_LISTING_LINES + 1} lines)</summary>" in out

@@ -29,6 +29,9 @@ TEMPLATE_TARGETS = {
     "pages.mathjax_only_with_math": [pages._NB_MATHJAX2],
     "pages.images_as_files": [pages._DATA_IMG],
     "downloads.wrap_bare_code": [downloads._BARE_PRE],
+    # the classes pages.reader_layout finds cells, inputs, outputs and tag labels by
+    "pages.reader_layout": ['class="celltoolbar"', 'class="cell-tag"', "jp-CodeCell", "jp-Cell-inputWrapper",
+                            "jp-OutputArea-output", "<pre>"],
 }
 
 
@@ -51,7 +54,7 @@ def rendered(tmp_path_factory) -> str:
     png = base64.b64encode(b"\x89PNG\r\n\x1a\n" + bytes(16)).decode()
     nb.cells = [
         nbformat.v4.new_markdown_cell("# A chapter\n\nSome math: $x^2$."),
-        nbformat.v4.new_code_cell("print(1)", outputs=[
+        nbformat.v4.new_code_cell("print(1)", metadata={"tags": ["requires:cuda"]}, outputs=[
             nbformat.v4.new_output("stream", text="1\n"),
             nbformat.v4.new_output("display_data", data={"image/png": png, "text/plain": "<Figure>"})]),
     ]

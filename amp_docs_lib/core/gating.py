@@ -89,13 +89,15 @@ def _code_spans(escaped: str) -> str:
 
 
 def skip_note_html(unmet: list[str], reference_html: str | None = None) -> str:
-    """The visible note shown in place of a skipped cell's output."""
+    """The note shown in place of a skipped cell's output: one line saying what the cell needs,
+    the machine in a fold (the page's provenance card names it too); a committed reference
+    result, where one exists, is shown beside it, unfolded."""
     needs = "; ".join(describe(r) + (" (not installed in this build)" if r.startswith(PACKAGE_PREFIX) else "")
                       for r in unmet)
-    ref = ("<p>Reference result committed from a machine that has it:</p>" + reference_html
-           if reference_html else "<p>No reference result is committed for this cell.</p>")
-    return ('<div class="admonition warning amp-skip"><p class="admonition-title">'
-            'Skipped on this machine</p>'
-            f"<p>This cell needs {_code_spans(html.escape(needs))}; this build ran on "
-            f"{html.escape(device_summary())}. Its code above is compiled by the tests; "
-            f"rebuild on such a machine to see your own numbers.</p>{ref}</div>")
+    line = f"<strong>Skipped on this machine</strong>: needs {_code_spans(html.escape(needs))}"
+    if reference_html:
+        return (f'<div class="amp-skip amp-skip--reference"><p>{line}. Reference result, committed from a '
+                f"machine that has it:</p>{reference_html}</div>")
+    return (f'<details class="amp-skip"><summary>{line}; no reference result is committed.</summary>'
+            f"<p>This build ran on {html.escape(device_summary())}. A build on a machine that has what the "
+            "cell needs runs it and shows its numbers here.</p></details>")

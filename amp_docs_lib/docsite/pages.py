@@ -61,7 +61,8 @@ PROFILES_MARKER = "<!-- amp-docs:profiles -->"
 
 
 def profiles_html() -> str:
-    """Every problem size of every profile, side by side (from ``amp_docs_lib.core.profiles``)."""
+    """Every problem size of every profile, side by side (from ``amp_docs_lib.core.profiles``), folded:
+    70 rows of internal size names are reference, not the page's lesson."""
     from amp_docs_lib.core.profiles import PROFILES
     from amp_docs_lib.page.tables import show_table
     from amp_docs_lib.core.tables import table_from_rows
@@ -69,7 +70,7 @@ def profiles_html() -> str:
     names = sorted({k for p in PROFILES.values() for k in p.sizes})
     rows = [{"size": k, **{n: p.sizes.get(k) for n, p in PROFILES.items()}} for k in names]
     return show_table(table_from_rows(rows), "Problem sizes per profile",
-                      source="amp_docs_lib/core/profiles.py of this build", collapsed=False)._repr_html_()
+                      source="amp_docs_lib/core/profiles.py of this build", collapsed=True)._repr_html_()
 
 
 # It starts with a literal (no \b, no lookbehind) so that re searches megabyte pages fast.
@@ -417,6 +418,195 @@ def presented_notebook(executed: Path, out_dir: Path) -> Path:
 def search_friendly(content: str) -> str:
     """The page body the search index sees (and the page shows): without the notebook template's
     own copy buttons and hidden copies of each cell (Material's button is the one copy button),
-    and without stamps and diffs in the index."""
+    laid out for its reader (``reader_layout``), and without stamps and diffs in the index."""
     content = one_copy_button(content)
-    return content.replace('<div class="amp-code amp-code--diff"', '<div data-search-exclude class="amp-code amp-code--diff"')
+    content = content.replace('<div class="amp-code amp-code--diff"', '<div data-search-exclude class="amp-code amp-code--diff"')
+    return reader_layout(content)
+
+
+# ---- what a reader sees of a notebook page ------------------------------------------------------
+# Done on a parsed tree (BeautifulSoup, which nbconvert itself requires), not on patterns over the
+# template's text: each step names the elements it changes by their classes.
+
+def reader_layout(content: str) -> str:
+    """A page body laid out for its reader: every code block has an id of its own (Material's copy
+    button copies the block whose id it names), cell tags are not printed as labels, setup and
+    checking code is folded, adjacent claims form one list, and search indexes prose and headings,
+    not table cells, program output or heading permalinks."""
+    from bs4 import BeautifulSoup
+
+    if "<" not in content:
+        return content
+    soup = BeautifulSoup(content, "html.parser")
+    code_in_every_block(soup)
+    unique_code_ids(soup)
+    for toolbar in soup.select("div.celltoolbar"):  # mkdocs-jupyter prints each cell's tags
+        toolbar.decompose()
+    fold_plumbing(soup)
+    fold_long_listings(soup)
+    group_claims(soup)
+    exclude_from_search(soup)
+    return str(soup)
+
+
+def code_in_every_block(soup) -> None:
+    """Material adds its copy button to ``pre > code``; the code cells mkdocs-jupyter renders and
+    the listings Pygments writes are a bare ``<pre>``: their contents go into a ``<code>``."""
+    for pre in soup.select("div.highlight-ipynb > pre, div.highlight > pre"):
+        if pre.find("code", recursive=False) is None:
+            code = soup.new_tag("code")
+            for child in list(pre.contents):
+                code.append(child.extract())
+            pre.append(code)
+
+
+def unique_code_ids(soup) -> None:
+    """Give every ``<pre>`` an id of its own. Material names a code block after its closest element
+    with an id (``__code_<id>``) and its copy button copies ``#__code_<id> > code``; in a notebook
+    page that is the cell, shared by the input and every listing in its output, so each of their
+    buttons copied the input."""
+    taken = {el["id"] for el in soup.find_all(id=True)}
+    n = 0
+    for pre in soup.find_all("pre"):
+        if pre.get("id"):
+            continue
+        while f"amp-code-{n}" in taken:
+            n += 1
+        pre["id"] = f"amp-code-{n}"
+        taken.add(pre["id"])
+
+
+def _code_of(input_wrapper) -> str | None:
+    pre = input_wrapper.find("pre")
+    return pre.get_text() if pre is not None else None
+
+
+def _only_claims(output) -> bool:
+    """Whether an output shows checked sentences and nothing else."""
+    claims = output.select("p.amp-claim")
+    return bool(claims) and len(output.get_text(strip=True)) == sum(len(c.get_text(strip=True)) for c in claims)
+
+
+def plumbing_kind(code: str, outputs: list) -> str | None:
+    """What a code cell's input is when it is plumbing rather than lesson (None: lesson): only
+    imports, or code whose every output is a checked sentence (``claim``/``on_this_machine``)."""
+    import ast
+
+    try:
+        body = ast.parse(code).body
+    except SyntaxError:
+        return None
+    if body and all(isinstance(s, (ast.Import, ast.ImportFrom)) for s in body):
+        return "imports"
+    if outputs and all(_only_claims(o) for o in outputs):
+        return "checks"
+    return None
+
+
+FOLD_SUMMARY = {"imports": "Imports", "checks": "Code of the checks"}
+
+
+def fold_plumbing(soup) -> None:
+    """Fold the input of cells that only import or only build checked sentences (the Polars guide
+    and PyTorch's AMP examples show only the code a reader writes); the code stays one click away."""
+    for wrapper in soup.select("div.jp-Cell-inputWrapper"):
+        cell = wrapper.find_parent("div", class_="jp-CodeCell")
+        code = _code_of(wrapper)
+        if cell is None or code is None:
+            continue
+        outputs = cell.select("div.jp-OutputArea-output")
+        kind = plumbing_kind(code, outputs)
+        if kind is None:
+            continue
+        lines = len(code.strip().splitlines())
+        fold = soup.new_tag("details", attrs={"class": f"amp-details amp-fold amp-fold--{kind}"})
+        summary = soup.new_tag("summary")
+        summary.string = f"{FOLD_SUMMARY[kind]} ({lines} line{'s' if lines != 1 else ''})"
+        wrapper.wrap(fold)
+        fold.insert(0, summary)
+
+
+# A listing longer than this many lines is folded under its file or object name (the way a table
+# longer than MAX_OPEN_ROWS is): a 100-line class before the first pattern buried the lesson.
+MAX_OPEN_LISTING_LINES = 40
+
+
+def fold_long_listings(soup) -> None:
+    """Fold each long ``show_source`` listing (not one inside a pattern's tabs, where the full
+    program is the tab's point) under a summary naming it and its length."""
+    for listing in soup.select("div.amp-code"):
+        if listing.find_parent(class_="amp-tabs") or listing.find_parent("details"):
+            continue
+        pre = listing.find("pre")
+        lines = len(pre.get_text().rstrip("\n").splitlines()) if pre is not None else 0
+        if lines <= MAX_OPEN_LISTING_LINES:
+            continue
+        title = listing.find(class_="filename")
+        fold = soup.new_tag("details", attrs={"class": "amp-details amp-fold amp-fold--listing"})
+        summary = soup.new_tag("summary")
+        summary.string = f"{title.get_text(strip=True) if title else 'Source'} ({lines} lines)"
+        listing.wrap(fold)
+        fold.insert(0, summary)
+
+
+def _only_wrappers_between(a, b) -> bool:
+    """Whether nothing a reader sees lies between elements ``a`` and ``b`` (document order):
+    only the notebook's wrapper divs, folds of plumbing code and whitespace."""
+    inside = {id(d) for d in a.descendants}
+    for el in a.next_elements:
+        if el is b:
+            return True
+        if id(el) in inside:
+            continue
+        if isinstance(el, str):
+            if el.strip() and not el.find_parent("details", class_="amp-fold"):
+                return False
+        elif el.name not in ("div", "details", "summary") and not el.find_parent("details", class_="amp-fold"):
+            return False
+    return False
+
+
+def group_claims(soup) -> None:
+    """Adjacent checked sentences become one list under one heading (its verdict, said once),
+    instead of a tinted box each; a sentence whose verdict differs keeps its own."""
+    claims = soup.select("p.amp-claim")
+    runs: list[list] = []
+    for c in claims:
+        if runs and _only_wrappers_between(runs[-1][-1], c):
+            runs[-1].append(c)
+        else:
+            runs.append([c])
+    for run in runs:
+        if len(run) < 2:
+            continue
+        verdicts = [v.get_text(strip=True) if (v := c.find("span", class_="amp-claim-verdict")) else "" for c in run]
+        common = max(set(verdicts), key=verdicts.count)
+        machine = all("amp-claim--machine" in c.get("class", []) for c in run)  # facts, not checks
+        group = soup.new_tag("div", attrs={"class": "amp-claims amp-claims--machine" if machine else "amp-claims"})
+        title = soup.new_tag("p", attrs={"class": "amp-claims__title"})
+        title.string = common[:1].upper() + common[1:] if common else "Checked"
+        run[0].insert_before(group)
+        group.append(title)
+        emptied = []
+        for c, verdict in zip(run, verdicts):
+            holder = c.find_parent("div", class_="jp-Cell")
+            group.append(c.extract())
+            if verdict == common and (v := c.find("span", class_="amp-claim-verdict")):
+                v.decompose()
+            if holder is not None:
+                emptied.append(holder)
+        for holder in emptied:  # a cell left with no visible content is removed whole
+            outer = holder
+            while outer.parent is not None and outer.parent.name == "div" and "jp-Cell" in outer.parent.get("class", []):
+                outer = outer.parent
+            if outer.parent is not None and not outer.get_text(strip=True) and not outer.find(["img", "table", "pre"]) \
+                    and group not in outer.descendants:
+                outer.decompose()
+
+
+def exclude_from_search(soup) -> None:
+    """Search indexes prose and headings: tables, figures and program output are left out (their
+    cells ran together into noise), and so is each heading's permalink mark."""
+    for el in soup.select("div.amp-table-scroll, div.amp-stamp, div.jp-OutputArea-output pre, pre.amp-output, "
+                          "a.anchor-link, a.headerlink, details.amp-fold"):
+        el["data-search-exclude"] = ""

@@ -11,6 +11,10 @@ make that impossible, and they can be seen in the code without running it:
     the measured value is a field of the format registry's definition
     (``get_format("TF32").mantissa_bits``): it equals what the registry was
     written with, so nothing is measured. State such facts as cited prose.
+``discarded result``
+    a ``show_*``/``claim``/``on_this_machine`` call whose value is thrown away (not the
+    cell's last expression, not passed to ``display``): the page shows the call and nothing
+    else, so the reader never sees the listing, table, figure or checked sentence.
 
 ``lint_source(code)`` checks one code cell; ``lint_chapter(path)`` every code
 cell of a chapter. The executor refuses to run a chapter with findings, so
@@ -28,6 +32,9 @@ from pathlib import Path
 # Fields of amp_docs_lib.numbers.formats.NumberFormat that are the format's definition, not a measurement.
 DEFINITION_FIELDS = frozenset({"mantissa_bits", "exponent_bits", "total_bits", "bias"})
 CLAIM_FUNCTIONS = frozenset({"claim", "Statement"})
+# Page functions whose value is what the reader sees: a cell shows it only as its last expression.
+SHOWN_FUNCTIONS = frozenset({"claim", "on_this_machine", "check_statements", "show_table", "show_cards",
+                             "show_figure", "show_source", "show_diff", "show_pattern", "publish"})
 
 
 @dataclass(frozen=True)
@@ -59,7 +66,8 @@ def _reads_definition(node: ast.expr) -> bool:
 
 
 def lint_source(code: str) -> list[LintFinding]:
-    """Findings for the ``claim(...)`` and ``Statement(...)`` calls in ``code`` (one cell's source).
+    """Findings for the ``claim(...)`` and ``Statement(...)`` calls in ``code`` (one cell's source),
+    and for page calls whose result the cell throws away.
 
     Code that does not parse (IPython magics, say) is skipped: the executor
     reports real syntax errors when it runs the cell.
@@ -71,7 +79,12 @@ def lint_source(code: str) -> list[LintFinding]:
     except SyntaxError:
         return []
     found = []
+    last = tree.body[-1] if tree.body else None
     for node in ast.walk(tree):
+        if isinstance(node, ast.Expr) and node is not last and isinstance(node.value, ast.Call) \
+                and _name(node.value) in SHOWN_FUNCTIONS:
+            snippet = " ".join((ast.get_source_segment(code, node) or "").split())[:160]
+            found.append(LintFinding("discarded result", node.lineno, snippet))
         if not (isinstance(node, ast.Call) and _name(node) in CLAIM_FUNCTIONS):
             continue
         is_claim = _name(node) == "claim"

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import html
 import math
+import re
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable
 
@@ -88,10 +89,24 @@ def _is_nan(v: Any) -> bool:
     return isinstance(x, float) and math.isnan(x)
 
 
+_CODE_SPAN = re.compile(r"`([^`]+)`")
+_MD_LINK = re.compile(r"\[([^\]]+)\]\(([^)\s]+)\)")
+
+
+def inline_markdown(text: str) -> str:
+    """``text`` as HTML, with the two pieces of Markdown a sentence of prose carries rendered:
+    code spans (backticks) and links to other pages in Markdown form (the site turns .md links into
+    page URLs).
+    Everything else is escaped, so a measured value can never inject markup."""
+    out = html.escape(text, quote=False)
+    out = _CODE_SPAN.sub(lambda m: f"<code>{m.group(1)}</code>", out)
+    return _MD_LINK.sub(lambda m: f'<a href="{html.escape(m.group(2))}">{m.group(1)}</a>', out)
+
+
 def _render(text: str, cls: str, mark: str, verdict: str, source: str | None) -> str:
     src = f' <span class="amp-claim-source">({html.escape(source)})</span>' if source else ""
     return (f'<p class="amp-claim amp-claim--{cls}" title="{html.escape(stamp_text())}">'
-            f'<span class="amp-claim-mark" aria-hidden="true">{mark}</span> {html.escape(text)}{src} '
+            f'<span class="amp-claim-mark" aria-hidden="true">{mark}</span> {inline_markdown(text)}{src} '
             f'<span class="amp-claim-verdict">{verdict}</span></p>')
 
 

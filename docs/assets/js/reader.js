@@ -17,3 +17,46 @@
     if (typeof lightbox !== "undefined" && lightbox && typeof lightbox.reload === "function") lightbox.reload();
   }).observe(document.body, { attributes: true, attributeFilter: ["data-md-color-scheme"] });
 })();
+
+// A table wider than its column scrolls in its own box: mark the box (a fade on the side with
+// more to see, until the reader reaches the end) and say so under it, once.
+(function () {
+  "use strict";
+  function mark(box) {
+    const over = box.scrollWidth > box.clientWidth + 1;
+    box.classList.toggle("amp-overflowing", over);
+    box.classList.toggle("amp-at-end", over && box.scrollLeft + box.clientWidth >= box.scrollWidth - 1);
+    let hint = box.nextElementSibling;
+    const has = hint && hint.classList.contains("amp-scroll-hint");
+    if (over && !has) {
+      hint = document.createElement("p");
+      hint.className = "amp-scroll-hint";
+      hint.setAttribute("data-search-exclude", "");
+      hint.textContent = "wider than the column: scroll sideways for more columns";
+      box.after(hint);
+    } else if (!over && has) {
+      hint.remove();
+    }
+  }
+  // A table filled by a script (the format explorer) is measured again when its content changes.
+  function markAll() {
+    document.querySelectorAll(".amp-table-scroll, .amp-fx-scroll, .md-typeset__scrollwrap").forEach((box) => {
+      if (!box.dataset.ampObserved) {
+        box.dataset.ampObserved = "1";
+        new MutationObserver(() => mark(box)).observe(box, { childList: true, subtree: true, characterData: true });
+      }
+      mark(box);
+    });
+  }
+  document.addEventListener("scroll", (e) => {
+    const box = e.target;
+    if (box instanceof Element && box.matches(".amp-table-scroll, .amp-fx-scroll, .md-typeset__scrollwrap")) mark(box);
+  }, true);
+  window.addEventListener("resize", markAll);
+  // Folds open later: their tables are measured when shown.
+  document.addEventListener("toggle", markAll, true);
+  // Scripts that build their own tables (the format explorer) run on DOMContentLoaded.
+  document.addEventListener("DOMContentLoaded", markAll);
+  window.addEventListener("load", markAll);
+  markAll();
+})();
