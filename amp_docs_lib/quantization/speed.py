@@ -53,10 +53,13 @@ def linear_variants(in_features: int, out_features: int, names: Iterable[str] = 
 
 
 def weight_bytes(model: nn.Module) -> int:
-    """Bytes of the weight data a forward pass must read: plain tensors and a subclass's inner tensors."""
+    """Bytes of the weight data a forward pass must read: plain tensors, a subclass's inner tensors, and the
+    packed weights of ``torch.ao`` quantized modules (not parameters: they live in ``_packed_params``)."""
     total = 0
     for p in model.parameters():
         total += _tensor_bytes(p)
+    for codes, rest in _packed_weights(model):
+        total += codes + rest
     return total
 
 
@@ -70,7 +73,28 @@ def weight_code_bytes(model: nn.Module) -> int:
     for p in model.parameters():
         qdata = getattr(p, "qdata", None)
         total += _tensor_bytes(qdata) if qdata is not None else _tensor_bytes(p)
+    for codes, _ in _packed_weights(model):
+        total += codes
     return total
+
+
+def _packed_weights(model: nn.Module) -> list[tuple[int, int]]:
+    """Per ``torch.ao`` quantized module: (bytes of its weight codes, bytes of its scales, zero points and bias)."""
+    out = []
+    for m in model.modules():
+        packed = getattr(m, "_packed_params", None)
+        unpack = getattr(packed, "_weight_bias", None)
+        if unpack is None:
+            continue
+        w, b = unpack()
+        codes = w.numel() * w.element_size()
+        if w.is_quantized and w.qscheme() in (torch.per_channel_affine, torch.per_channel_symmetric):
+            rest = sum(t.numel() * t.element_size() for t in (w.q_per_channel_scales(), w.q_per_channel_zero_points()))
+        else:
+            rest = 8 + 8  # one float64 scale and one int64 zero point (Tensor.q_scale / q_zero_point)
+        rest += 0 if b is None else b.numel() * b.element_size()
+        out.append((codes, rest))
+    return out
 
 
 def _tensor_bytes(t: torch.Tensor) -> int:

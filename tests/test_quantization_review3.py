@@ -1,0 +1,31 @@
+"""Quantization fixes of the 2026-11-24 review: torch.ao's packed weights counted, the AVX2-capped probe."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from amp_docs_lib.quantization import kernels, speed
+
+
+def test_torch_ao_dynamic_weights_are_counted_from_their_packed_params():
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(64, 32), torch.nn.ReLU(), torch.nn.Linear(32, 10))
+    q = torch.ao.quantization.quantize_dynamic(model, {torch.nn.Linear}, dtype=torch.qint8)
+    codes = 64 * 32 + 32 * 10  # one byte per int8 weight
+    assert speed.weight_code_bytes(q) == codes
+    biases = (32 + 10) * 4
+    assert speed.weight_bytes(q) >= codes + biases
+    assert speed.weight_bytes(q) < speed.weight_bytes(model)  # FP32: four bytes per weight
+
+
+@pytest.mark.skipif(not torch.backends.mkldnn.is_available(), reason="needs oneDNN")
+def test_capped_probe_runs_in_its_own_process_and_reports_the_cap():
+    here = kernels.int8_path_probe()
+    capped = kernels.int8_path_probe_capped("AVX2")
+    assert capped["ONEDNN_MAX_CPU_ISA"] == "AVX2"
+    assert capped["exact"] == here["exact"] == 127 * 127 * 64
+    # The cap changes oneDNN's kernels, not the CPU flags torchao reads: same path in both processes.
+    assert capped["torchao path (aten._int_mm inputs)"] == here["torchao path (aten._int_mm inputs)"]
+    assert capped["returned"] in (capped["exact"], capped["saturated prediction (u8s8, 16-bit pair sums)"])
+    assert "ONEDNN_MAX_CPU_ISA" not in here
