@@ -88,7 +88,8 @@ def _fp8_dyn():
 
 VARIANTS: dict[str, Variant] = {v.name: v for v in (
     Variant("int8_wo", "torchao INT8 weight-only", "int8 per-row", "fp32",
-            _int8_wo, "any device", "dequantizes the weight, float matmul"),
+            _int8_wo, "any device", "casts the int8 codes to the activation dtype, float matmul, row scales "
+            "applied to the output"),
     Variant("int8_dyn", "torchao INT8 dynamic act + INT8 weight", "int8 per-row", "int8 per-token (dynamic)",
             _int8_dyn, "any device", "quantizes activations per call, integer matmul (aten._int_mm) where it "
             "runs; torchao's safe_int_mm falls back to a float matmul where it raises"),
