@@ -29,3 +29,17 @@ def test_capped_probe_runs_in_its_own_process_and_reports_the_cap():
     assert capped["torchao path (aten._int_mm inputs)"] == here["torchao path (aten._int_mm inputs)"]
     assert capped["returned"] in (capped["exact"], capped["saturated prediction (u8s8, 16-bit pair sums)"])
     assert "ONEDNN_MAX_CPU_ISA" not in here
+
+
+def test_onnx_runtime_runs_fused_integer_ops_not_the_saved_qdq_gemms(tmp_path):
+    pytest.importorskip("onnxruntime")
+    from amp_docs_lib.quantization import onnx_runtime as ortq
+
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(64, 32), torch.nn.ReLU(), torch.nn.Linear(32, 10)).eval()
+    x = torch.randn(40, 64)
+    ortq.preprocess(ortq.export_onnx(model, tmp_path / "raw.onnx", x[:8]), tmp_path / "fp32.onnx")
+    qdq = ortq.quantize_onnx_static(tmp_path / "fp32.onnx", tmp_path / "qdq.onnx", x)
+    saved, ran = ortq.op_counts(qdq), ortq.optimized_op_counts(qdq)
+    assert saved.get("Gemm") == 2 and "QGemm" not in saved
+    assert ran.get("QGemm") == 2 and "Gemm" not in ran

@@ -154,9 +154,8 @@ def _onnx_entries(task: DigitsTask, workdir: str | Path | None, onnx_fp32: str |
         logits = torch.from_numpy(sess.run(None, feed)[0])
         out.append({"label": label, "runtime": "ONNX Runtime (CPU)", "weights": w, "acts": a,
                     "run": (lambda s=sess, f=feed: s.run(None, f)), "out": logits, "size": ortq.file_size(path),
-                    "computes": ", ".join(f"{k} x{v}" for k, v in ortq.op_counts(path).items()
-                                          if k in ("MatMul", "Gemm", "MatMulInteger", "DynamicQuantizeLinear",
-                                                   "QLinearMatMul", "DequantizeLinear", "QuantizeLinear"))})
+                    "computes": "after ONNX Runtime's graph optimisation: " + ", ".join(
+                        f"{k} x{v}" for k, v in ortq.optimized_op_counts(path).items())})
     out[0]["note"] = None
     return out
 
