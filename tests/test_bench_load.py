@@ -88,3 +88,19 @@ def test_dtype_comparison_compares_against_the_first_dtype():
     res = matmul.dtype_comparison(32, ("fp32", "bf16"), "cpu", rounds=5, min_block_s=0.001)
     c = res.compare("bf16")
     assert res.baseline == "fp32" and c.ratio_lo <= c.ratio <= c.ratio_hi
+
+
+def test_fma_units_resolved_only_when_the_best_rate_exceeds_one_unit(monkeypatch):
+    from amp_docs_lib.bench import peaks
+
+    monkeypatch.setattr(peaks, "cpu_clock_ghz", lambda: 2.0)
+    monkeypatch.setattr(peaks, "physical_cores_reported", lambda: 1)
+    monkeypatch.setattr(peaks, "cpu_lanes_fp32", lambda capability=None: 16)
+    monkeypatch.setattr(peaks.torch, "get_num_threads", lambda: 1)
+    one_unit = 2.0e9 * 16 * 2 / 1e12  # 64 GFLOP/s
+
+    def units(best):
+        t = peaks.cpu_peak_table(best).set_index("quantity")
+        return t.loc["FMA units per core, from the measurement", "value"]
+    assert units(one_unit * 1.2) == "2"
+    assert units(one_unit * 0.9) == "not resolved"
