@@ -43,3 +43,19 @@ def test_onnx_runtime_runs_fused_integer_ops_not_the_saved_qdq_gemms(tmp_path):
     saved, ran = ortq.op_counts(qdq), ortq.optimized_op_counts(qdq)
     assert saved.get("Gemm") == 2 and "QGemm" not in saved
     assert ran.get("QGemm") == 2 and "Gemm" not in ran
+
+
+def test_packed_int4_cpu_reads_packed_codes_in_its_kernel():
+    from functools import partial
+
+    from amp_docs_lib.core import timing
+
+    df = speed.packed_int4_cpu(64, 1, partial(timing.interleaved, rounds=5, min_block_s=0.001, num_threads=1))
+    d = df.set_index("layer")
+    for dt in ("FP32", "BF16"):
+        packed = d.loc[f"packed INT4, {dt} activations"]
+        assert packed["matmul that ran"].startswith("aten._weight_int4pack_mm_for_cpu")
+        assert "uint8" in packed["matmul that ran"]
+        assert packed["weight bytes"] < d.loc[dt, "weight bytes"]
+        assert packed["vs the same dtype's float layer"].endswith(("(faster)", "(slower)", "(no difference resolved)"))
+        assert d.loc[dt, "vs the same dtype's float layer"] is None

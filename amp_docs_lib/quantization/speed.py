@@ -156,6 +156,43 @@ def batch_sweep(in_features: int, out_features: int, batches: Iterable[int], tim
     return df.where(df.notna(), None)
 
 
+def packed_int4_cpu(features: int, batch: int, timer: Timer) -> pd.DataFrame:
+    """``Linear(features, features)`` at ``batch`` rows in FP32 and BF16, each against torchao's packed INT4 for
+    CPU (``PrototypeInt4WeightOnlyConfig``) with activations of the same dtype, in one set of interleaved rounds.
+
+    Each row: the matmul a dispatch trace saw, weight bytes, median and IQR, and the speed ratio over the
+    same dtype's float layer with its interval and verdict. On the CPU only (``Int4OpaqueTensor``).
+    """
+    from amp_docs_lib.core.dispatch import trace_ops
+    from amp_docs_lib.quantization.ptq import check_variant, quantize_copy
+
+    torch.manual_seed(0)
+    base = nn.Sequential(nn.Linear(features, features)).eval()
+    x = torch.randn(batch, features, generator=torch.Generator().manual_seed(batch))
+    models, inputs, baseline_of = {}, {}, {}
+    for dt, name in ((torch.float32, "FP32"), (torch.bfloat16, "BF16")):
+        m = copy.deepcopy(base).to(dt)
+        packed = f"packed INT4, {name} activations"
+        models[name], models[packed] = m, quantize_copy(m, check_variant("int4_cpu_packed").make_config())
+        inputs[name] = inputs[packed] = x.to(dt)
+        baseline_of[packed] = name
+
+    def runner(k):
+        def run():
+            with torch.inference_mode():
+                return models[k](inputs[k])
+        return run
+    ran = {k: trace_ops(runner(k)).matmul_summary() for k in models}
+    res = timer({k: runner(k) for k in models}, baseline="FP32")
+    rows = []
+    for k, t in res.timings.items():
+        c = res.compare(k, baseline_of[k]) if k in baseline_of else None
+        rows.append({"batch": batch, "layer": k, "matmul that ran": ran[k], "weight bytes": weight_bytes(models[k]),
+                     "median (us)": t.median_s * 1e6, "IQR (us)": t.iqr_s * 1e6,
+                     "vs the same dtype's float layer": None if c is None else f"{c.interval_text()} ({c.verdict})"})
+    return pd.DataFrame(rows).astype(object).where(lambda d: d.notna(), None)
+
+
 def crossovers(df: pd.DataFrame) -> pd.DataFrame:
     """Per variant: its verdict at each batch and where it changes between resolved verdicts.
 
