@@ -92,7 +92,7 @@ def results_table(task: DigitsTask, timer: Callable[..., Any], *, workdir: str |
     for name, v in VARIANTS.items():
         q, err = try_variant(fp32, name, x)
         if q is None:
-            add(v.label, "torchao", v.weights, v.activations, note=f"does not run on this device ({v.needs}): {err}")
+            add(v.label, "torchao", v.weights, v.activations, note=f"does not run on this model here (needs: {v.needs}): {err}")
         else:
             add(v.label, "torchao", v.weights, v.activations, q, x, note=v.note)
     tq = torch_ao_dynamic(fp32)
