@@ -104,3 +104,21 @@ def test_fma_units_resolved_only_when_the_best_rate_exceeds_one_unit(monkeypatch
         return t.loc["FMA units per core, from the measurement", "value"]
     assert units(one_unit * 1.2) == "2"
     assert units(one_unit * 0.9) == "not resolved"
+
+
+def test_compile_comparison_interleaves_and_reports_failures(monkeypatch):
+    from amp_docs_lib.bench import compiled, model_sweep
+
+    cfg = model_sweep.ladder_configs({"t": (1, 16, 2)}, 32, 8)["t"]
+    monkeypatch.setattr(compiled.torch, "compile", lambda m: m)  # the interleaving, without compile's cost
+    df = compiled.compile_comparison(cfg, 2, ("fp32",), "cpu", rounds=5, min_run_time=0.001)
+    r = df.iloc[0]
+    lo, hi = (float(x) for x in r["interval"].strip("[]").split(","))
+    assert lo <= r["compile speedup"] <= hi and r["note"] is None
+    assert r["verdict"] in ("faster", "slower", "no difference resolved")
+
+    def broken(m):
+        raise RuntimeError("no compiler here")
+    monkeypatch.setattr(compiled.torch, "compile", broken)
+    r = compiled.compile_comparison(cfg, 2, ("fp32",), "cpu", rounds=5, min_run_time=0.001).iloc[0]
+    assert r["compiled (ms)"] is None and r["note"].startswith("RuntimeError: no compiler here")
