@@ -29,6 +29,9 @@ def test_quiet_needs_a_steady_reference_and_no_more_runnable_tasks_than_cores():
     steady = [1.0, 1.1, 0.9, 1.05, 0.95]
     quiet = _check(steady, [1.0, 1.02, 0.98], [1, 2, 1])
     assert quiet.quiet and "quiet" in quiet.note()
+    # a shift within the reference's own spread before (0.2 ms) is noise, not a drift
+    assert _check(steady, [1.15, 1.15, 1.16], [1]).reference_steady
+    assert not _check(steady, [1.25, 1.25, 1.26], [1]).reference_steady
     drifted = _check(steady, [2.0, 2.1, 1.9], [1, 1, 1])  # the reference slowed down during the measurement
     assert not drifted.quiet and not drifted.reference_steady
     assert "busy" in drifted.note() and "no conclusion" in drifted.note()

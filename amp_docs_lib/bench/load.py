@@ -12,8 +12,8 @@ Two precautions, both here:
   and after the measurement, and the number of runnable tasks sampled at both ends (the
   kernel's count in ``/proc/loadavg``, the instantaneous form of the load average; the
   one-minute load average lags by a minute and is only reported). The machine counts as
-  quiet only when the reference's median after lies within the range of its blocks before
-  (no drift the reference itself can see) and the median runnable count, this process
+  quiet only when the reference's median moved by no more than the spread of its blocks
+  before (no drift beyond the reference's own noise) and the median runnable count, this process
   included, stayed at or below the number of cores (every runnable thread could have a
   core: a load present both before and after slows the reference alike and only this
   count sees it). Where it was not quiet, a page says so and draws no conclusion.
@@ -130,9 +130,10 @@ class LoadCheck:
 
     @property
     def reference_steady(self) -> bool:
-        """The reference's median after lies within the range of its blocks before."""
-        after = self.reference_ms[1] / 1e3
-        return min(self.before) <= after <= max(self.before)
+        """The reference's median moved by no more than the spread (max - min) of its blocks before:
+        a drift is counted only where it exceeds the reference's own measured noise."""
+        before, after = (x / 1e3 for x in self.reference_ms)
+        return abs(after - before) <= max(self.before) - min(self.before)
 
     @property
     def load_peak(self) -> float | None:
@@ -167,6 +168,6 @@ class LoadCheck:
                 f"(1 thread) {before:.3g} ms before, {after:.3g} ms after; {load}")
         if self.quiet:
             return head + ": the machine was quiet."
-        why = [w for w, bad in (("the reference drifted outside its range before", not self.reference_steady),
+        why = [w for w, bad in (("the reference's median moved by more than the spread of its blocks before", not self.reference_steady),
                                 ("more runnable tasks than cores", not self.load_ok)) if bad]
         return head + f": the machine was busy ({' and '.join(why)}), so no conclusion is drawn from this timing."
