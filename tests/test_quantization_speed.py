@@ -89,9 +89,14 @@ def test_crossover_only_between_resolved_verdicts():
              _sweep_row(64, "A", 1.5, 1.3, 1.7), _sweep_row(512, "A", 2.0, 1.8, 2.2)]
     rows += [_sweep_row(b, "B", 0.5, 0.4, 0.6) for b in (1, 8, 64, 512)]
     rows += [_sweep_row(b, "C", 1.0, 0.8, 1.2) for b in (1, 8, 64, 512)]
+    rows += [_sweep_row(1, "D", 0.5, 0.4, 0.6), _sweep_row(8, "D", 0.5, 0.4, 0.6),
+             _sweep_row(64, "D", 1.5, 1.3, 1.7), _sweep_row(512, "D", 2.0, 1.8, 2.2)]
     x = speed.crossovers(pd.DataFrame(rows)).set_index("variant")
-    assert x.loc["A", "crossover"] == "slower at 1, faster at 64"
+    # A: one slower batch, then faster ones: a change resting on one batch is not a crossover (review 2026-11-24, 25)
+    assert x.loc["A", "crossover"] == "none resolved at two consecutive batches on each side"
+    assert x.loc["A", "change on a single batch (not counted)"] == "slower at 1, faster at 64"
     assert x.loc["A", "not resolved at batch"] == "8"
+    assert x.loc["D", "crossover"] == "slower at 1, 8; faster at 64, 512"
     assert x.loc["B", "crossover"] == "none: slower wherever resolved"
     assert x.loc["C", "crossover"] == "none resolved"
 

@@ -18,7 +18,7 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from amp_docs_lib.bench.model_sweep import step_fn
-from amp_docs_lib.core.timing import measure
+from amp_docs_lib.core.timing import interleaved, measure
 from amp_docs_lib.core.devices import check_device
 from amp_docs_lib.core.profiling import quiet_stderr
 from amp_docs_lib.gpt import GPT, GPTConfig, random_batch
@@ -69,24 +69,32 @@ def top_ops(fn: Callable[[], Any], k: int = 10, device: str | torch.device = "cp
 
 
 def compile_comparison(cfg: GPTConfig, batch: int, precisions=("fp32", "amp_bf16"),
-                       device: str | torch.device = "cpu", *, min_run_time: float = 0.2) -> pd.DataFrame:
-    """Step time eager vs ``torch.compile`` per precision; a failed compilation is reported, not raised."""
+                       device: str | torch.device = "cpu", *, min_run_time: float = 0.02, rounds: int = 9
+                       ) -> pd.DataFrame:
+    """Step time eager vs ``torch.compile`` per precision, in interleaved rounds (``min_run_time``: the
+    shortest block), so the compile speedup has an interval; a failed compilation is reported, not raised."""
     dev = check_device(device)
     rows = []
     for prec in precisions:
         torch.manual_seed(0)
         model = GPT(cfg).to(dev)
         data = random_batch(cfg, batch, dev)
-        eager = measure(step_fn(model, data, prec, dev), device=dev, min_run_time=min_run_time)
-        compiled, error = None, None
+        eager_fn = step_fn(model, data, prec, dev)
+        compiled_fn, error = None, None
         try:
-            cmodel = torch.compile(model)
-            compiled = measure(step_fn(cmodel, data, prec, dev), device=dev, min_run_time=min_run_time,
-                               warmup=3).median_s
+            compiled_fn = step_fn(torch.compile(model), data, prec, dev)
+            compiled_fn()  # compiles here, so a failure is caught before timing
         except Exception as e:  # noqa: BLE001 - the page reports why compilation failed here
-            error = f"{type(e).__name__}: {str(e).splitlines()[0][:120]}"
-        rows.append({"precision": prec, "eager (ms)": eager.median_s * 1e3,
-                     "compiled (ms)": None if compiled is None else compiled * 1e3,
-                     "compile speedup": None if compiled is None else eager.median_s / compiled,
-                     "note": error})
-    return pd.DataFrame(rows)
+            compiled_fn, error = None, f"{type(e).__name__}: {str(e).splitlines()[0][:120]}"
+        if compiled_fn is None:
+            eager = measure(eager_fn, device=dev, min_run_time=max(min_run_time, 0.1))
+            rows.append({"precision": prec, "eager (ms)": eager.median_s * 1e3, "compiled (ms)": None,
+                         "compile speedup": None, "interval": None, "verdict": None, "note": error})
+            continue
+        res = interleaved({"eager": eager_fn, "compiled": compiled_fn}, device=dev, rounds=rounds,
+                          min_block_s=min_run_time)
+        c = res.compare("compiled")
+        rows.append({"precision": prec, "eager (ms)": res.timings["eager"].median_s * 1e3,
+                     "compiled (ms)": res.timings["compiled"].median_s * 1e3, "compile speedup": c.ratio,
+                     "interval": f"[{c.ratio_lo:.2f}, {c.ratio_hi:.2f}]", "verdict": c.verdict, "note": None})
+    return pd.DataFrame(rows).astype(object).where(lambda d: d.notna(), None)

@@ -16,7 +16,7 @@ import pandas as pd
 import torch
 
 from amp_docs_lib.core.checks import positive_int
-from amp_docs_lib.core.timing import Timing, measure
+from amp_docs_lib.core.timing import Timing, interleaved, measure
 from amp_docs_lib.core.devices import check_device
 
 MATMUL_DTYPES = ("fp32", "tf32", "fp16", "bf16", "fp8")
@@ -139,23 +139,50 @@ def best_per_dtype(sweep: pd.DataFrame) -> pd.DataFrame:
 
 
 def alignment_sweep(base: int, dtypes: Iterable[str] = ("fp32", "bf16"), offsets: Iterable[int] = (-1, 0, 1),
-                    device: str | torch.device = "cpu", *, min_run_time: float = 0.1) -> pd.DataFrame:
-    """Throughput of n = base + offset for each offset: multiples of 8/16 against their neighbours.
+                    device: str | torch.device = "cpu", *, min_run_time: float = 0.02, rounds: int = 9
+                    ) -> pd.DataFrame:
+    """Throughput of n = base + offset for each offset against the aligned size ``base``, in interleaved rounds.
 
-    Columns: dtype, n, multiple of 8, multiple of 16, tflops, relative (to the aligned size ``base``).
+    Per dtype, every size is timed in the same interleaved rounds (:func:`timing.interleaved`,
+    blocks of at least ``min_run_time`` seconds), so a change of the machine's speed hits all
+    sizes alike. "relative to aligned" is the median over rounds of the per-round ratio of
+    rates (size n's FLOP/s over base's), with its interval; "verdict" says whether the interval
+    excludes 1. A rate ratio, not a time ratio: n = base + 8 does more work than base.
+
+    Columns: dtype, n, multiple of 8, multiple of 16, TFLOP/s (median), relative to aligned,
+    interval, verdict.
     """
     if base % 16:
         raise ValueError(f"base must be a multiple of 16, got {base}")
+    ns = [base + off for off in sorted(set(offsets) | {0})]
     rows = []
     for dt in dtypes:
         if not dtype_supported(dt, device):
             continue
-        ref = None
-        for off in sorted(set(offsets) | {0}, key=lambda o: (o != 0, o)):
-            n = base + off
-            t = time_matmul(dt, n, device, min_run_time=min_run_time)
-            tf = matmul_flops(n, n, n) / t.median_s / 1e12
-            ref = tf if off == 0 else ref
-            rows.append({"dtype": dt, "n": n, "multiple of 8": n % 8 == 0, "multiple of 16": n % 16 == 0,
-                         "TFLOP/s": tf, "relative to aligned": tf / ref})
+        res = interleaved({str(n): matmul_fn(dt, n, n, n, device) for n in ns}, baseline=str(base), device=device,
+                          rounds=rounds, min_block_s=min_run_time)
+        for n in ns:
+            t = res.timings[str(n)]
+            row = {"dtype": dt, "n": n, "multiple of 8": n % 8 == 0, "multiple of 16": n % 16 == 0,
+                   "TFLOP/s": matmul_flops(n, n, n) / t.median_s / 1e12}
+            if n == base:
+                row.update({"relative to aligned": 1.0, "interval": None, "verdict": "the aligned size"})
+            else:
+                c = res.compare(str(n))  # per-round time ratio base/n; times the work ratio gives the rate ratio
+                work = matmul_flops(n, n, n) / matmul_flops(base, base, base)
+                lo, hi = c.ratio_lo * work, c.ratio_hi * work
+                row.update({"relative to aligned": c.ratio * work, "interval": f"[{lo:.2f}, {hi:.2f}]",
+                            "verdict": "lower rate" if hi < 1 else "higher rate" if lo > 1 else "no difference resolved"})
+            rows.append(row)
     return pd.DataFrame(rows).sort_values(["dtype", "n"], kind="stable").reset_index(drop=True)
+
+
+def dtype_comparison(n: int, dtypes: Iterable[str], device: str | torch.device = "cpu", *, rounds: int = 9,
+                     min_block_s: float = 0.02):
+    """An n×n matmul in each of ``dtypes`` (the first is the baseline), timed in interleaved rounds.
+
+    Returns the :class:`timing.Interleaved` result; ``.compare(dtype)`` gives the speed ratio
+    over the baseline with its interval and verdict.
+    """
+    return interleaved({dt: matmul_fn(dt, n, n, n, device) for dt in dtypes}, device=device, rounds=rounds,
+                       min_block_s=min_block_s)

@@ -4,7 +4,7 @@ Every function returns the wrong measurement beside the right one (the
 harness, :func:`amp_docs_lib.core.timing.measure`), so a chapter can show
 how far apart they are on the machine that builds it:
 
-* :func:`thread_count`: ``torch.utils.benchmark.Timer`` defaults to one thread;
+* :func:`thread_count`: ``torch.utils.benchmark.Timer`` defaults to one thread (a choice to make explicitly);
 * :func:`first_call`: timing the first call (lazy initialisation, kernel selection);
 * :func:`fp32_warmup`: warming up in FP32, then timing a few BF16 calls;
 * :func:`tiny_op_autocast`: autocast's own cost (entry, casts) separated from the 16-bit kernel's;
@@ -25,7 +25,8 @@ from typing import Any, Callable
 import torch
 import torch.utils.benchmark as benchmark
 
-from amp_docs_lib.core.timing import Timing, default_threads, interleaved, measure, quartiles
+from amp_docs_lib.bench.load import machine_cores
+from amp_docs_lib.core.timing import Timing, interleaved, measure, quartiles
 from amp_docs_lib.core.devices import check_device
 from amp_docs_lib.core.dispatch import trace_ops
 from amp_docs_lib.core.stats import median_ci
@@ -56,14 +57,14 @@ def naive_seconds(fn: Callable[[], Any], calls: int = 1, *, sync: bool = False,
 
 
 def thread_count(n: int = 512, *, min_run_time: float = 0.1) -> dict[str, Timing]:
-    """An n×n FP32 CPU matmul timed by ``Timer`` with its default (1 thread) and with this process's count."""
+    """An n×n FP32 CPU matmul timed by ``Timer`` with its default (1 thread) and with every core this process may use."""
     g = torch.Generator().manual_seed(0)
     a, b = torch.randn(n, n, generator=g), torch.randn(n, n, generator=g)
     fn = lambda: a @ b  # noqa: E731
     fn()
     out = {}
     for name, threads in (("Timer default (num_threads=1)", None),
-                          (f"num_threads={default_threads()} (this process)", default_threads())):
+                          (f"num_threads={machine_cores()} (all cores)", machine_cores())):
         timer = benchmark.Timer(stmt="fn()", globals={"fn": fn}, **({} if threads is None else
                                                                    {"num_threads": threads}))
         prev = torch.get_num_threads()

@@ -147,6 +147,11 @@ def cpu_peak_table(best_measured_fp32_tflops: float | None = None) -> pd.DataFra
         rows.append({"quantity": "best FP32 matmul measured in this build", "value": f"{b * 1e3:.1f} GFLOP/s",
                      "how obtained": f"measured: {b / p.high_tflops:.0%} of the 2-unit estimate, "
                                      f"{b / p.low_tflops:.0%} of the 1-unit estimate"})
+        rows.append({"quantity": "FMA units per core, from the measurement",
+                     "value": "2" if b > p.low_tflops else "not resolved",
+                     "how obtained": ("measured: the best rate exceeds what one unit can do at the reported clock"
+                                      if b > p.low_tflops else
+                                      "the best rate does not exceed the 1-unit estimate, so it cannot tell 1 from 2")})
     return pd.DataFrame(rows)
 
 

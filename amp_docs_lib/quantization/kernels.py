@@ -92,4 +92,21 @@ def int8_path_probe(k: int = 64) -> dict[str, Any]:
     return {"k": k, "torchao path (aten._int_mm inputs)": " x ".join(paths[0]) if paths else "no _int_mm",
             "exact": exact, "returned": got,
             "saturated prediction (u8s8, 16-bit pair sums)": 32767 * (k // 2) - 128 * 127 * k,
-            "saturates": got != exact}
+            "saturates": got != exact,
+            "torch._int_mm s8s8 returned": int(torch._int_mm(a, a)[0, 0])}
+
+
+def int8_path_probe_capped(max_isa: str = "AVX2", k: int = 64) -> dict[str, Any]:
+    """:func:`int8_path_probe` in a fresh Python with ``ONEDNN_MAX_CPU_ISA=max_isa`` (oneDNN reads it once,
+    at its first use, so it cannot be changed in this process). The CPU's own feature flags, which
+    torchao and PyTorch's ``_int_mm`` guard read, are not changed by the variable."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    code = ("import json; from amp_docs_lib.quantization.kernels import int8_path_probe; "
+            f"print(json.dumps(int8_path_probe({int(k)})))")
+    out = subprocess.run([sys.executable, "-c", code], env={**os.environ, "ONEDNN_MAX_CPU_ISA": max_isa},
+                         capture_output=True, text=True, check=True)
+    return {"ONEDNN_MAX_CPU_ISA": max_isa, **json.loads(out.stdout.strip().splitlines()[-1])}

@@ -139,6 +139,22 @@ def op_counts(path: str | Path) -> dict[str, int]:
     return dict(sorted(counts.items()))
 
 
+def optimized_op_counts(path: str | Path, threads: int = 1) -> dict[str, int]:
+    """:func:`op_counts` of the graph ONNX Runtime runs: the model after the graph optimisations a CPU
+    session applies at creation (``SessionOptions.optimized_model_filepath``), where QDQ groups are
+    fused into integer operators (``QGemm``, ``DynamicQuantizeMatMul``, ...)."""
+    import tempfile
+
+    import onnxruntime as ort
+
+    with tempfile.TemporaryDirectory(prefix="amp-docs-ort-") as tmp:
+        opts = ort.SessionOptions()
+        opts.intra_op_num_threads, opts.inter_op_num_threads, opts.log_severity_level = threads, 1, 3
+        opts.optimized_model_filepath = str(Path(tmp) / "optimized.onnx")
+        ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
+        return op_counts(opts.optimized_model_filepath)
+
+
 def cpu_flags() -> set[str]:
     """The CPU feature flags from ``/proc/cpuinfo`` (empty where it does not exist)."""
     try:

@@ -76,6 +76,14 @@ def _int4_wo_tile():
     return Int4WeightOnlyConfig(group_size=32, int4_packing_format="tile_packed_to_4d")
 
 
+def _int4_cpu_packed():
+    # torchao's prototype packed INT4 for CPU: an Int4OpaqueTensor whose linear calls
+    # aten._weight_int4pack_mm_for_cpu (torchao/prototype/quantization/int4/int4_opaque_tensor.py).
+    # set_inductor_config=False: the default changes torch._inductor's global settings.
+    from torchao.prototype.quantization.int4 import PrototypeInt4WeightOnlyConfig
+    return PrototypeInt4WeightOnlyConfig(group_size=32, set_inductor_config=False)
+
+
 def _fp8_wo():
     from torchao.quantization import Float8WeightOnlyConfig
     return Float8WeightOnlyConfig()
@@ -88,7 +96,8 @@ def _fp8_dyn():
 
 VARIANTS: dict[str, Variant] = {v.name: v for v in (
     Variant("int8_wo", "torchao INT8 weight-only", "int8 per-row", "fp32",
-            _int8_wo, "any device", "dequantizes the weight, float matmul"),
+            _int8_wo, "any device", "casts the int8 codes to the activation dtype, float matmul, row scales "
+            "applied to the output"),
     Variant("int8_dyn", "torchao INT8 dynamic act + INT8 weight", "int8 per-row", "int8 per-token (dynamic)",
             _int8_dyn, "any device", "quantizes activations per call, integer matmul (aten._int_mm) where it "
             "runs; torchao's safe_int_mm falls back to a float matmul where it raises"),
@@ -102,6 +111,9 @@ VARIANTS: dict[str, Variant] = {v.name: v for v in (
     Variant("int4_wo_tile", "torchao Int4WeightOnlyConfig (tile_packed_to_4d, tinygemm)", "int4 group 32 (packed)",
             "bf16", _int4_wo_tile, "CUDA sm80+ (tinygemm, aten._weight_int4pack_mm)",
             "tinygemm: dequantizes in-kernel, BF16 compute"),
+    Variant("int4_cpu_packed", "torchao packed INT4 for CPU (prototype, Int4OpaqueTensor)", "int4 group 32 (packed)",
+            "fp32", _int4_cpu_packed, "CPU; output features a multiple of 16 (aten._convert_weight_to_int4pack_for_cpu)",
+            "reads the packed 4-bit codes in its kernel (aten._weight_int4pack_mm_for_cpu)"),
     Variant("fp8_wo", "torchao FP8 weight-only", "float8 e4m3 per-row", "fp32", _fp8_wo,
             "any device", "memory-only: dequantizes the weight, matmul in the activations' dtype"),
     Variant("fp8_dyn", "torchao FP8 dynamic act + FP8 weight", "float8 e4m3", "float8 e4m3 (dynamic)",

@@ -92,7 +92,7 @@ def results_table(task: DigitsTask, timer: Callable[..., Any], *, workdir: str |
     for name, v in VARIANTS.items():
         q, err = try_variant(fp32, name, x)
         if q is None:
-            add(v.label, "torchao", v.weights, v.activations, note=f"does not run on this device ({v.needs}): {err}")
+            add(v.label, "torchao", v.weights, v.activations, note=f"does not run on this model here (needs: {v.needs}): {err}")
         else:
             add(v.label, "torchao", v.weights, v.activations, q, x, note=v.note)
     tq = torch_ao_dynamic(fp32)
@@ -154,9 +154,8 @@ def _onnx_entries(task: DigitsTask, workdir: str | Path | None, onnx_fp32: str |
         logits = torch.from_numpy(sess.run(None, feed)[0])
         out.append({"label": label, "runtime": "ONNX Runtime (CPU)", "weights": w, "acts": a,
                     "run": (lambda s=sess, f=feed: s.run(None, f)), "out": logits, "size": ortq.file_size(path),
-                    "computes": ", ".join(f"{k} x{v}" for k, v in ortq.op_counts(path).items()
-                                          if k in ("MatMul", "Gemm", "MatMulInteger", "DynamicQuantizeLinear",
-                                                   "QLinearMatMul", "DequantizeLinear", "QuantizeLinear"))})
+                    "computes": "after ONNX Runtime's graph optimisation: " + ", ".join(
+                        f"{k} x{v}" for k, v in ortq.optimized_op_counts(path).items())})
     out[0]["note"] = None
     return out
 

@@ -1,4 +1,4 @@
-"""Accuracy over several seeds, with an interval: one split of 449 test images moves by 0.22 points per image.
+"""Accuracy over several seeds, with an interval: one split of N test images moves by 100/N points per image.
 
 Each seed draws its own train/test split, initialisation and batch order, trains the FP32 MLP and
 quantizes it with each torchao variant. Per variant the table gives the mean accuracy and, for its

@@ -53,10 +53,13 @@ def linear_variants(in_features: int, out_features: int, names: Iterable[str] = 
 
 
 def weight_bytes(model: nn.Module) -> int:
-    """Bytes of the weight data a forward pass must read: plain tensors and a subclass's inner tensors."""
+    """Bytes of the weight data a forward pass must read: plain tensors, a subclass's inner tensors, and the
+    packed weights of ``torch.ao`` quantized modules (not parameters: they live in ``_packed_params``)."""
     total = 0
     for p in model.parameters():
         total += _tensor_bytes(p)
+    for codes, rest in _packed_weights(model):
+        total += codes + rest
     return total
 
 
@@ -70,7 +73,28 @@ def weight_code_bytes(model: nn.Module) -> int:
     for p in model.parameters():
         qdata = getattr(p, "qdata", None)
         total += _tensor_bytes(qdata) if qdata is not None else _tensor_bytes(p)
+    for codes, _ in _packed_weights(model):
+        total += codes
     return total
+
+
+def _packed_weights(model: nn.Module) -> list[tuple[int, int]]:
+    """Per ``torch.ao`` quantized module: (bytes of its weight codes, bytes of its scales, zero points and bias)."""
+    out = []
+    for m in model.modules():
+        packed = getattr(m, "_packed_params", None)
+        unpack = getattr(packed, "_weight_bias", None)
+        if unpack is None:
+            continue
+        w, b = unpack()
+        codes = w.numel() * w.element_size()
+        if w.is_quantized and w.qscheme() in (torch.per_channel_affine, torch.per_channel_symmetric):
+            rest = sum(t.numel() * t.element_size() for t in (w.q_per_channel_scales(), w.q_per_channel_zero_points()))
+        else:
+            rest = 8 + 8  # one float64 scale and one int64 zero point (Tensor.q_scale / q_zero_point)
+        rest += 0 if b is None else b.numel() * b.element_size()
+        out.append((codes, rest))
+    return out
 
 
 def _tensor_bytes(t: torch.Tensor) -> int:
@@ -132,25 +156,76 @@ def batch_sweep(in_features: int, out_features: int, batches: Iterable[int], tim
     return df.where(df.notna(), None)
 
 
+def packed_int4_cpu(features: int, batch: int, timer: Timer) -> pd.DataFrame:
+    """``Linear(features, features)`` at ``batch`` rows in FP32 and BF16, each against torchao's packed INT4 for
+    CPU (``PrototypeInt4WeightOnlyConfig``) with activations of the same dtype, in one set of interleaved rounds.
+
+    Each row: the matmul a dispatch trace saw, weight bytes, median and IQR, and the speed ratio over the
+    same dtype's float layer with its interval and verdict. On the CPU only (``Int4OpaqueTensor``).
+    """
+    from amp_docs_lib.core.dispatch import trace_ops
+    from amp_docs_lib.quantization.ptq import check_variant, quantize_copy
+
+    torch.manual_seed(0)
+    base = nn.Sequential(nn.Linear(features, features)).eval()
+    x = torch.randn(batch, features, generator=torch.Generator().manual_seed(batch))
+    models, inputs, baseline_of = {}, {}, {}
+    for dt, name in ((torch.float32, "FP32"), (torch.bfloat16, "BF16")):
+        m = copy.deepcopy(base).to(dt)
+        packed = f"packed INT4, {name} activations"
+        models[name], models[packed] = m, quantize_copy(m, check_variant("int4_cpu_packed").make_config())
+        inputs[name] = inputs[packed] = x.to(dt)
+        baseline_of[packed] = name
+
+    def runner(k):
+        def run():
+            with torch.inference_mode():
+                return models[k](inputs[k])
+        return run
+    ran = {k: trace_ops(runner(k)).matmul_summary() for k in models}
+    res = timer({k: runner(k) for k in models}, baseline="FP32")
+    rows = []
+    for k, t in res.timings.items():
+        c = res.compare(k, baseline_of[k]) if k in baseline_of else None
+        rows.append({"batch": batch, "layer": k, "matmul that ran": ran[k], "weight bytes": weight_bytes(models[k]),
+                     "median (us)": t.median_s * 1e6, "IQR (us)": t.iqr_s * 1e6,
+                     "vs the same dtype's float layer": None if c is None else f"{c.interval_text()} ({c.verdict})"})
+    return pd.DataFrame(rows).astype(object).where(lambda d: d.notna(), None)
+
+
 def crossovers(df: pd.DataFrame) -> pd.DataFrame:
     """Per variant: its verdict at each batch and where it changes between resolved verdicts.
 
-    A crossover is reported between two consecutive batch sizes whose verdicts are "slower" and
-    "faster" (in either order), ignoring batches where no difference was resolved in between.
+    With a one-sided error of about 5% per comparison and dozens of comparisons on a page, one
+    resolved verdict at a single batch is weak evidence. A crossover is reported only between two
+    runs of at least two consecutive batch sizes with the same resolved verdict ("slower" then
+    "faster", or back); a change resting on a single batch is listed apart, as not counted.
     """
     rows = []
     for v, g in df[df["variant"] != "FP32"].groupby("variant", sort=False):
         g = g.sort_values("batch")
-        resolved = [(int(b), s) for b, s in zip(g["batch"], g["verdict"]) if s in ("faster", "slower")]
-        changes = [f"{s0} at {b0}, {s1} at {b1}" for (b0, s0), (b1, s1) in zip(resolved, resolved[1:]) if s0 != s1]
+        verdicts = list(zip((int(b) for b in g["batch"]), g["verdict"]))
+        resolved = [(b, s) for b, s in verdicts if s in ("faster", "slower")]
+        runs: list[tuple[str, list[int]]] = []  # consecutive batches with one verdict
+        for b, s in verdicts:
+            if runs and runs[-1][0] == s:
+                runs[-1][1].append(b)
+            else:
+                runs.append((s, [b]))
+        firm = [(s, bs) for s, bs in runs if s in ("faster", "slower") and len(bs) >= 2]
+        changes = [f"{s0} at {', '.join(map(str, b0))}; {s1} at {', '.join(map(str, b1))}"
+                   for (s0, b0), (s1, b1) in zip(firm, firm[1:]) if s0 != s1]
+        weak = [f"{s0} at {b0}, {s1} at {b1}" for (b0, s0), (b1, s1) in zip(resolved, resolved[1:]) if s0 != s1]
         kinds = {s for _, s in resolved}
         rows.append({"variant": v,
                      "faster than FP32 at batch": ", ".join(str(b) for b, s in resolved if s == "faster") or "none",
                      "slower than FP32 at batch": ", ".join(str(b) for b, s in resolved if s == "slower") or "none",
-                     "not resolved at batch": ", ".join(str(int(b)) for b, s in zip(g["batch"], g["verdict"])
+                     "not resolved at batch": ", ".join(str(b) for b, s in verdicts
                                                         if s not in ("faster", "slower")) or "none",
-                     "crossover": "; ".join(changes) if changes else
-                     ("none: " + (next(iter(kinds)) + " wherever resolved") if kinds else "none resolved")})
+                     "crossover": " / ".join(changes) if changes else
+                     ("none: " + (next(iter(kinds)) + " wherever resolved") if len(kinds) == 1 else
+                      "none resolved at two consecutive batches on each side" if kinds else "none resolved"),
+                     "change on a single batch (not counted)": None if changes or not weak else "; ".join(weak)})
     return pd.DataFrame(rows)
 
 
