@@ -39,7 +39,7 @@ def make_chapter(title: str, *cells: tuple[str, str]) -> str:
     """A chapter source: front matter, a title, then (tags, code) cells."""
     parts = [FRONT_MATTER, f"# {title}\n"]
     for tags, code in cells:
-        fence = f'```python tags={tags}' if tags else "```python"
+        fence = f"```python tags={tags}" if tags else "```python"
         parts.append(f"{fence}\n{code}\n```\n")
     return "\n".join(parts)
 
@@ -49,7 +49,8 @@ def mini_site(tmp_path: Path):
     """A two-chapter mkdocs project using the amp-docs and mkdocs-jupyter plugins."""
     (tmp_path / "docs" / "chapters").mkdir(parents=True)
     (tmp_path / "docs" / "index.md").write_text("# Home\n\n<!-- amp-docs:chapters -->\n")
-    (tmp_path / "mkdocs.yml").write_text(textwrap.dedent("""\
+    (tmp_path / "mkdocs.yml").write_text(
+        textwrap.dedent("""\
         site_name: mini
         nav:
           - index.md
@@ -60,17 +61,26 @@ def mini_site(tmp_path: Path):
           - mkdocs-jupyter:
               include: ["*.ipynb"]
               execute: false
-        """))
+        """)
+    )
     for name in "ab":
         (tmp_path / "docs" / "chapters" / f"{name}.md").write_text(
-            make_chapter(f"Chapter {name}", ("", f"print('chapter {name}')")))
+            make_chapter(f"Chapter {name}", ("", f"print('chapter {name}')"))
+        )
     return tmp_path
 
 
 def mkdocs_build(root: Path, *extra: str, check: bool = True, **kw) -> subprocess.CompletedProcess:
     env = dict(os.environ, NO_MKDOCS_2_WARNING="1")
-    return subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", *extra],
-                          cwd=root, env=env, capture_output=True, text=True, check=check, **kw)
+    return subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", *extra],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=check,
+        **kw,
+    )
 
 
 @pytest.fixture(scope="session")
@@ -97,8 +107,14 @@ def pytest_collection_modifyitems(config, items):
 def _sys_path(python: Path | str, cwd: Path) -> list[str]:
     """``sys.path`` of ``python`` as a script started in ``cwd`` sees it (no ``PYTHONPATH``)."""
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV")}
-    out = subprocess.run([str(python), "-c", "import json, sys; print(json.dumps(sys.path))"],
-                         cwd=cwd, env=env, capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        [str(python), "-c", "import json, sys; print(json.dumps(sys.path))"],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     return json.loads(out)
 
 
@@ -117,15 +133,29 @@ def make_reader_venv(root: Path, wheel: Path) -> Path:
     own = set(_sys_path(python, root))  # its standard library and site-packages
     # After the venv's own site-packages on sys.path, so the wheel's amp_docs_lib comes first.
     outer = [p for p in _sys_path(sys.executable, root) if p and p not in own and Path(p).is_dir()]
-    site_packages = Path(subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                                        capture_output=True, text=True, check=True).stdout.strip())
+    site_packages = Path(
+        subprocess.run(
+            [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+    )
     (site_packages / "_amp_docs_outer_packages.pth").write_text("".join(f"{p}\n" for p in outer))
-    r = subprocess.run([str(python), "-m", "pip", "install", "--no-deps", "--no-index", "--quiet", str(wheel)],
-                       capture_output=True, text=True)
+    r = subprocess.run(
+        [str(python), "-m", "pip", "install", "--no-deps", "--no-index", "--quiet", str(wheel)],
+        capture_output=True,
+        text=True,
+    )
     assert r.returncode == 0, r.stderr[-3000:]
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
-    where = subprocess.run([str(python), "-c", "import amp_docs_lib, torch; print(amp_docs_lib.__file__)"],
-                           cwd=root, env=env, capture_output=True, text=True)
+    where = subprocess.run(
+        [str(python), "-c", "import amp_docs_lib, torch; print(amp_docs_lib.__file__)"],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     assert where.returncode == 0, f"the reader venv cannot import amp_docs_lib and torch:\n{where.stderr[-3000:]}"
     assert Path(where.stdout.strip()).is_relative_to(venv), f"amp_docs_lib imported from {where.stdout}, not the wheel"
     return python
@@ -185,5 +215,3 @@ def allowed_modules(install: list[str]) -> set[str]:
         dists |= set(wheel_dependencies())
     closure = installed_closure(dists)
     return {p.module for p in PACKAGES if _canon(p.distribution) in closure}
-
-

@@ -16,7 +16,6 @@ import pytest
 
 from amp_docs_lib.core.paths import BUILD_LOG, SITE_MANIFEST
 from amp_docs_lib.docsite import up_to_date
-
 from conftest import make_chapter, mkdocs_build
 
 AMP_DOCS = [sys.executable, "-m", "amp_docs_lib"]
@@ -40,6 +39,7 @@ def _pages(site: Path) -> dict[str, str]:
 
 
 # ---- a failed build keeps the previous site (24), plain mkdocs and amp-docs build ----------------------
+
 
 @pytest.mark.parametrize("command", ["mkdocs", "amp-docs"])
 def test_a_failed_build_leaves_the_previous_site_whole(mini_site, command):
@@ -100,8 +100,10 @@ def test_yours_vs_reference_anchor_is_known_to_the_link_check(mini_site):
     (docs / "yours-vs-reference.md").write_text("# Yours vs reference\n\n<!-- amp-docs:yours-vs-reference -->\n")
     (docs / "rebuild.md").write_text("# Rebuild\n\nSee [timings](yours-vs-reference.md#chapter-execution-time).\n")
     yml = mini_site / "mkdocs.yml"
-    yml.write_text(yml.read_text().replace("  - chapters/b.md\n", "  - chapters/b.md\n  - rebuild.md\n"
-                                           "  - yours-vs-reference.md\n") + "validation:\n  anchors: warn\n")
+    yml.write_text(
+        yml.read_text().replace("  - chapters/b.md\n", "  - chapters/b.md\n  - rebuild.md\n  - yours-vs-reference.md\n")
+        + "validation:\n  anchors: warn\n"
+    )
     r = mkdocs_build(mini_site, check=False)
     assert "does not contain an anchor" not in r.stderr, r.stderr
     assert r.returncode == 0, r.stderr
@@ -109,6 +111,7 @@ def test_yours_vs_reference_anchor_is_known_to_the_link_check(mini_site):
 
 
 # ---- amp-docs build: the up-to-date manifest and the site directory (17, 18, 25, 29) -------------------
+
 
 class FakeMkdocs:
     """Stands in for the ``mkdocs build`` subprocess: writes the site (or fails) and records the call."""
@@ -208,6 +211,7 @@ def test_an_unusable_site_dir_fails_before_any_work(project, monkeypatch, site_d
 
 # ---- amp-docs bench-build (19) --------------------------------------------------------------------------
 
+
 def test_bench_build_checks_touch_before_the_cold_build_and_cleans_its_folder(project, monkeypatch, tmp_path):
     from amp_docs_lib.docsite import build_bench
 
@@ -251,8 +255,10 @@ def test_bench_build_noop_only_names_this_checkout_not_a_temporary_copy(project,
 # ---- interrupts (16) ------------------------------------------------------------------------------------
 
 # sleeps the first time only (until the marker exists), so a rebuild of the same text finishes
-SLEEPER = ("import os, pathlib, time\nm = pathlib.Path({marker!r})\n"
-           "if not m.exists():\n    m.write_text(str(os.getpid()))\n    time.sleep(120)")
+SLEEPER = (
+    "import os, pathlib, time\nm = pathlib.Path({marker!r})\n"
+    "if not m.exists():\n    m.write_text(str(os.getpid()))\n    time.sleep(120)"
+)
 
 
 def _wait_for(path: Path, proc: subprocess.Popen, seconds: float = 120) -> None:
@@ -279,8 +285,15 @@ def test_interrupted_execute_says_where_and_exits_130(tmp_path, sig):
     marker = tmp_path / "sleeping"
     chapter = tmp_path / "napping.md"
     chapter.write_text(make_chapter("Nap", ("", "x = 1"), ("", SLEEPER.format(marker=str(marker)))))
-    proc = subprocess.Popen([*AMP_DOCS, "execute", str(chapter)], cwd=tmp_path, env=_env(TMPDIR=str(tmp)),
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    proc = subprocess.Popen(
+        [*AMP_DOCS, "execute", str(chapter)],
+        cwd=tmp_path,
+        env=_env(TMPDIR=str(tmp)),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
     try:
         _wait_for(marker, proc)
         os.killpg(proc.pid, sig)
@@ -301,13 +314,21 @@ def test_interrupted_build_says_where_keeps_the_site_and_exits_130(mini_site, tm
     before = _pages(mini_site / "site")
     marker = tmp_path / "sleeping"
     (mini_site / "docs" / "chapters" / "b.md").write_text(
-        make_chapter("B", ("", "x = 1"), ("", "y = 2"), ("", SLEEPER.format(marker=str(marker)))))
+        make_chapter("B", ("", "x = 1"), ("", "y = 2"), ("", SLEEPER.format(marker=str(marker))))
+    )
     a = mini_site / "docs" / "chapters" / "a.md"
     a.write_text(a.read_text().replace("print('chapter a')", "print('chapter a, edited')"))
     tmp = tmp_path / "tmp"
     tmp.mkdir()
-    proc = subprocess.Popen([*AMP_DOCS, "build"], cwd=mini_site, env=_env(TMPDIR=str(tmp), AMP_DOCS_JOBS=jobs),
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    proc = subprocess.Popen(
+        [*AMP_DOCS, "build"],
+        cwd=mini_site,
+        env=_env(TMPDIR=str(tmp), AMP_DOCS_JOBS=jobs),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
     try:
         _wait_for(marker, proc)
         os.killpg(proc.pid, signal.SIGINT)
@@ -330,16 +351,27 @@ def test_a_killed_build_leaves_the_previous_site_and_the_next_build_cleans_up(mi
     before = _pages(mini_site / "site")
     marker = tmp_path / "sleeping"
     (mini_site / "docs" / "chapters" / "b.md").write_text(make_chapter("B", ("", SLEEPER.format(marker=str(marker)))))
-    proc = subprocess.Popen([*AMP_DOCS, "build"], cwd=mini_site, env=_env(), stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    proc = subprocess.Popen(
+        [*AMP_DOCS, "build"],
+        cwd=mini_site,
+        env=_env(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
     try:
         _wait_for(marker, proc)
     finally:
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
     assert _pages(mini_site / "site") == before
-    assert "is up to date" not in subprocess.run([*AMP_DOCS, "build"], cwd=mini_site, env=_env(),
-                                                 capture_output=True, text=True, check=True).stdout
+    assert (
+        "is up to date"
+        not in subprocess.run(
+            [*AMP_DOCS, "build"], cwd=mini_site, env=_env(), capture_output=True, text=True, check=True
+        ).stdout
+    )
     assert not list(mini_site.glob(".site.amp-docs-*")), "the killed build's staging folder is removed"
     assert "chapters/b/index.html" in _pages(mini_site / "site")
 

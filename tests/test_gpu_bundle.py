@@ -66,17 +66,29 @@ def test_run_refuses_an_unknown_chapter_naming_the_valid_ones(tmp_path):
     assert "nosuch" in r.stderr and "formats" in r.stderr and "literature" in r.stderr
 
 
-@pytest.mark.parametrize("bundle, words", [
-    ({"python": "3.99"}, ["3.99", f"{sys.version_info.major}.{sys.version_info.minor}",
-                                              "--python"]),
-    ({"machine_has": ["no-such-distribution-xyz"]}, ["no-such-distribution-xyz", "--also"]),
-    ({"torch": "1.0.0"}, ["torch 1.0.0", f"--torch {TORCH_HERE}"]),
-])
+@pytest.mark.parametrize(
+    "bundle, words",
+    [
+        ({"python": "3.99"}, ["3.99", f"{sys.version_info.major}.{sys.version_info.minor}", "--python"]),
+        ({"machine_has": ["no-such-distribution-xyz"]}, ["no-such-distribution-xyz", "--also"]),
+        ({"torch": "1.0.0"}, ["torch 1.0.0", f"--torch {TORCH_HERE}"]),
+    ],
+)
 def test_run_checks_the_folder_against_this_machine_before_installing(tmp_path, bundle, words):
     here = f"{sys.version_info.major}.{sys.version_info.minor}"
-    (tmp_path / "bundle.json").write_text(json.dumps({"python": here, "torch": TORCH_HERE, "wheel": "x.whl",
-                                                      "requirements": [], "download": [], "machine_has": [],
-                                                      **bundle}))
+    (tmp_path / "bundle.json").write_text(
+        json.dumps(
+            {
+                "python": here,
+                "torch": TORCH_HERE,
+                "wheel": "x.whl",
+                "requirements": [],
+                "download": [],
+                "machine_has": [],
+                **bundle,
+            }
+        )
+    )
     r = run_script("run", str(tmp_path), "--archive", str(tmp_path / "out.tar.gz"))
     assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
     for w in words:

@@ -74,7 +74,8 @@ def test_layer_contracts_hold(capsys):
 
 def test_layer_check_reports_a_broken_contract(tmp_path, capsys):
     # docsite imports core: a contract forbidding that must be reported broken, so a pass above means something.
-    (tmp_path / "pyproject.toml").write_text(textwrap.dedent("""\
+    (tmp_path / "pyproject.toml").write_text(
+        textwrap.dedent("""\
         [tool.importlinter]
         root_package = "amp_docs_lib"
 
@@ -83,6 +84,7 @@ def test_layer_check_reports_a_broken_contract(tmp_path, capsys):
         type = "forbidden"
         source_modules = ["amp_docs_lib.docsite"]
         forbidden_modules = ["amp_docs_lib.core"]
-        """))
+        """)
+    )
     assert not lint_imports(tmp_path / "pyproject.toml")
     assert "BROKEN" in capsys.readouterr().out

@@ -8,15 +8,28 @@ the dispatcher (``aten.*``, ops registered by libraries such as ``torchao.quanti
 from __future__ import annotations
 
 import collections
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 # Operators that multiply matrices (the "kernel" a reader asks about).
-MATMUL_OPS = frozenset({
-    "aten.mm", "aten.addmm", "aten.bmm", "aten.baddbmm", "aten.matmul", "aten.linear", "aten._int_mm",
-    "aten._scaled_mm", "aten._weight_int8pack_mm", "aten._weight_int4pack_mm", "aten._weight_int4pack_mm_for_cpu",
-    "quantized.linear_dynamic", "quantized.linear",
-})
+MATMUL_OPS = frozenset(
+    {
+        "aten.mm",
+        "aten.addmm",
+        "aten.bmm",
+        "aten.baddbmm",
+        "aten.matmul",
+        "aten.linear",
+        "aten._int_mm",
+        "aten._scaled_mm",
+        "aten._weight_int8pack_mm",
+        "aten._weight_int4pack_mm",
+        "aten._weight_int4pack_mm_for_cpu",
+        "quantized.linear_dynamic",
+        "quantized.linear",
+    }
+)
 
 
 def is_matmul(name: str) -> bool:
@@ -59,8 +72,9 @@ def trace_ops(fn: Callable[[], Any]) -> OpTrace:
             out = func(*args, **(kwargs or {}))  # first: an op that raises (a caller may fall back) did not run
             trace.counts[name] += 1
             if is_matmul(name):
-                trace.matmuls.append((name, tuple(str(a.dtype).replace("torch.", "") for a in args
-                                                  if isinstance(a, torch.Tensor))))
+                trace.matmuls.append(
+                    (name, tuple(str(a.dtype).replace("torch.", "") for a in args if isinstance(a, torch.Tensor)))
+                )
             return out
 
     with _Recorder():

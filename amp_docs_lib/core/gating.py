@@ -12,7 +12,7 @@ from __future__ import annotations
 import html
 import importlib.util
 import re
-from typing import Iterable
+from collections.abc import Iterable
 
 from amp_docs_lib.core.env import device_summary
 
@@ -43,7 +43,7 @@ def describe(requirement: str) -> str:
     if requirement.startswith(PACKAGE_PREFIX):
         from amp_docs_lib.core.packages import check_known  # only listed packages are in the cache key
 
-        return f"the Python package {check_known(requirement[len(PACKAGE_PREFIX):])}"
+        return f"the Python package {check_known(requirement[len(PACKAGE_PREFIX) :])}"
     try:
         return REQUIREMENTS[requirement]
     except KeyError:
@@ -55,7 +55,8 @@ def requirement_met(requirement: str) -> bool:
     describe(requirement)  # validates the name
     if requirement.startswith(PACKAGE_PREFIX):
         from amp_docs_lib.core.packages import is_hidden  # $AMP_DOCS_HIDE_PACKAGES
-        name = requirement[len(PACKAGE_PREFIX):]
+
+        name = requirement[len(PACKAGE_PREFIX) :]
         return not is_hidden(name) and importlib.util.find_spec(name) is not None
     import torch  # here, not at import: the build's up-to-date path stays torch-free
 
@@ -73,7 +74,7 @@ def requirement_met(requirement: str) -> bool:
 
 
 def requirements_from_tags(tags: Iterable[str]) -> list[str]:
-    return [t[len(TAG_PREFIX):] for t in tags if t.startswith(TAG_PREFIX)]
+    return [t[len(TAG_PREFIX) :] for t in tags if t.startswith(TAG_PREFIX)]
 
 
 def unmet_requirements(tags: Iterable[str]) -> list[str]:
@@ -90,12 +91,18 @@ def _code_spans(escaped: str) -> str:
 
 def skip_note_html(unmet: list[str], reference_html: str | None = None) -> str:
     """The visible note shown in place of a skipped cell's output."""
-    needs = "; ".join(describe(r) + (" (not installed in this build)" if r.startswith(PACKAGE_PREFIX) else "")
-                      for r in unmet)
-    ref = ("<p>Reference result committed from a machine that has it:</p>" + reference_html
-           if reference_html else "<p>No reference result is committed for this cell.</p>")
-    return ('<div class="admonition warning amp-skip"><p class="admonition-title">'
-            'Skipped on this machine</p>'
-            f"<p>This cell needs {_code_spans(html.escape(needs))}; this build ran on "
-            f"{html.escape(device_summary())}. Its code above is compiled by the tests; "
-            f"rebuild on such a machine to see your own numbers.</p>{ref}</div>")
+    needs = "; ".join(
+        describe(r) + (" (not installed in this build)" if r.startswith(PACKAGE_PREFIX) else "") for r in unmet
+    )
+    ref = (
+        "<p>Reference result committed from a machine that has it:</p>" + reference_html
+        if reference_html
+        else "<p>No reference result is committed for this cell.</p>"
+    )
+    return (
+        '<div class="admonition warning amp-skip"><p class="admonition-title">'
+        "Skipped on this machine</p>"
+        f"<p>This cell needs {_code_spans(html.escape(needs))}; this build ran on "
+        f"{html.escape(device_summary())}. Its code above is compiled by the tests; "
+        f"rebuild on such a machine to see your own numbers.</p>{ref}</div>"
+    )

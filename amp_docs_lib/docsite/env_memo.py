@@ -54,8 +54,7 @@ def environment_report_memo(cache_dir: str | os.PathLike) -> dict[str, Any]:
     key = light_key()
     memo = read_keyed(path, key)
     if isinstance(memo, dict):
-        return dict(memo, git_revision=git_revision(),
-                    build_date=_dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d"))
+        return dict(memo, git_revision=git_revision(), build_date=_dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d"))
     from amp_docs_lib.core.env import environment_report
 
     report = environment_report()

@@ -7,8 +7,8 @@ of a second that nothing changed since the last successful build.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable
 
 SOURCE_SUFFIXES = (".py", ".json", ".j2", ".css", ".bib")
 # Example programs and the config files they read (exercises/precision.toml).
@@ -21,8 +21,11 @@ def tree_hash(root: Path, suffixes: Iterable[str] | None = SOURCE_SUFFIXES) -> s
     h = hashlib.sha256()
     if not root.exists():
         return h.hexdigest()
-    for path in sorted(p for p in root.rglob("*") if p.is_file() and "__pycache__" not in p.parts
-                       and (suffixes is None or p.suffix in suffixes)):
+    for path in sorted(
+        p
+        for p in root.rglob("*")
+        if p.is_file() and "__pycache__" not in p.parts and (suffixes is None or p.suffix in suffixes)
+    ):
         h.update(path.relative_to(root).as_posix().encode())
         h.update(b"\0")
         h.update(path.read_bytes())

@@ -22,16 +22,32 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable, Mapping
 
 from amp_docs_lib.docsite import read_recorder
 
 ABSENT = "absent"
 CHANGED_DURING_EXECUTION = "changed-during-execution"  # never equal to a content hash
-FALLBACK_SUFFIXES = (".py", ".json", ".toml", ".md", ".csv", ".txt", ".yml", ".yaml", ".bib", ".j2",
-                     ".css", ".npy", ".npz", ".ipynb", ".cfg", ".ini")
+FALLBACK_SUFFIXES = (
+    ".py",
+    ".json",
+    ".toml",
+    ".md",
+    ".csv",
+    ".txt",
+    ".yml",
+    ".yaml",
+    ".bib",
+    ".j2",
+    ".css",
+    ".npy",
+    ".npz",
+    ".ipynb",
+    ".cfg",
+    ".ini",
+)
 _SKIPPED_DIRS = {"site", "__pycache__", "node_modules"}  # plus every dot-folder (.git, caches, venvs)
 KINDS = ("file", "dir", "headings", "tree")
 
@@ -114,8 +130,12 @@ class Roots:
         kind, _, rest = label.partition(":")
         _, _, rel = rest.partition("/")
         rel = rel or rest
-        return {"file": rel, "dir": f"folder {rel}/", "headings": f"headings of {rel}",
-                "tree": f"everything under {rest} (inputs not recorded)"}.get(kind, label)
+        return {
+            "file": rel,
+            "dir": f"folder {rel}/",
+            "headings": f"headings of {rel}",
+            "tree": f"everything under {rest} (inputs not recorded)",
+        }.get(kind, label)
 
 
 class InputHasher:
@@ -177,10 +197,12 @@ def recording_environment(env: Mapping[str, str], reads_dir: str | os.PathLike, 
 
 
 # The hidden last cell of every execution: record the modules loaded and mark the record complete.
-FINISH_CELL_SOURCE = (f"import sys as _amp_docs_sys\n"
-                      f"if '{read_recorder.MODULE_NAME}' in _amp_docs_sys.modules:\n"
-                      f"    _amp_docs_sys.modules['{read_recorder.MODULE_NAME}'].finish()\n"
-                      f"del _amp_docs_sys")
+FINISH_CELL_SOURCE = (
+    f"import sys as _amp_docs_sys\n"
+    f"if '{read_recorder.MODULE_NAME}' in _amp_docs_sys.modules:\n"
+    f"    _amp_docs_sys.modules['{read_recorder.MODULE_NAME}'].finish()\n"
+    f"del _amp_docs_sys"
+)
 
 
 def read_records(reads_dir: str | os.PathLike, roots: Roots) -> Recorded:
@@ -240,4 +262,3 @@ def snapshot(recorded: Recorded, roots: Roots, started_at: float, extra: Iterabl
         for name in roots.named:
             inputs[f"tree:{name}"] = hasher(f"tree:{name}")
     return inputs
-

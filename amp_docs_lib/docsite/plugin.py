@@ -33,15 +33,22 @@ from mkdocs.exceptions import PluginError
 from mkdocs.plugins import BasePlugin, CombinedEvent, event_priority
 
 from amp_docs_lib.core.chapters import chapter_id_for, parse_chapter
-from amp_docs_lib.core.settings import SettingError, check_environment
 from amp_docs_lib.core.paths import BUILD_LOG, CACHE_DIR, EXECUTED_DIR, FRAGMENTS_DIR, LIBRARY_ROOT, REPO_ROOT
+from amp_docs_lib.core.settings import SettingError, check_environment
 from amp_docs_lib.docsite.cache import Environment, ExecutionCache
 from amp_docs_lib.docsite.env_memo import environment_report_memo
 from amp_docs_lib.docsite.fragments import FragmentMemo
 from amp_docs_lib.docsite.hashing import tree_hash
 from amp_docs_lib.docsite.inputs import InputHasher, Roots
-from amp_docs_lib.docsite.store import (INTERRUPTED, SiteDirError, check_site_dir, clean_stale_staging, staging_dir,
-                                        swap_into_place, write_atomic)
+from amp_docs_lib.docsite.store import (
+    INTERRUPTED,
+    SiteDirError,
+    check_site_dir,
+    clean_stale_staging,
+    staging_dir,
+    swap_into_place,
+    write_atomic,
+)
 
 log = logging.getLogger("mkdocs.plugins.amp_docs")
 EVICT_AFTER_S = 3600  # unused entries survive an hour, so concurrent builds never lose theirs
@@ -64,7 +71,6 @@ def _loads_remote(match: re.Match) -> bool:
         # An empty src (mkdocs-jupyter's MathJax slot when unset) would request the page itself.
         return not src.group(1).strip() or bool(_REMOTE.match(src.group(1).strip()))
     return bool(_REMOTE_IMPORT.search(body))
-
 
 
 def strip_remote_scripts(html: str) -> str:
@@ -175,29 +181,44 @@ class AmpDocsPlugin(BasePlugin[AmpDocsConfig]):
                 jobs = resolve_jobs(self.config.jobs)
             except ValueError as e:
                 raise PluginError(f"amp-docs: {e}") from None
-            log.info("amp-docs: executing %d chapter(s), up to %d at once: %s", len(misses), jobs,
-                     "; ".join(f"{cid} ({why})" for _, cid, _, why in misses))
+            log.info(
+                "amp-docs: executing %d chapter(s), up to %d at once: %s",
+                len(misses),
+                jobs,
+                "; ".join(f"{cid} ({why})" for _, cid, _, why in misses),
+            )
             sources = [parse_chapter(text, f.abs_src_path) for f, _, text, _ in misses]
 
             def cache_result(i: int, execution, err) -> None:  # as each chapter finishes: a killed build keeps it
                 if err is None:
                     f, cid, text, _ = misses[i]
-                    path = self.cache.put(cid, execution.nb, text=text, source=sources[i], inputs=execution.inputs,
-                                          env=env, unknown=execution.unknown)
+                    path = self.cache.put(
+                        cid,
+                        execution.nb,
+                        text=text,
+                        source=sources[i],
+                        inputs=execution.inputs,
+                        env=env,
+                        unknown=execution.unknown,
+                    )
                     executed[cid] = (path, execution.nb)
 
             try:
                 outcomes = execute_chapters(
-                    [(cid, copy.deepcopy(src)) for (_, cid, _, _), src in zip(misses, sources)], jobs,
-                    on_done=cache_result, cwd=self.root, roots=self.roots,
+                    [(cid, copy.deepcopy(src)) for (_, cid, _, _), src in zip(misses, sources, strict=True)],
+                    jobs,
+                    on_done=cache_result,
+                    cwd=self.root,
+                    roots=self.roots,
                     reasons={cid: why for _, cid, _, why in misses},
-                    sources={cid: Path(f.abs_src_path) for f, cid, _, _ in misses})
+                    sources={cid: Path(f.abs_src_path) for f, cid, _, _ in misses},
+                )
             except ChapterInterrupted as e:  # one line, no traceback; kernels stopped, the site untouched
                 self._discard_staging()
                 print(f"amp-docs: {e}", file=sys.stderr, flush=True)
                 raise SystemExit(INTERRUPTED) from None
             failures = []
-            for (f, cid, _, why), (execution, err) in zip(misses, outcomes):  # in file order
+            for (f, cid, _, why), (execution, err) in zip(misses, outcomes, strict=True):  # in file order
                 if err is not None:
                     failures.append(f"amp-docs: chapter {f.src_uri} failed to execute ({why}).\n{err}")
                     continue
@@ -209,7 +230,7 @@ class AmpDocsPlugin(BasePlugin[AmpDocsConfig]):
         from amp_docs_lib.docsite.pages import presented_notebook
 
         inputs: dict[str, str] = {}  # what every chapter of this build read (the up-to-date check)
-        for f, cid, text, found in chapters:
+        for f, cid, _text, found in chapters:
             if found.status == "miss":
                 path, nb = executed[cid]
                 status = "executed in this build"
@@ -217,8 +238,13 @@ class AmpDocsPlugin(BasePlugin[AmpDocsConfig]):
                 path, nb = found.path, found.nb
                 record["cached" if found.status == "hit" else "merged"].append(cid)
                 status = "from cache" if found.status == "hit" else "from cache, Markdown merged"
-                log.info("amp-docs: %s: %s", cid, "cached result" if found.status == "hit"
-                         else "cached outputs, new Markdown merged (code cells unchanged)")
+                log.info(
+                    "amp-docs: %s: %s",
+                    cid,
+                    "cached result"
+                    if found.status == "hit"
+                    else "cached outputs, new Markdown merged (code cells unchanged)",
+                )
             for label, h in self.cache.inputs_of(cid, path).items():
                 inputs[label] = h if inputs.get(label, h) == h else "conflict"
             self.used.add(path)
@@ -262,8 +288,10 @@ class AmpDocsPlugin(BasePlugin[AmpDocsConfig]):
             # A search for a format or API name should lead to the chapter that explains it first.
             page.meta.setdefault("search", {}).setdefault("boost", API_SEARCH_BOOST)
         if ENV_MARKER in markdown:
+
             def render() -> str:
                 from amp_docs_lib.page.tables import environment_table  # pandas: only when the report changed
+
                 return environment_table(self.environment)._repr_html_()
 
             markdown = markdown.replace(ENV_MARKER, self.fragments.html("environment", self.environment, render))
@@ -275,10 +303,13 @@ class AmpDocsPlugin(BasePlugin[AmpDocsConfig]):
         rows = "".join(
             f"<tr><td>{cid}</td><td>{m['status']}</td><td>{m.get('executed_at', '?')}</td>"
             f"<td>{m.get('seconds', '?')}</td><td>{m.get('profile', '?')}</td></tr>"
-            for cid, m in sorted(self.chapters.items()))
-        return ('<div class="amp-table-scroll"><table class="amp-table"><thead><tr><th>chapter</th><th>result</th>'
-                '<th>executed at (UTC)</th><th>execution seconds</th><th>profile</th></tr></thead>'
-                f"<tbody>{rows}</tbody></table></div>")
+            for cid, m in sorted(self.chapters.items())
+        )
+        return (
+            '<div class="amp-table-scroll"><table class="amp-table"><thead><tr><th>chapter</th><th>result</th>'
+            "<th>executed at (UTC)</th><th>execution seconds</th><th>profile</th></tr></thead>"
+            f"<tbody>{rows}</tbody></table></div>"
+        )
 
     def on_page_content(self, html, page, config, files):
         """Before the search index reads the page (on_page_context)."""
@@ -292,10 +323,12 @@ class AmpDocsPlugin(BasePlugin[AmpDocsConfig]):
 
     def on_post_page(self, output, page, config):
         from amp_docs_lib.docsite.pages import post_page  # links, copy buttons, downloads bar
+
         return post_page(strip_remote_scripts(output), page, config, self.fragments, self.notebook_styles)
 
     def _post_build(self, config):
         from amp_docs_lib.docsite.pages import post_build  # the "Yours vs reference" page
+
         post_build(config, self.fragments, self.notebook_styles)
         removed = self.cache.evict_except(self.used, min_age_s=EVICT_AFTER_S)
         for p in removed:

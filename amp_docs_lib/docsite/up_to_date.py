@@ -84,8 +84,13 @@ def build(mkdocs_args: list[str], *, force: bool = False, root: Path | None = No
     manifest = input_manifest(root, mkdocs_args)
     last = read_manifest(manifest_path)
     entry = last.get(str(site))
-    if not force and isinstance(entry, dict) and entry.get("manifest") == manifest \
-            and (site / "index.html").exists() and not recorded_inputs_changed(root, entry.get("inputs")):
+    if (
+        not force
+        and isinstance(entry, dict)
+        and entry.get("manifest") == manifest
+        and (site / "index.html").exists()
+        and not recorded_inputs_changed(root, entry.get("inputs"))
+    ):
         print(f"amp-docs build: {site} is up to date (no input changed since its last build)")
         return 0
     if str(site) in last:  # from here until mkdocs succeeds, nothing says this site is up to date

@@ -26,8 +26,16 @@ import tomllib
 import zipfile
 from pathlib import Path
 
-from amp_docs_lib.core.paths import (CACHE_DIR, CHAPTERS_DIR, EXAMPLES_DIR, LIBRARY_ROOT, PACKAGED_CHAPTERS_DIR,
-                                     PACKAGED_EXAMPLES_DIR, REPO_ROOT, REVISION_FILE)
+from amp_docs_lib.core.paths import (
+    CACHE_DIR,
+    CHAPTERS_DIR,
+    EXAMPLES_DIR,
+    LIBRARY_ROOT,
+    PACKAGED_CHAPTERS_DIR,
+    PACKAGED_EXAMPLES_DIR,
+    REPO_ROOT,
+    REVISION_FILE,
+)
 
 NOTEBOOK_EXTRA = "notebook"  # the wheel's extra that runs a downloaded notebook (pyproject.toml)
 WHEEL_PATTERN = "amp_docs_lib-*.whl"  # what an example's install line names (one wheel per site)
@@ -56,8 +64,10 @@ def _source_files(folder: Path) -> list[Path]:
 
 def notebook_requirements(pyproject: Path = REPO_ROOT / "pyproject.toml") -> list[str]:
     """The distributions the wheel's ``notebook`` extra adds (names only)."""
-    return [re.split(r"[<>=!~;\[ ]", d, maxsplit=1)[0].strip()
-            for d in project_metadata(pyproject)["optional-dependencies"][NOTEBOOK_EXTRA]]
+    return [
+        re.split(r"[<>=!~;\[ ]", d, maxsplit=1)[0].strip()
+        for d in project_metadata(pyproject)["optional-dependencies"][NOTEBOOK_EXTRA]
+    ]
 
 
 def sources_key() -> str:
@@ -111,9 +121,11 @@ def build_wheel(dest: Path) -> Path:
     """
     unmet = _unmet_build_requirements(REPO_ROOT / "pyproject.toml")
     if unmet:
-        raise RuntimeError(f"building the amp_docs_lib wheel for the site's downloads needs "
-                           f"{', '.join(_described(unmet))}, from pyproject.toml's "
-                           f"[build-system] requires; run: pip install {' '.join(repr(spec) for spec, _ in unmet)}")
+        raise RuntimeError(
+            f"building the amp_docs_lib wheel for the site's downloads needs "
+            f"{', '.join(_described(unmet))}, from pyproject.toml's "
+            f"[build-system] requires; run: pip install {' '.join(repr(spec) for spec, _ in unmet)}"
+        )
     dest.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="amp-docs-wheel-") as tmp:
         src = Path(tmp) / "src"
@@ -121,18 +133,43 @@ def build_wheel(dest: Path) -> Path:
 
         package = src / LIBRARY_ROOT.name
         shutil.copytree(LIBRARY_ROOT, package, ignore=shutil.ignore_patterns("__pycache__"))
-        shutil.copytree(EXAMPLES_DIR, package / PACKAGED_EXAMPLES_DIR.name, dirs_exist_ok=True,
-                        ignore=shutil.ignore_patterns("__pycache__"))
-        shutil.copytree(CHAPTERS_DIR, package / PACKAGED_CHAPTERS_DIR.name, dirs_exist_ok=True,
-                        ignore=lambda folder, names: [n for n in names if not n.endswith(".md")])
+        shutil.copytree(
+            EXAMPLES_DIR,
+            package / PACKAGED_EXAMPLES_DIR.name,
+            dirs_exist_ok=True,
+            ignore=shutil.ignore_patterns("__pycache__"),
+        )
+        shutil.copytree(
+            CHAPTERS_DIR,
+            package / PACKAGED_CHAPTERS_DIR.name,
+            dirs_exist_ok=True,
+            ignore=lambda folder, names: [n for n in names if not n.endswith(".md")],
+        )
         (package / REVISION_FILE.name).write_text(git_revision() + "\n", encoding="utf-8")
         for name in ("pyproject.toml", "README.md"):  # README.md: the project's ``readme``
             shutil.copy2(REPO_ROOT / name, src / name)
-        r = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--no-index",
-                            "--quiet", "--wheel-dir", str(dest), str(src)], capture_output=True, text=True)
+        r = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "wheel",
+                "--no-deps",
+                "--no-build-isolation",
+                "--no-index",
+                "--quiet",
+                "--wheel-dir",
+                str(dest),
+                str(src),
+            ],
+            capture_output=True,
+            text=True,
+        )
         if r.returncode != 0:
-            raise RuntimeError(f"building the amp_docs_lib wheel failed (pip exit {r.returncode}):\n"
-                               f"{r.stdout[-2000:]}\n{r.stderr[-4000:]}")
+            raise RuntimeError(
+                f"building the amp_docs_lib wheel failed (pip exit {r.returncode}):\n"
+                f"{r.stdout[-2000:]}\n{r.stderr[-4000:]}"
+            )
     built = dest / wheel_filename()
     if not built.is_file():
         raise RuntimeError(f"pip built {sorted(p.name for p in dest.glob('*.whl'))}, expected {built.name}")
