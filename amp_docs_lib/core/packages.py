@@ -77,11 +77,13 @@ PACKAGES = (
     Package("nbconvert", "nbconvert", "render"),
     Package("pymdownx", "pymdown-extensions", "render"),
     Package("markdown", "markdown", "render"),
+    Package("pygments", "Pygments", "render"),  # highlights the code cells nbconvert renders
 )
 ROLES = ("core", "optional", "render")
 # What the chapters compute depends on these (the cache key); the site's pages on all of them.
 EXECUTION_DISTRIBUTIONS = tuple(p.distribution for p in PACKAGES if p.role != "render")
 ALL_DISTRIBUTIONS = tuple(p.distribution for p in PACKAGES)
+RENDER_DISTRIBUTIONS = tuple(p.distribution for p in PACKAGES if p.role == "render")
 OPTIONAL_PACKAGES = tuple(p.module for p in PACKAGES if p.role == "optional")
 KNOWN_MODULES = tuple(p.module for p in PACKAGES)
 

@@ -237,11 +237,12 @@ class ChapterClient(NotebookClient):
         tags = cell.metadata.get("tags", [])
         unmet = unmet_requirements(tags)
         if unmet:
-            # Inputs of this output: the committed reference result (or its absence) and the skip note's code.
+            # Inputs of this output: the committed reference result (or its absence) and the code that
+            # writes the skip note: gating's sentence and this module's wrapper around the reference.
             import amp_docs_lib.core.gating as gating
 
             self.read_by_executor.update(
-                {reference_path(self.chapter_id, cell, self.reference_root), Path(gating.__file__)}
+                {reference_path(self.chapter_id, cell, self.reference_root), Path(gating.__file__), Path(__file__)}
             )
             cell.outputs = [
                 nbformat.v4.new_output(

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from amp_docs_lib.docsite import read_recorder
+from amp_docs_lib.docsite.hashing import tree_hash
 
 ABSENT = "absent"
 CHANGED_DURING_EXECUTION = "changed-during-execution"  # never equal to a content hash
@@ -48,7 +49,6 @@ FALLBACK_SUFFIXES = (
     ".cfg",
     ".ini",
 )
-_SKIPPED_DIRS = {"site", "__pycache__", "node_modules"}  # plus every dot-folder (.git, caches, venvs)
 KINDS = ("file", "dir", "headings", "tree")
 
 
@@ -64,24 +64,6 @@ DERIVED: dict[str, Callable[[Path], str]] = {"headings": _headings_hash}
 
 def _sha(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()[:32]
-
-
-def tree_hash(root: Path, suffixes: tuple[str, ...] = FALLBACK_SUFFIXES) -> str:
-    """Hash of every file under ``root`` with one of ``suffixes`` (path and content), skipping
-    dot-folders, ``site``, ``__pycache__`` and ``node_modules``."""
-    h = hashlib.sha256()
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d not in _SKIPPED_DIRS)
-        for name in sorted(filenames):
-            if name.endswith(suffixes):
-                p = Path(dirpath, name)
-                h.update(p.relative_to(root).as_posix().encode() + b"\0")
-                try:
-                    h.update(p.read_bytes())
-                except OSError:
-                    h.update(b"<unreadable>")
-                h.update(b"\0")
-    return h.hexdigest()[:32]
 
 
 class Roots:
@@ -161,7 +143,7 @@ class InputHasher:
             if kind == "dir":  # the names in it, less the interpreter's own byte-code folder
                 return _sha("\n".join(sorted(n for n in os.listdir(path) if n != "__pycache__")).encode())
             if kind == "tree":
-                return tree_hash(path)
+                return tree_hash(path, FALLBACK_SUFFIXES)[:32]  # as long as the other input hashes
             return DERIVED[kind](path)
         except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
             return ABSENT

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import atexit
 import fnmatch
+import hashlib
 import json
 import logging
 import re
@@ -33,6 +34,7 @@ from mkdocs.exceptions import PluginError
 from mkdocs.plugins import BasePlugin, CombinedEvent, event_priority
 
 from amp_docs_lib.core.chapters import chapter_id_for, parse_chapter
+from amp_docs_lib.core.packages import RENDER_DISTRIBUTIONS, installed_versions
 from amp_docs_lib.core.paths import BUILD_LOG, CACHE_DIR, EXECUTED_DIR, FRAGMENTS_DIR, LIBRARY_ROOT, REPO_ROOT
 from amp_docs_lib.core.settings import SettingError, check_environment
 from amp_docs_lib.docsite.cache import Environment, ExecutionCache
@@ -93,6 +95,16 @@ def _strict_warnings_counted() -> bool:
     return any(isinstance(h, CountHandler) and h.get_counts() for h in logging.getLogger("mkdocs").handlers)
 
 
+def rendered_cache_dir(configured: Path, versions: dict[str, str] | None = None) -> Path:
+    """The folder under mkdocs-jupyter's ``cache_dir`` for these render packages' ``versions`` (default: installed).
+
+    mkdocs-jupyter keys a rendered page on the notebook and its own options only, not on its version,
+    nbconvert's or Pygments', so after an upgrade it would serve HTML made by the old versions.
+    """
+    versions = installed_versions(RENDER_DISTRIBUTIONS) if versions is None else versions
+    return configured / ("render-" + hashlib.sha256(json.dumps(versions, sort_keys=True).encode()).hexdigest()[:16])
+
+
 class AmpDocsPlugin(BasePlugin[AmpDocsConfig]):
     staged = True  # build into a staging folder and swap it in (False under ``mkdocs serve`` and --dirty)
     site: Path | None = None  # the reader's site directory
@@ -113,6 +125,7 @@ class AmpDocsPlugin(BasePlugin[AmpDocsConfig]):
         self.memo_dir = root / CACHE_DIR
         self.root = root
         self.build_log_path = root / BUILD_LOG
+        self._version_rendered_cache(config, root)
         if self.config.api_reference:
             from amp_docs_lib.docsite import api_pages
 
@@ -132,6 +145,24 @@ class AmpDocsPlugin(BasePlugin[AmpDocsConfig]):
             atexit.register(self._discard_staging)  # an interrupted build (KeyboardInterrupt, SystemExit)
             config.site_dir = str(self.staging)  # mkdocs cleans and fills this; the reader's site is untouched
         return config
+
+    @staticmethod
+    def _version_rendered_cache(config, root: Path) -> None:
+        """Point mkdocs-jupyter's HTML cache at a folder of the installed render packages' versions,
+        removing the renders of other versions."""
+        jupyter = config.plugins.get("mkdocs-jupyter")
+        if jupyter is None or not jupyter.config.get("cache"):
+            return
+        configured = Path(jupyter.config["cache_dir"])
+        current = rendered_cache_dir(configured if configured.is_absolute() else root / configured)
+        for old in current.parent.glob("*"):  # other versions' folders, and renders from before the versioning
+            if old == current:
+                continue
+            if old.is_dir():
+                shutil.rmtree(old, ignore_errors=True)
+            else:
+                old.unlink(missing_ok=True)
+        jupyter.config["cache_dir"] = str(current)
 
     def _discard_staging(self) -> None:
         if self.staging is not None:

@@ -36,6 +36,7 @@ from amp_docs_lib.core.paths import (
     REPO_ROOT,
     REVISION_FILE,
 )
+from amp_docs_lib.docsite.hashing import tree_hash
 
 NOTEBOOK_EXTRA = "notebook"  # the wheel's extra that runs a downloaded notebook (pyproject.toml)
 WHEEL_PATTERN = "amp_docs_lib-*.whl"  # what an example's install line names (one wheel per site)
@@ -58,10 +59,6 @@ def wheel_dependencies(pyproject: Path = REPO_ROOT / "pyproject.toml") -> list[s
     return [re.split(r"[<>=!~;\[ ]", d, maxsplit=1)[0].strip() for d in project_metadata(pyproject)["dependencies"]]
 
 
-def _source_files(folder: Path) -> list[Path]:
-    return sorted(q for q in folder.rglob("*") if q.is_file() and "__pycache__" not in q.parts)
-
-
 def notebook_requirements(pyproject: Path = REPO_ROOT / "pyproject.toml") -> list[str]:
     """The distributions the wheel's ``notebook`` extra adds (names only)."""
     return [
@@ -71,11 +68,13 @@ def notebook_requirements(pyproject: Path = REPO_ROOT / "pyproject.toml") -> lis
 
 
 def sources_key() -> str:
-    """Hash of what goes into the wheel: the library's files, the examples, the chapters and ``pyproject.toml``."""
-    h = hashlib.sha256((REPO_ROOT / "pyproject.toml").read_bytes())
-    for folder, prefix in ((LIBRARY_ROOT, ""), (EXAMPLES_DIR, "examples/"), (CHAPTERS_DIR, "chapters/")):
-        for p in _source_files(folder):
-            h.update((prefix + p.relative_to(folder).as_posix()).encode() + b"\0" + p.read_bytes() + b"\0")
+    """Hash of what goes into the wheel: the library's files, the examples, the chapters, ``pyproject.toml``
+    and ``README.md`` (the wheel's description), each as ``build_wheel`` copies it."""
+    h = hashlib.sha256()
+    for name in ("pyproject.toml", "README.md"):
+        h.update((REPO_ROOT / name).read_bytes() + b"\0")
+    for folder, suffixes in ((LIBRARY_ROOT, None), (EXAMPLES_DIR, None), (CHAPTERS_DIR, (".md",))):
+        h.update(tree_hash(folder, suffixes, skip_dirs=("__pycache__",)).encode())  # copied whole but bytecode
     return h.hexdigest()[:16]
 
 
