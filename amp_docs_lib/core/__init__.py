@@ -16,7 +16,7 @@ module never imports the others):
 * package exports (``exports``): ``lazy_exports``;
 * the timing harness (``timing``): ``Timing``, ``default_threads``, ``cuda_event_times``, ``measure``, ``timings_frame``, ``Comparison``, ``interleaved``, ``Interleaved``, ``measurements``, ``compare_text``;
 * distribution-free statistics (``stats``): ``quartiles``, ``min_values_for``, ``median_ci``, ``sign_test_p``;
-* dispatch traces (``dispatch``): ``is_matmul``, ``OpTrace``, ``trace_ops``;
+* dispatch traces (``dispatch``): ``is_matmul``, ``OpCall``, ``OpTrace``, ``trace_ops``;
 * colours (``palette``): ``color_of``, ``css_variables``;
 * torch.profiler, quietly (``profiling``): ``quiet_stderr``.
 """
@@ -148,6 +148,7 @@ __all__, __getattr__, __dir__ = lazy_exports(
         # dispatch traces
         "dispatch": (
             "is_matmul",
+            "OpCall",
             "OpTrace",
             "trace_ops",
         ),
