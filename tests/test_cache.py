@@ -261,10 +261,10 @@ def test_killed_build_leaves_nothing_trusted(mini_site):
     assert set(_executed(mini_site)) == {"b"}
 
 
-def test_build_fails_loudly_naming_the_chapter(mini_site):
-    b = mini_site / "docs" / "chapters" / "b.md"
+def test_build_fails_loudly_naming_the_chapter(warm_mini_site):
+    b = warm_mini_site / "docs" / "chapters" / "b.md"
     b.write_text(make_chapter("Broken", ("", "import math\nmath.sqrt(-1)")))
-    r = mkdocs_build(mini_site, check=False)
+    r = mkdocs_build(warm_mini_site, check=False)
     assert r.returncode != 0
     assert "chapters/b.md failed to execute" in r.stderr + r.stdout
     assert "math domain error" in r.stderr + r.stdout
@@ -318,10 +318,10 @@ def test_cache_files_of_the_wrong_shape_are_a_miss_never_fatal(tmp_path, env):
     assert look().status in ("hit", "miss")
 
 
-def test_rendered_html_is_cached_per_render_package_versions(mini_site):
-    rendered = mini_site / ".cache" / "mkdocs-jupyter"  # mini_site's mkdocs-jupyter cache_dir (its default)
+def test_rendered_html_is_cached_per_render_package_versions(warm_mini_site):
+    rendered = warm_mini_site / ".cache" / "mkdocs-jupyter"  # warm_mini_site's mkdocs-jupyter cache_dir (its default)
     rendered.mkdir(parents=True)
     (rendered / "stale.json").write_text("{}")  # a render from before the versioning, or other versions
-    mkdocs_build(mini_site)
+    mkdocs_build(warm_mini_site)
     assert list(rendered.iterdir()) == [rendered_cache_dir(rendered)]
     assert len(list(rendered_cache_dir(rendered).glob("*.json"))) == 2  # the two chapters

@@ -1,6 +1,9 @@
+import os
+
 import pytest
 
 from amp_docs_lib.core.chapters import read_chapter
+from amp_docs_lib.core.profiles import active_profile
 from amp_docs_lib.docsite.execute import ChapterExecutionError, execute_notebook, execute_one
 from conftest import make_chapter
 
@@ -15,6 +18,7 @@ def run(tmp_path, *cells, name="demo"):
 
 def test_gating_expected_errors_and_outputs(tmp_path, monkeypatch):
     monkeypatch.setenv("AMP_DOCS_HIDE_PACKAGES", "mslk")  # a listed package, hidden: skipped on every machine
+    monkeypatch.delenv("AMP_DOCS_PROFILE", raising=False)
     p = tmp_path / "demo.md"
     p.write_text(
         make_chapter(
@@ -23,9 +27,13 @@ def test_gating_expected_errors_and_outputs(tmp_path, monkeypatch):
             ('["requires:pkg:mslk"]', "import mslk"),
             ('["raises-exception"]', "raise ValueError('shown on purpose')"),
             ("", "x"),
+            ("", "import os\nprint(os.environ['AMP_DOCS_PROFILE'])"),
         )
     )
     nb, client = execute_notebook(read_chapter(p), "demo")
+    # The kernel runs the active profile; the build's own environment (a memo key input) is left alone.
+    assert "AMP_DOCS_PROFILE" not in os.environ
+    assert nb.cells[-1].outputs[0]["text"].strip() == active_profile().name
     # The skipped cell's output is written by gating's sentence and the executor's wrapper: both are inputs.
     for module in ("core/gating.py", "docsite/execute.py"):
         assert any(label.endswith(f"amp_docs_lib/{module}") for label in client.execution.inputs), module

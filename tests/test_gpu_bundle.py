@@ -112,13 +112,10 @@ def _pypi_reachable() -> bool:
 
 @pytest.mark.slow
 @pytest.mark.skipif(not _pypi_reachable(), reason="resolving for Python 3.12 needs PyPI (pypi.org:443 unreachable)")
-def test_prepare_resolves_for_python_312_without_torch_or_what_the_machine_has(tmp_path):
+def test_prepare_resolves_for_python_312_without_torch_or_what_the_machine_has(site_wheel):
     """The resolution `prepare` downloads (pip install --dry-run --report for Python 3.12, manylinux)."""
-    sys.path.insert(0, str(REPO_ROOT))
-    from amp_docs_lib.docsite.wheel import build_wheel
-
     gb = load_script()
-    plan = gb.plan("3.12", "2.11.0", build_wheel(tmp_path))
+    plan = gb.plan("3.12", "2.11.0", site_wheel)
     got = {gb.requirement_name(s): s.split("==")[1] for s in plan["download"]}
     assert all("==" in s for s in plan["download"])
     # what executing needs is there: the notebook machinery and the packages the image lacks

@@ -321,8 +321,9 @@ def execute_notebook(
             f"chapter {chapter_id} has claims whose check cannot fail:\n  " + "\n  ".join(findings)
         )
     roots = Roots(cwd, REPO_ROOT) if roots is None else roots
-    # The kernel inherits the environment: pin the profile so kernel and cache key agree.
-    os.environ[PROFILE_ENV_VAR] = active_profile().name
+    # The kernel runs the profile the cache key names. Set in its environment only: the build's own
+    # is an input of the environment memo and the up-to-date manifest, which must not change under them.
+    kernel_env = subprocess_env({**os.environ, PROFILE_ENV_VAR: active_profile().name})
     for prefix in (KERNEL_DIR_PREFIX, READS_DIR_PREFIX):  # left by a process that was killed
         clean_stale_temp_dirs(prefix)
     reads_dir = pid_temp_dir(READS_DIR_PREFIX)
@@ -334,7 +335,7 @@ def execute_notebook(
         kernel_name="python3",
         allow_errors=False,
         resources={"metadata": {"path": str(cwd)}},
-        kernel_env=recording_environment(subprocess_env(), reads_dir, roots),
+        kernel_env=recording_environment(kernel_env, reads_dir, roots),
         source=markdown,
     )
     started = time.time()

@@ -184,15 +184,19 @@ def is_sound_wheel(path: Path) -> bool:
         return False
 
 
+def cached_wheel_path(project_root: Path) -> Path:
+    """Where ``library_wheel`` keeps the wheel of the library's current sources for a site in ``project_root``."""
+    return project_root / CACHE_DIR / "wheel" / sources_key() / wheel_filename()
+
+
 def library_wheel(project_root: Path) -> Path:
     """The wheel of the library as it is now, built once per change of its sources (cached).
 
     Built into a temporary folder renamed into place, so a build killed mid-way leaves no
     partial wheel; a cached wheel that is not a sound zip (``is_sound_wheel``) is rebuilt.
     """
-    cache = project_root / CACHE_DIR / "wheel"
-    folder = cache / sources_key()
-    path = folder / wheel_filename()
+    path = cached_wheel_path(project_root)
+    folder, cache = path.parent, path.parent.parent
     if is_sound_wheel(path):
         return path
     for old in cache.glob("*"):  # older sources' wheels, a corrupt one, leftovers of killed builds
