@@ -67,3 +67,23 @@ def test_rendered_html_cache_follows_the_render_packages(tmp_path):
     assert here.parent == tmp_path and rendered_cache_dir(tmp_path, dict(versions)) == here
     for name in RENDER_DISTRIBUTIONS:  # an upgrade of any render package renders afresh
         assert rendered_cache_dir(tmp_path, dict(versions, **{name: "1.1"})) != here, name
+
+
+def test_presented_notebooks_of_unused_entries_are_evicted(tmp_path):
+    import os
+    import time
+
+    from amp_docs_lib.docsite.plugin import evict_presented
+
+    executed, presented = tmp_path / "executed", tmp_path / "presented"
+    for folder in (executed, presented):
+        folder.mkdir()
+    old = time.time() - 7200
+    for name in ("a-1.ipynb", "a-0.ipynb", "b-recent.ipynb"):  # a-0: an earlier version of chapter a
+        (presented / name).write_text("{}")
+        if name != "b-recent.ipynb":  # a concurrent build's, written just now
+            os.utime(presented / name, (old, old))
+    removed = evict_presented(presented, {executed / "a-1.ipynb"}, min_age_s=3600)
+    assert [p.name for p in removed] == ["a-0.ipynb"]
+    assert sorted(p.name for p in presented.iterdir()) == ["a-1.ipynb", "b-recent.ipynb"]
+    assert evict_presented(tmp_path / "absent", set(), min_age_s=0) == []

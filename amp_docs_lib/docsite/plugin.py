@@ -35,7 +35,15 @@ from mkdocs.plugins import BasePlugin, CombinedEvent, event_priority
 
 from amp_docs_lib.core.chapters import chapter_id_for, parse_chapter
 from amp_docs_lib.core.packages import RENDER_DISTRIBUTIONS, installed_versions
-from amp_docs_lib.core.paths import BUILD_LOG, CACHE_DIR, EXECUTED_DIR, FRAGMENTS_DIR, LIBRARY_ROOT, REPO_ROOT
+from amp_docs_lib.core.paths import (
+    BUILD_LOG,
+    CACHE_DIR,
+    EXECUTED_DIR,
+    FRAGMENTS_DIR,
+    LIBRARY_ROOT,
+    PRESENTED_DIR,
+    REPO_ROOT,
+)
 from amp_docs_lib.core.settings import SettingError, check_environment
 from amp_docs_lib.docsite.cache import Environment, ExecutionCache
 from amp_docs_lib.docsite.env_memo import environment_report_memo
@@ -93,6 +101,24 @@ def _strict_warnings_counted() -> bool:
     from mkdocs.utils import CountHandler
 
     return any(isinstance(h, CountHandler) and h.get_counts() for h in logging.getLogger("mkdocs").handlers)
+
+
+def evict_presented(folder: Path, used: set[Path], min_age_s: float) -> list[Path]:
+    """Delete the presented notebooks (``presented/<entry name>``, one per executed cache entry) of the
+    entries this build did not use, once untouched for ``min_age_s`` seconds (as the execution cache
+    evicts its own: a concurrent build's stay); return what was removed."""
+    keep = {p.name for p in used}
+    cutoff = time.time() - min_age_s
+    removed = []
+    for p in folder.glob("*") if folder.is_dir() else ():
+        try:
+            stale = p.name not in keep and p.stat().st_mtime <= cutoff
+        except OSError:
+            continue
+        if stale:
+            p.unlink(missing_ok=True)
+            removed.append(p)
+    return removed
 
 
 def rendered_cache_dir(configured: Path, versions: dict[str, str] | None = None) -> Path:
@@ -283,7 +309,7 @@ class AmpDocsPlugin(BasePlugin[AmpDocsConfig]):
             # mkdocs-jupyter renders the executed notebook; the page keeps the chapter's URL.
             nb_file = NotebookFile(f, **config)
             # What readers get (page and download): deliberate errors as one line, no builder paths.
-            nb_file.abs_src_path = str(presented_notebook(path, self.memo_dir / "presented"))
+            nb_file.abs_src_path = str(presented_notebook(path, self.root / PRESENTED_DIR))
             files.remove(f)
             files.append(nb_file)
         record["inputs"] = dict(sorted(inputs.items()))
@@ -362,6 +388,7 @@ class AmpDocsPlugin(BasePlugin[AmpDocsConfig]):
 
         post_build(config, self.fragments, self.notebook_styles)
         removed = self.cache.evict_except(self.used, min_age_s=EVICT_AFTER_S)
+        removed += evict_presented(self.root / PRESENTED_DIR, self.used, min_age_s=EVICT_AFTER_S)
         for p in removed:
             log.info("amp-docs: evicted stale cache entry %s", p.name)
 

@@ -27,7 +27,6 @@ import zipfile
 from pathlib import Path
 
 from amp_docs_lib.core.paths import (
-    CACHE_DIR,
     CHAPTERS_DIR,
     EXAMPLES_DIR,
     LIBRARY_ROOT,
@@ -35,6 +34,7 @@ from amp_docs_lib.core.paths import (
     PACKAGED_EXAMPLES_DIR,
     REPO_ROOT,
     REVISION_FILE,
+    WHEEL_CACHE_DIR,
 )
 from amp_docs_lib.docsite.hashing import tree_hash
 
@@ -186,7 +186,7 @@ def is_sound_wheel(path: Path) -> bool:
 
 def cached_wheel_path(project_root: Path) -> Path:
     """Where ``library_wheel`` keeps the wheel of the library's current sources for a site in ``project_root``."""
-    return project_root / CACHE_DIR / "wheel" / sources_key() / wheel_filename()
+    return project_root / WHEEL_CACHE_DIR / sources_key() / wheel_filename()
 
 
 def library_wheel(project_root: Path) -> Path:
