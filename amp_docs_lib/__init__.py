@@ -1,8 +1,9 @@
 """amp_docs_lib: the companion library of the amp-docs site.
 
-Layered packages (ARCHITECTURE.md draws them): ``core`` → ``page`` → the concept packages
-(``numbers``, ``amp``, ``regimes``, ``bench``, ``fp8``, ``quantization``, ``distributed``,
-``debugging``, ``literature``) → ``docsite`` → ``cli``. The chapters, the examples and the tests
+Layered packages in two branches on ``core`` that meet in ``cli`` (ARCHITECTURE.md draws them, the
+import-linter contracts in pyproject.toml enforce them): the concepts, ``gpt`` → ``numbers`` →
+``amp`` → (``regimes``, ``bench``, ``fp8``, ``quantization``, ``distributed``, ``debugging``) →
+``literature``; the presentation, ``page`` → ``docsite``. The chapters, the examples and the tests
 all call into it.
 """
 

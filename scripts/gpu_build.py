@@ -97,6 +97,7 @@ def requirement_name(spec: str) -> str:
 
 # ---------------------------------------------------------------- prepare (a machine with network)
 
+
 def execution_requirements(pyproject: Path = REPO / "pyproject.toml") -> list[str]:
     """What executing the chapters needs besides the library's own dependencies: pyproject.toml's
     ``notebook`` extra (what a downloaded notebook needs) and ``EXECUTE_FROM_DOCS`` from the ``docs``
@@ -113,15 +114,33 @@ def _pip_resolve(requirements: list[str], python: str, constraints: list[str], f
     with tempfile.TemporaryDirectory(prefix="amp-docs-resolve-") as tmp:
         report, cons = Path(tmp) / "report.json", Path(tmp) / "constraints.txt"
         cons.write_text("\n".join(constraints) + "\n")
-        cmd = [sys.executable, "-m", "pip", "install", "--dry-run", "--quiet", "--report", str(report),
-               "--target", str(Path(tmp) / "target"),  # pip takes --python-version only with --target
-               "--only-binary=:all:", "--python-version", python, "--implementation", "cp",
-               *[a for p in PLATFORMS for a in ("--platform", p)], "--constraint", str(cons)]
+        cmd = [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--dry-run",
+            "--quiet",
+            "--report",
+            str(report),
+            "--target",
+            str(Path(tmp) / "target"),  # pip takes --python-version only with --target
+            "--only-binary=:all:",
+            "--python-version",
+            python,
+            "--implementation",
+            "cp",
+            *[a for p in PLATFORMS for a in ("--platform", p)],
+            "--constraint",
+            str(cons),
+        ]
         if find_links is not None:
             cmd += ["--find-links", str(find_links)]
         r = subprocess.run(cmd + requirements, capture_output=True, text=True)
         if r.returncode != 0:
-            raise RuntimeError(f"pip could not resolve {' '.join(requirements)} for Python {python}:\n{r.stderr[-4000:]}")
+            raise RuntimeError(
+                f"pip could not resolve {' '.join(requirements)} for Python {python}:\n{r.stderr[-4000:]}"
+            )
         items = json.loads(report.read_text())["install"]
     return {canonical(i["metadata"]["name"]): (i["metadata"]["name"], i["metadata"]["version"]) for i in items}
 
@@ -133,17 +152,26 @@ def plan(python: str, torch: str, wheel: Path, also: tuple[str, ...] = ()) -> di
     brings (torch, ``MACHINE_HAS`` and all they depend on); the difference is downloaded."""
     unknown = sorted(set(also) - set(MACHINE_HAS))
     if unknown:
-        raise UsageError(f"--also {', '.join(unknown)}: not a package the GPU machine is assumed to have; "
-                         f"valid: {', '.join(MACHINE_HAS)}")
+        raise UsageError(
+            f"--also {', '.join(unknown)}: not a package the GPU machine is assumed to have; "
+            f"valid: {', '.join(MACHINE_HAS)}"
+        )
     machine = [TORCH] + [n for n in MACHINE_HAS if n not in also]
     constraints = [f"{TORCH}=={torch}"]
     requirements = execution_requirements()
     brought = _pip_resolve(machine, python, constraints, None)
     needed = _pip_resolve([str(wheel), *requirements, *machine], python, constraints, wheel.parent)
-    download = sorted(f"{name}=={version}" for key, (name, version) in needed.items()
-                      if key not in brought and key != canonical(wheel.name.split("-")[0]))
-    return {"download": download, "requirements": requirements, "machine_has": machine,
-            "brought": sorted(name for name, _ in brought.values())}
+    download = sorted(
+        f"{name}=={version}"
+        for key, (name, version) in needed.items()
+        if key not in brought and key != canonical(wheel.name.split("-")[0])
+    )
+    return {
+        "download": download,
+        "requirements": requirements,
+        "machine_has": machine,
+        "brought": sorted(name for name, _ in brought.values()),
+    }
 
 
 def prepare(folder: Path, python: str, torch: str, also: tuple[str, ...] = ()) -> dict:
@@ -159,9 +187,23 @@ def prepare(folder: Path, python: str, torch: str, also: tuple[str, ...] = ()) -
     wheel = build_wheel(folder)
     p = plan(python, torch, wheel, also)
     if p["download"]:
-        cmd = [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--only-binary=:all:",
-               "--python-version", python, "--implementation", "cp",
-               *[a for pl in PLATFORMS for a in ("--platform", pl)], "--dest", str(folder), *p["download"]]
+        cmd = [
+            sys.executable,
+            "-m",
+            "pip",
+            "download",
+            "--quiet",
+            "--no-deps",
+            "--only-binary=:all:",
+            "--python-version",
+            python,
+            "--implementation",
+            "cp",
+            *[a for pl in PLATFORMS for a in ("--platform", pl)],
+            "--dest",
+            str(folder),
+            *p["download"],
+        ]
         r = subprocess.run(cmd, capture_output=True, text=True)
         if r.returncode != 0:
             raise RuntimeError(f"pip download failed (exit {r.returncode}):\n{r.stderr[-4000:]}")
@@ -176,19 +218,24 @@ def folder_size(folder: Path) -> int:
 
 # ---------------------------------------------------------------- run (the GPU machine, offline)
 
+
 def read_bundle(folder: Path) -> dict:
     """``bundle.json`` of a prepared folder, checked against this Python and its torch (UsageError if not)."""
     from importlib.metadata import PackageNotFoundError, version
 
     path = folder / BUNDLE_FILE
     if not path.is_file():
-        raise UsageError(f"{folder}: no {BUNDLE_FILE}; give the folder `prepare` filled "
-                         f"(python3 scripts/gpu_build.py prepare {folder} --python 3.12)")
+        raise UsageError(
+            f"{folder}: no {BUNDLE_FILE}; give the folder `prepare` filled "
+            f"(python3 scripts/gpu_build.py prepare {folder} --python 3.12)"
+        )
     bundle = json.loads(path.read_text())
     here = f"{sys.version_info.major}.{sys.version_info.minor}"
     if bundle["python"] != here:
-        raise UsageError(f"{folder} was prepared for Python {bundle['python']}, this is Python {here}: "
-                         f"prepare it again with --python {here}")
+        raise UsageError(
+            f"{folder} was prepared for Python {bundle['python']}, this is Python {here}: "
+            f"prepare it again with --python {here}"
+        )
     missing = []
     for name in bundle["machine_has"]:
         try:
@@ -196,13 +243,18 @@ def read_bundle(folder: Path) -> dict:
         except PackageNotFoundError:
             missing.append(name)
     if missing:
-        raise UsageError(f"{folder} expects this machine to have {', '.join(missing)}, which it lacks: prepare "
-                         f"it again with " + " ".join(f"--also {n}" for n in missing if n != TORCH)
-                         + (f" (and install torch {bundle['torch']})" if TORCH in missing else ""))
+        raise UsageError(
+            f"{folder} expects this machine to have {', '.join(missing)}, which it lacks: prepare "
+            f"it again with "
+            + " ".join(f"--also {n}" for n in missing if n != TORCH)
+            + (f" (and install torch {bundle['torch']})" if TORCH in missing else "")
+        )
     have = version(TORCH).split("+")[0]  # 2.11.0+cu130: the CUDA build of 2.11.0
     if have.split(".")[:2] != bundle["torch"].split(".")[:2]:
-        raise UsageError(f"{folder} was resolved for torch {bundle['torch']}, this machine has torch {have}: "
-                         f"prepare it again with --torch {have}")
+        raise UsageError(
+            f"{folder} was resolved for torch {bundle['torch']}, this machine has torch {have}: "
+            f"prepare it again with --torch {have}"
+        )
     return bundle
 
 
@@ -221,8 +273,7 @@ def chapters_to_run(names: str | None) -> list[Path]:
 
 def offline_env() -> dict[str, str]:
     """This environment with every package index turned off for pip."""
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_FIND_LINKS")}
+    env = {k: v for k, v in os.environ.items() if k not in ("PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_FIND_LINKS")}
     env["PIP_NO_INDEX"] = "1"
     return env
 
@@ -235,8 +286,19 @@ def install(folder: Path, bundle: dict, log: Path) -> int:
     with tempfile.TemporaryDirectory(prefix="amp-docs-install-") as tmp:
         pin = Path(tmp) / "torch.txt"
         pin.write_text(f"{TORCH}=={version(TORCH)}\n")  # never replace the machine's torch
-        cmd = [sys.executable, "-m", "pip", "install", "--no-index", "--find-links", str(folder),
-               "--constraint", str(pin), str(folder / bundle["wheel"]), *bundle["requirements"]]
+        cmd = [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--no-index",
+            "--find-links",
+            str(folder),
+            "--constraint",
+            str(pin),
+            str(folder / bundle["wheel"]),
+            *bundle["requirements"],
+        ]
         with log.open("w") as f:
             f.write("$ " + " ".join(cmd) + "\n")
             f.flush()
@@ -251,8 +313,14 @@ def amp_docs(args: list[str], log: Path, timeout: float | None) -> int:
     env["AMP_DOCS_SAVE_REFERENCE"] = "1"
     with log.open("w") as f:
         try:
-            return subprocess.run([sys.executable, "-m", "amp_docs_lib", *args], cwd=REPO, env=env,
-                                  stdout=f, stderr=subprocess.STDOUT, timeout=timeout).returncode
+            return subprocess.run(
+                [sys.executable, "-m", "amp_docs_lib", *args],
+                cwd=REPO,
+                env=env,
+                stdout=f,
+                stderr=subprocess.STDOUT,
+                timeout=timeout,
+            ).returncode
         except subprocess.TimeoutExpired:
             f.write(f"\ngpu_build: stopped after {timeout} s\n")
             return 124
@@ -276,21 +344,28 @@ def run(folder: Path, chapters: list[Path], archive: Path, timeout: float | None
             code = amp_docs(["execute", str(chapter.relative_to(REPO))], work / "logs" / f"{chapter.stem}.log", timeout)
             seconds = round(time.perf_counter() - t0, 1)
             summary["chapters"][chapter.stem] = {"exit": code, "seconds": seconds}
-            print(f"gpu_build: {chapter.stem}: {'ok' if code == 0 else f'FAILED (exit {code})'} in {seconds} s",
-                  flush=True)
-    (work / "times.tsv").write_text("chapter\texit\tseconds\n" + "".join(
-        f"{c}\t{r['exit']}\t{r['seconds']}\n" for c, r in summary["chapters"].items()))
+            print(
+                f"gpu_build: {chapter.stem}: {'ok' if code == 0 else f'FAILED (exit {code})'} in {seconds} s",
+                flush=True,
+            )
+    (work / "times.tsv").write_text(
+        "chapter\texit\tseconds\n"
+        + "".join(f"{c}\t{r['exit']}\t{r['seconds']}\n" for c, r in summary["chapters"].items())
+    )
     # This run's entries only (a cache hit touches its files): a checkout's older ones would swell the archive.
     (work / "executed").mkdir()
     for p in (REPO / ".amp-docs-cache" / "executed").glob("*"):
         if p.is_file() and p.stat().st_mtime >= started:
             shutil.copy2(p, work / "executed" / p.name)
     (work / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
-    write_archive(archive, work, [p for p in (REPO / REFERENCE_DIR).rglob("*")
-                                  if p.is_file() and p.stat().st_mtime >= started])
+    write_archive(
+        archive, work, [p for p in (REPO / REFERENCE_DIR).rglob("*") if p.is_file() and p.stat().st_mtime >= started]
+    )
     size = archive.stat().st_size
-    print(f"gpu_build: wrote {archive} ({size / 2**20:.1f} MiB)"
-          + (f"; over the {ARCHIVE_LIMIT // 2**20} MiB a file can come back through $OUT" if size > ARCHIVE_LIMIT else ""))
+    print(
+        f"gpu_build: wrote {archive} ({size / 2**20:.1f} MiB)"
+        + (f"; over the {ARCHIVE_LIMIT // 2**20} MiB a file can come back through $OUT" if size > ARCHIVE_LIMIT else "")
+    )
     failed = [c for c, r in summary["chapters"].items() if r["exit"] != 0]
     if rc != 0 or failed:
         print(f"gpu_build: {'install failed (see install.log)' if rc else 'failed: ' + ', '.join(failed)}")
@@ -312,6 +387,7 @@ def write_archive(archive: Path, work: Path, references: list[Path]) -> None:
 
 # ---------------------------------------------------------------- command line
 
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="gpu_build.py", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -319,21 +395,32 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("dir", type=Path)
     p.add_argument("--python", default="3.12", help="the GPU machine's Python, major.minor (default 3.12)")
     p.add_argument("--torch", default="2.11.0", help="the GPU machine's torch version (default 2.11.0)")
-    p.add_argument("--also", action="append", default=[], metavar="NAME",
-                   help=f"download NAME too, for a machine without it (one of: {', '.join(MACHINE_HAS)})")
+    p.add_argument(
+        "--also",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help=f"download NAME too, for a machine without it (one of: {', '.join(MACHINE_HAS)})",
+    )
     r = sub.add_parser("run", help="install offline from DIR, execute the chapters, archive the results")
     r.add_argument("dir", type=Path)
     r.add_argument("--chapters", default=None, help="comma-separated chapter names (default: every chapter)")
-    r.add_argument("--archive", type=Path, default=None,
-                   help=f"where to write the archive (default: $OUT/{ARCHIVE_NAME}, or ./{ARCHIVE_NAME})")
+    r.add_argument(
+        "--archive",
+        type=Path,
+        default=None,
+        help=f"where to write the archive (default: $OUT/{ARCHIVE_NAME}, or ./{ARCHIVE_NAME})",
+    )
     r.add_argument("--timeout", type=float, default=None, help="stop a chapter after this many seconds")
     args = parser.parse_args(argv)
     try:
         if args.command == "prepare":
             t0 = time.perf_counter()
             bundle = prepare(args.dir, args.python, args.torch, tuple(canonical(n) for n in args.also))
-            print(f"gpu_build: {args.dir}: {len(bundle['download']) + 1} wheels, "
-                  f"{folder_size(args.dir) / 2**20:.1f} MiB, in {time.perf_counter() - t0:.0f} s")
+            print(
+                f"gpu_build: {args.dir}: {len(bundle['download']) + 1} wheels, "
+                f"{folder_size(args.dir) / 2**20:.1f} MiB, in {time.perf_counter() - t0:.0f} s"
+            )
             return 0
         if not args.dir.is_dir():
             raise UsageError(f"{args.dir}: no such folder; give the folder `prepare` filled")

@@ -7,6 +7,7 @@ import importlib.metadata
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -15,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from amp_docs_lib.core.packages import PACKAGES, hidden_packages, subprocess_env
+from amp_docs_lib.core.paths import EXECUTED_DIR
 from amp_docs_lib.docsite.wheel import WHEEL_PATTERN, wheel_dependencies
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -39,17 +41,17 @@ def make_chapter(title: str, *cells: tuple[str, str]) -> str:
     """A chapter source: front matter, a title, then (tags, code) cells."""
     parts = [FRONT_MATTER, f"# {title}\n"]
     for tags, code in cells:
-        fence = f'```python tags={tags}' if tags else "```python"
+        fence = f"```python tags={tags}" if tags else "```python"
         parts.append(f"{fence}\n{code}\n```\n")
     return "\n".join(parts)
 
 
-@pytest.fixture
-def mini_site(tmp_path: Path):
-    """A two-chapter mkdocs project using the amp-docs and mkdocs-jupyter plugins."""
-    (tmp_path / "docs" / "chapters").mkdir(parents=True)
-    (tmp_path / "docs" / "index.md").write_text("# Home\n\n<!-- amp-docs:chapters -->\n")
-    (tmp_path / "mkdocs.yml").write_text(textwrap.dedent("""\
+def write_mini_site(root: Path) -> Path:
+    """A two-chapter mkdocs project using the amp-docs and mkdocs-jupyter plugins, written into ``root``."""
+    (root / "docs" / "chapters").mkdir(parents=True)
+    (root / "docs" / "index.md").write_text("# Home\n\n<!-- amp-docs:chapters -->\n")
+    (root / "mkdocs.yml").write_text(
+        textwrap.dedent("""\
         site_name: mini
         nav:
           - index.md
@@ -60,45 +62,99 @@ def mini_site(tmp_path: Path):
           - mkdocs-jupyter:
               include: ["*.ipynb"]
               execute: false
-        """))
+        """)
+    )
     for name in "ab":
-        (tmp_path / "docs" / "chapters" / f"{name}.md").write_text(
-            make_chapter(f"Chapter {name}", ("", f"print('chapter {name}')")))
-    return tmp_path
+        (root / "docs" / "chapters" / f"{name}.md").write_text(
+            make_chapter(f"Chapter {name}", ("", f"print('chapter {name}')"))
+        )
+    return root
+
+
+def with_wheel(root: Path, wheel: Path) -> Path:
+    """``root`` with ``wheel`` where its build looks for the library's wheel, so the build makes none
+    (the wheel depends on the library's sources only, not on the project)."""
+    from amp_docs_lib.docsite.wheel import cached_wheel_path
+
+    dest = cached_wheel_path(root)
+    dest.parent.mkdir(parents=True)
+    shutil.copy2(wheel, dest)
+    return root
+
+
+@pytest.fixture
+def mini_site(tmp_path: Path, site_wheel: Path) -> Path:
+    """A two-chapter mkdocs project using the amp-docs and mkdocs-jupyter plugins (never built; the
+    library's wheel, which every build puts in the downloads, already in its cache)."""
+    return with_wheel(write_mini_site(tmp_path), site_wheel)
+
+
+@pytest.fixture(scope="session")
+def _mini_site_executed(tmp_path_factory, site_wheel: Path) -> Path:
+    """The execution cache of one build of the unedited mini_site, made once per session."""
+    root = with_wheel(write_mini_site(tmp_path_factory.mktemp("mini-site-cache")), site_wheel)
+    mkdocs_build(root)
+    return root / EXECUTED_DIR
+
+
+@pytest.fixture
+def warm_mini_site(mini_site: Path, _mini_site_executed: Path) -> Path:
+    """mini_site with chapters a and b already in its execution cache, as one build leaves them: for
+    tests whose first build is set-up, it executes nothing (cache entries are keyed on content and on
+    inputs relative to the project, so they hold in any folder)."""
+    shutil.copytree(_mini_site_executed, mini_site / EXECUTED_DIR)
+    return mini_site
 
 
 def mkdocs_build(root: Path, *extra: str, check: bool = True, **kw) -> subprocess.CompletedProcess:
     env = dict(os.environ, NO_MKDOCS_2_WARNING="1")
-    return subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", *extra],
-                          cwd=root, env=env, capture_output=True, text=True, check=check, **kw)
+    return subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", *extra],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=check,
+        **kw,
+    )
 
 
 @pytest.fixture(scope="session")
 def site(tmp_path_factory) -> Path:
-    """The real site, built once per test session into a temporary directory.
+    """The real site: ``site/`` when ``amp-docs build --strict`` finds it up to date (as CI leaves it
+    after the README's build), else built once per test session into a temporary directory.
 
-    Cheap when the execution cache is warm, as it is in CI right after the README's build.
-    ``AMP_DOCS_TEST_SITE=site`` tests an already built site instead (no build).
+    ``AMP_DOCS_TEST_SITE=site`` tests an already built site instead (no build, no check).
     """
+    from amp_docs_lib.docsite.up_to_date import is_up_to_date
+
     if os.environ.get("AMP_DOCS_TEST_SITE"):
         return Path(os.environ["AMP_DOCS_TEST_SITE"]).resolve()
+    if is_up_to_date(REPO_ROOT, ["--strict"]):  # the README's build: the same inputs, so the same pages
+        return REPO_ROOT / "site"
     out = tmp_path_factory.mktemp("site")
     mkdocs_build(REPO_ROOT, "-d", str(out))
     return out
 
 
 def pytest_collection_modifyitems(config, items):
-    """A test that builds a site (the ``site`` or ``mini_site`` fixture) is a ``site`` test."""
+    """A test that builds a site (the ``site``, ``mini_site`` or ``warm_mini_site`` fixture) is a ``site`` test."""
     for item in items:
-        if {"site", "mini_site"} & set(getattr(item, "fixturenames", ())):
+        if {"site", "mini_site", "warm_mini_site"} & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.site)
 
 
 def _sys_path(python: Path | str, cwd: Path) -> list[str]:
     """``sys.path`` of ``python`` as a script started in ``cwd`` sees it (no ``PYTHONPATH``)."""
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV")}
-    out = subprocess.run([str(python), "-c", "import json, sys; print(json.dumps(sys.path))"],
-                         cwd=cwd, env=env, capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        [str(python), "-c", "import json, sys; print(json.dumps(sys.path))"],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     return json.loads(out)
 
 
@@ -117,31 +173,50 @@ def make_reader_venv(root: Path, wheel: Path) -> Path:
     own = set(_sys_path(python, root))  # its standard library and site-packages
     # After the venv's own site-packages on sys.path, so the wheel's amp_docs_lib comes first.
     outer = [p for p in _sys_path(sys.executable, root) if p and p not in own and Path(p).is_dir()]
-    site_packages = Path(subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                                        capture_output=True, text=True, check=True).stdout.strip())
+    site_packages = Path(
+        subprocess.run(
+            [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+    )
     (site_packages / "_amp_docs_outer_packages.pth").write_text("".join(f"{p}\n" for p in outer))
-    r = subprocess.run([str(python), "-m", "pip", "install", "--no-deps", "--no-index", "--quiet", str(wheel)],
-                       capture_output=True, text=True)
+    r = subprocess.run(
+        [str(python), "-m", "pip", "install", "--no-deps", "--no-index", "--quiet", str(wheel)],
+        capture_output=True,
+        text=True,
+    )
     assert r.returncode == 0, r.stderr[-3000:]
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
-    where = subprocess.run([str(python), "-c", "import amp_docs_lib, torch; print(amp_docs_lib.__file__)"],
-                           cwd=root, env=env, capture_output=True, text=True)
+    where = subprocess.run(
+        [str(python), "-c", "import amp_docs_lib, torch; print(amp_docs_lib.__file__)"],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     assert where.returncode == 0, f"the reader venv cannot import amp_docs_lib and torch:\n{where.stderr[-3000:]}"
     assert Path(where.stdout.strip()).is_relative_to(venv), f"amp_docs_lib imported from {where.stdout}, not the wheel"
     return python
 
 
 @pytest.fixture(scope="session")
-def reader_python(tmp_path_factory) -> Path:
+def site_wheel(tmp_path_factory) -> Path:
+    """The library's wheel, as the build puts it in the site's downloads: built once per test session."""
+    from amp_docs_lib.docsite.wheel import build_wheel
+
+    return build_wheel(tmp_path_factory.mktemp("wheel") / "dist")
+
+
+@pytest.fixture(scope="session")
+def reader_python(tmp_path_factory, site_wheel) -> Path:
     """A fresh virtual environment holding the library only as its wheel, as a reader installs it.
 
     It sees this interpreter's packages (``make_reader_venv``); which of them a program may use
     is decided per program by the tests, by hiding the rest.
     """
-    from amp_docs_lib.docsite.wheel import build_wheel
-
-    root = tmp_path_factory.mktemp("reader")
-    return make_reader_venv(root, build_wheel(root / "dist"))
+    return make_reader_venv(tmp_path_factory.mktemp("reader"), site_wheel)
 
 
 def reader_env(hidden: tuple[str, ...] = ()) -> dict[str, str]:
@@ -185,5 +260,3 @@ def allowed_modules(install: list[str]) -> set[str]:
         dists |= set(wheel_dependencies())
     closure = installed_closure(dists)
     return {p.module for p in PACKAGES if _canon(p.distribution) in closure}
-
-

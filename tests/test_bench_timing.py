@@ -1,7 +1,6 @@
 """Issue 21: interleaved A/B comparisons with intervals, the cast cache, cache flushing, the CPU peak
 estimate's inputs, datasheet rows, full training step with optimizer and GradScaler, MFU."""
 
-import math
 import time
 
 import pandas as pd
@@ -9,7 +8,6 @@ import pytest
 import torch
 
 from amp_docs_lib.bench import mistakes, model_sweep, peaks, roofline
-
 from amp_docs_lib.core import timing
 from amp_docs_lib.gpt import GPT, GPTConfig, random_batch
 
@@ -26,14 +24,16 @@ def test_median_ci_is_the_sign_test_interval():
 
 def test_median_ci_covers_at_its_level():
     g = torch.Generator().manual_seed(0)
-    hits = sum(lo <= 0.0 <= hi for lo, hi in (timing.median_ci(torch.randn(9, generator=g).tolist())[1:]
-                                              for _ in range(2000)))
+    hits = sum(
+        lo <= 0.0 <= hi for lo, hi in (timing.median_ci(torch.randn(9, generator=g).tolist())[1:] for _ in range(2000))
+    )
     assert hits / 2000 >= 0.9 - 0.02  # nominal 96% for n = 9 at level 0.9
 
 
 def test_interleaved_resolves_a_twice_slower_function():
-    res = timing.interleaved({"short": lambda: time.sleep(0.002), "long": lambda: time.sleep(0.004)},
-                             rounds=7, min_block_s=0.004, warmup=1)
+    res = timing.interleaved(
+        {"short": lambda: time.sleep(0.002), "long": lambda: time.sleep(0.004)}, rounds=7, min_block_s=0.004, warmup=1
+    )
     c = res.compare("long")
     assert c.verdict == "slower" and c.ratio_hi < 1 and 0.3 < c.ratio < 0.8
     assert res.compare("short", "long").verdict == "faster"
@@ -47,8 +47,9 @@ def test_comparison_verdict_needs_the_interval_to_exclude_one():
     assert timing.Comparison(t, t, 0.5, 0.4, 0.9, 9, 0.9).verdict == "slower"
 
 
-@pytest.mark.parametrize("kw, match", [({"rounds": 4}, "rounds"), ({"baseline": "nope"}, "baseline"),
-                                       ({"min_block_s": 0}, "min_run_time")])
+@pytest.mark.parametrize(
+    "kw, match", [({"rounds": 4}, "rounds"), ({"baseline": "nope"}, "baseline"), ({"min_block_s": 0}, "min_run_time")]
+)
 def test_interleaved_rejects_bad_arguments(kw, match):
     with pytest.raises(ValueError, match=match):
         timing.interleaved({"a": lambda: None, "b": lambda: None}, **kw)
@@ -129,7 +130,7 @@ def test_training_step_runs_the_optimizer():
     m = GPT(cfg)
     before = [p.detach().clone() for p in m.parameters()]
     model_sweep.step_fn(m, random_batch(cfg, 2), "amp_bf16", torch.device("cpu"), lr=1e-2)()
-    assert any(not torch.equal(a, p) for a, p in zip(before, m.parameters()))  # the step updated weights
+    assert any(not torch.equal(a, p) for a, p in zip(before, m.parameters(), strict=True))  # the step updated weights
     assert all(p.grad is None for p in m.parameters())  # and zeroed the gradients
 
 
@@ -143,8 +144,14 @@ def test_sweep_intervals_trend_and_mfu():
     assert len(df.attrs["measurements"]) == 4
     s = model_sweep.speedup_summary(df)
     assert list(s["size"]) == ["a", "b"] and "amp_bf16 interval" in s.columns
-    fake = pd.DataFrame({"precision": ["amp_bf16"] * 3, "parameters": [1, 2, 3],
-                         "interval low": [1.0, 1.3, 1.6], "interval high": [1.2, 1.5, 1.8]})
+    fake = pd.DataFrame(
+        {
+            "precision": ["amp_bf16"] * 3,
+            "parameters": [1, 2, 3],
+            "interval low": [1.0, 1.3, 1.6],
+            "interval high": [1.2, 1.5, 1.8],
+        }
+    )
     assert model_sweep.speedup_trend(fake) == "rises"
     fake["interval low"] = [1.0, 1.1, 1.6]
     assert model_sweep.speedup_trend(fake) == "not resolved"

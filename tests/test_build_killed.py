@@ -11,10 +11,9 @@ import pytest
 
 from amp_docs_lib.core.paths import BUILD_LOG, EXECUTED_DIR
 from amp_docs_lib.core.paths import SITE_MANIFEST as MANIFEST
+from conftest import make_chapter
 
 pytestmark = pytest.mark.site
-
-from conftest import make_chapter
 
 
 def _alive(pid: int) -> bool:
@@ -33,18 +32,31 @@ def test_build_killed_mid_chapter_then_rebuilt(mini_site, tmp_path):
     chapters = mini_site / "docs" / "chapters"
     # Cell 2 sleeps only in the first build (the marker does not exist yet): the killed build
     # and the rebuild execute the same chapter text, as when a real build is interrupted.
-    (chapters / "b.md").write_text(make_chapter(
-        "Chapter b",
-        ("", "print('b cell 1 output')"),
-        ("", f"import os, pathlib, time\nm = pathlib.Path({str(marker)!r})\n"
-             "if not m.exists():\n    m.write_text(str(os.getpid()))\n    time.sleep(120)\nprint('b cell 2 output')"),
-        ("", "print('b cell 3 output')")))
+    (chapters / "b.md").write_text(
+        make_chapter(
+            "Chapter b",
+            ("", "print('b cell 1 output')"),
+            (
+                "",
+                f"import os, pathlib, time\nm = pathlib.Path({str(marker)!r})\n"
+                "if not m.exists():\n    m.write_text(str(os.getpid()))\n    time.sleep(120)\nprint('b cell 2 output')",
+            ),
+            ("", "print('b cell 3 output')"),
+        )
+    )
     env = dict(os.environ, NO_MKDOCS_2_WARNING="1", AMP_DOCS_PROGRESS="cells")
     env.pop("AMP_DOCS_HIDE_PACKAGES", None)
     cmd = [sys.executable, "-m", "amp_docs_lib", "build", "--strict"]
     cache_dir = mini_site / EXECUTED_DIR
-    proc = subprocess.Popen(cmd, cwd=mini_site, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                            text=True, start_new_session=True)  # own process group: mkdocs and kernels too
+    proc = subprocess.Popen(
+        cmd,
+        cwd=mini_site,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )  # own process group: mkdocs and kernels too
     try:
         deadline = time.time() + 120
         while time.time() < deadline and not (marker.exists() and list(cache_dir.glob("a-*.ipynb"))):

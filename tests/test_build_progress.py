@@ -4,14 +4,12 @@ import re
 
 import pytest
 
-pytestmark = pytest.mark.site
-
-from amp_docs_lib.docsite.execute import ChapterExecutionError, execute_notebook
-
 from amp_docs_lib.core.chapters import read_chapter
+from amp_docs_lib.docsite.execute import ChapterExecutionError, execute_notebook
 from amp_docs_lib.docsite.progress import PROGRESS_ENV_VAR, ChapterProgress, progress_level
-
 from conftest import make_chapter, mkdocs_build
+
+pytestmark = pytest.mark.site
 
 
 def execute(tmp_path, name, *cells):
@@ -23,10 +21,9 @@ def execute(tmp_path, name, *cells):
 def test_progress_lines_number_code_cells(tmp_path, capsys, monkeypatch):
     monkeypatch.setenv(PROGRESS_ENV_VAR, "cells")
     monkeypatch.setenv("AMP_DOCS_HIDE_PACKAGES", "mslk")  # a listed package, hidden: the cell is skipped everywhere
-    execute(tmp_path, "prog",
-            ("", "x = 1"),
-            ('["requires:pkg:mslk"]', "import mslk"),
-            ("", "import time\ntime.sleep(0.3)"))
+    execute(
+        tmp_path, "prog", ("", "x = 1"), ('["requires:pkg:mslk"]', "import mslk"), ("", "import time\ntime.sleep(0.3)")
+    )
     err = capsys.readouterr().err
     lines = [ln for ln in err.splitlines() if ln.startswith("amp-docs: [prog]")]
     assert lines[0] == "amp-docs: [prog] started: 3 code cells"
@@ -51,8 +48,10 @@ def test_progress_levels(monkeypatch, capsys):
     monkeypatch.setenv(PROGRESS_ENV_VAR, "chapters")
     p = ChapterProgress("c", 2)
     p.started(), p.cell(1, 0.5), p.finished(1.0)
-    assert capsys.readouterr().err.splitlines() == ["amp-docs: [c] started: 2 code cells",
-                                                    "amp-docs: [c] finished in 1.0 s"]
+    assert capsys.readouterr().err.splitlines() == [
+        "amp-docs: [c] started: 2 code cells",
+        "amp-docs: [c] finished in 1.0 s",
+    ]
     monkeypatch.setenv(PROGRESS_ENV_VAR, "off")
     ChapterProgress("c", 2).started()
     assert capsys.readouterr().err == ""

@@ -1,11 +1,11 @@
 import dataclasses
+import json
+import os
 import signal
 import subprocess
 import sys
-import time
-import os
-import json
 import textwrap
+import time
 
 import nbformat
 import pytest
@@ -14,10 +14,10 @@ from amp_docs_lib.core.chapters import parse_chapter
 from amp_docs_lib.core.paths import BUILD_LOG, EXECUTED_DIR, REPO_ROOT
 from amp_docs_lib.docsite.cache import Environment, ExecutionCache, code_key, merge_markdown
 from amp_docs_lib.docsite.inputs import InputHasher, Recorded, Roots, read_records, snapshot
-
+from amp_docs_lib.docsite.plugin import rendered_cache_dir
 from conftest import make_chapter, mkdocs_build
 
-TEXT = make_chapter("A chapter", ("", "print(1)"), ("[\"requires:cuda\"]", "print(2)"))
+TEXT = make_chapter("A chapter", ("", "print(1)"), ('["requires:cuda"]', "print(2)"))
 
 
 @pytest.fixture(scope="module")
@@ -84,8 +84,10 @@ def test_lookup_hit_merge_and_miss_say_why(tmp_path, env):
     assert look(TEXT).reason == "data.txt changed"
     data.unlink()
     assert look(TEXT).reason == "data.txt is missing"
-    assert ExecutionCache(tmp_path / "elsewhere", roots).lookup("ch", TEXT, env, InputHasher(roots),
-                                                                 parse_chapter).reason == "no cached result"
+    assert (
+        ExecutionCache(tmp_path / "elsewhere", roots).lookup("ch", TEXT, env, InputHasher(roots), parse_chapter).reason
+        == "no cached result"
+    )
     with pytest.raises(TypeError, match="text must be a str"):
         look(b"bytes")
 
@@ -129,8 +131,7 @@ def test_unknown_inputs_make_every_file_under_the_roots_an_input(tmp_path):
     (tmp_path / "mod.py").write_text("x = 1\n")
     complete = snapshot(Recorded(reads={"file:site/mod.py"}, complete=True), roots, time.time() + 1)
     assert list(complete) == ["file:site/mod.py"]
-    unknown = snapshot(Recorded(reads={"file:site/mod.py"}, complete=False, unknown=["why"]), roots,
-                       time.time() + 1)
+    unknown = snapshot(Recorded(reads={"file:site/mod.py"}, complete=False, unknown=["why"]), roots, time.time() + 1)
     assert set(unknown) == {"file:site/mod.py", "tree:site"}
     (tmp_path / "other.py").write_text("y = 2\n")  # a file nobody recorded reading
     hasher = InputHasher(roots)
@@ -146,11 +147,20 @@ def test_a_file_changed_while_the_chapter_ran_is_never_trusted(tmp_path):
 
 def _record_in_subprocess(tmp_path, code):
     reads = tmp_path / "reads"
-    env = dict(os.environ, AMP_DOCS_READS_DIR=str(reads), AMP_DOCS_READS_ROOTS=str(tmp_path),
-               PYTHONPATH=os.pathsep.join([str(REPO_ROOT / "amp_docs_lib" / "docsite" / "hide_site"),
-                                           str(REPO_ROOT), str(tmp_path)]))
-    subprocess.run([sys.executable, "-c", code + "\nimport sys; sys.modules['amp_docs_read_recorder'].finish()"],
-                   cwd=tmp_path, env=env, check=True)
+    env = dict(
+        os.environ,
+        AMP_DOCS_READS_DIR=str(reads),
+        AMP_DOCS_READS_ROOTS=str(tmp_path),
+        PYTHONPATH=os.pathsep.join(
+            [str(REPO_ROOT / "amp_docs_lib" / "docsite" / "hide_site"), str(REPO_ROOT), str(tmp_path)]
+        ),
+    )
+    subprocess.run(
+        [sys.executable, "-c", code + "\nimport sys; sys.modules['amp_docs_read_recorder'].finish()"],
+        cwd=tmp_path,
+        env=env,
+        check=True,
+    )
     return read_records(reads, Roots(tmp_path))
 
 
@@ -161,7 +171,9 @@ def test_the_recorder_sees_lazy_imports_data_files_folders_and_children(tmp_path
     (tmp_path / "pkg" / "never.py").write_text("X = 2\n")
     (tmp_path / "data.txt").write_text("d")
     (tmp_path / "child.txt").write_text("c")
-    got = _record_in_subprocess(tmp_path, textwrap.dedent("""\
+    got = _record_in_subprocess(
+        tmp_path,
+        textwrap.dedent("""\
         import glob, subprocess, sys
         def f():
             import pkg.lazy
@@ -171,7 +183,8 @@ def test_the_recorder_sees_lazy_imports_data_files_folders_and_children(tmp_path
         open("written.txt").read()
         glob.glob("pkg/*.py")
         subprocess.run([sys.executable, "-c", "open('child.txt').read()"], check=True)
-        """))
+        """),
+    )
     assert got.complete and not got.unknown
     assert {"file:site/pkg/lazy.py", "file:site/data.txt", "file:site/child.txt", "dir:site/pkg"} <= got.reads
     assert "file:site/pkg/never.py" not in got.reads
@@ -179,8 +192,9 @@ def test_the_recorder_sees_lazy_imports_data_files_folders_and_children(tmp_path
 
 
 def test_a_process_that_drops_the_recorder_makes_the_inputs_unknown(tmp_path):
-    got = _record_in_subprocess(tmp_path, "import subprocess, sys\n"
-                                          "subprocess.run([sys.executable, '-c', 'pass'], env={}, check=True)")
+    got = _record_in_subprocess(
+        tmp_path, "import subprocess, sys\nsubprocess.run([sys.executable, '-c', 'pass'], env={}, check=True)"
+    )
     assert got.unknown and "without the read recorder" in got.unknown[0]
 
 
@@ -188,8 +202,9 @@ def test_headings_read_by_the_literature_chapter_are_keyed_on_the_headings_only(
     """core.chapters reads other chapters for their headings: prose edits there are not inputs."""
     ch = tmp_path / "other.md"
     ch.write_text("# Title\n\nSome prose.\n\n## A section\n")
-    got = _record_in_subprocess(tmp_path, "from amp_docs_lib.core.chapters import chapter_anchors\n"
-                                          f"chapter_anchors({str(ch)!r})")
+    got = _record_in_subprocess(
+        tmp_path, f"from amp_docs_lib.core.chapters import chapter_anchors\nchapter_anchors({str(ch)!r})"
+    )
     assert got.reads == {"headings:site/other.md"}
     inputs = snapshot(got, Roots(tmp_path), time.time() + 1)
     ch.write_text("# Title\n\nOther prose, longer.\n\n## A section\n")
@@ -223,9 +238,15 @@ def test_killed_build_leaves_nothing_trusted(mini_site):
     b = mini_site / "docs" / "chapters" / "b.md"
     b.write_text(make_chapter("Slow", ("", "import time\ntime.sleep(60)")))
     env = dict(os.environ, NO_MKDOCS_2_WARNING="1")
-    proc = subprocess.Popen([sys.executable, "-m", "mkdocs", "build"], cwd=mini_site, env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "mkdocs", "build"],
+        cwd=mini_site,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
     cache_dir = mini_site / EXECUTED_DIR
     deadline = time.time() + 90
     # Wait until chapter a is cached and b is executing, then kill the whole build.
@@ -240,10 +261,10 @@ def test_killed_build_leaves_nothing_trusted(mini_site):
     assert set(_executed(mini_site)) == {"b"}
 
 
-def test_build_fails_loudly_naming_the_chapter(mini_site):
-    b = mini_site / "docs" / "chapters" / "b.md"
+def test_build_fails_loudly_naming_the_chapter(warm_mini_site):
+    b = warm_mini_site / "docs" / "chapters" / "b.md"
     b.write_text(make_chapter("Broken", ("", "import math\nmath.sqrt(-1)")))
-    r = mkdocs_build(mini_site, check=False)
+    r = mkdocs_build(warm_mini_site, check=False)
     assert r.returncode != 0
     assert "chapters/b.md failed to execute" in r.stderr + r.stdout
     assert "math domain error" in r.stderr + r.stdout
@@ -251,6 +272,7 @@ def test_build_fails_loudly_naming_the_chapter(mini_site):
 
 def test_amp_docs_build_is_a_no_op_when_nothing_changed(mini_site):
     import subprocess as sp
+
     cmd = [sys.executable, "-m", "amp_docs_lib", "build", "--strict"]
     env = dict(os.environ, NO_MKDOCS_2_WARNING="1")
     first = sp.run(cmd, cwd=mini_site, env=env, capture_output=True, text=True, check=True)
@@ -264,8 +286,6 @@ def test_amp_docs_build_is_a_no_op_when_nothing_changed(mini_site):
     assert set(_executed(mini_site)) == {"a"}
     forced = sp.run(cmd + ["--force"], cwd=mini_site, env=env, capture_output=True, text=True, check=True)
     assert "up to date" not in forced.stdout and _executed(mini_site) == {}
-
-
 
 
 def test_an_edited_cached_notebook_is_a_miss_with_a_reason(tmp_path, env):
@@ -296,3 +316,12 @@ def test_cache_files_of_the_wrong_shape_are_a_miss_never_fatal(tmp_path, env):
     record.write_text(json.dumps(dict(r, written="yesterday")))  # sorting records compared it with numbers
     (tmp_path / "cache" / "ch-0000.json").write_text(json.dumps(dict(r, id="0000")))
     assert look().status in ("hit", "miss")
+
+
+def test_rendered_html_is_cached_per_render_package_versions(warm_mini_site):
+    rendered = warm_mini_site / ".cache" / "mkdocs-jupyter"  # warm_mini_site's mkdocs-jupyter cache_dir (its default)
+    rendered.mkdir(parents=True)
+    (rendered / "stale.json").write_text("{}")  # a render from before the versioning, or other versions
+    mkdocs_build(warm_mini_site)
+    assert list(rendered.iterdir()) == [rendered_cache_dir(rendered)]
+    assert len(list(rendered_cache_dir(rendered).glob("*.json"))) == 2  # the two chapters

@@ -9,11 +9,9 @@ import json
 
 import pytest
 
-from amp_docs_lib.docsite.execute import EXPECTED_ERROR_TAG, cached_execution, execute_notebook
-from amp_docs_lib.core.chapters import chapter_id_for, read_chapter
-from amp_docs_lib.core.paths import EXECUTED_DIR
+from amp_docs_lib.core.chapters import read_chapter
 from amp_docs_lib.core.gating import describe, requirements_from_tags
-
+from amp_docs_lib.docsite.execute import EXPECTED_ERROR_TAG, cached_execution
 from conftest import CHAPTERS, REPO_ROOT, make_chapter
 
 KNOWN_TAGS = {EXPECTED_ERROR_TAG, "hide-input"}
@@ -26,8 +24,9 @@ def test_there_are_chapters():
 @pytest.mark.parametrize("path", CHAPTERS, ids=[c.stem for c in CHAPTERS])
 def test_chapter_is_well_formed_and_compiles(path):
     nb = read_chapter(path)
-    headings = [line for c in nb.cells if c.cell_type == "markdown"
-                for line in c.source.splitlines() if line.startswith("# ")]
+    headings = [
+        line for c in nb.cells if c.cell_type == "markdown" for line in c.source.splitlines() if line.startswith("# ")
+    ]
     assert len(headings) == 1, f"{path.name}: exactly one '# ' title, got {headings}"
     for i, cell in enumerate(nb.cells):
         if cell.cell_type != "code":
@@ -37,7 +36,7 @@ def test_chapter_is_well_formed_and_compiles(path):
             assert t in KNOWN_TAGS or t.startswith("requires:"), f"{path.name} cell {i}: unknown tag {t!r}"
         for r in requirements_from_tags(tags):
             describe(r)  # raises for an unknown requirement name
-        src = "\n".join(l for l in cell.source.splitlines() if not l.lstrip().startswith(("%", "!")))
+        src = "\n".join(line for line in cell.source.splitlines() if not line.lstrip().startswith(("%", "!")))
         compile(src, f"{path.name}[cell {i}]", "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
 
 
@@ -45,6 +44,7 @@ def executed_problems(nb, source) -> list[str]:
     """What is wrong with ``nb`` as the executed form of chapter ``source`` (both notebooks):
     other code than the chapter's (a stale or mis-keyed cache entry), a code cell that did not
     run, an error output in a cell not tagged raises-exception, or a tagged cell that did not raise."""
+
     def code(n):
         return [(c.source, list(c.metadata.get("tags", []))) for c in n.cells if c.cell_type == "code"]
 
@@ -100,6 +100,7 @@ def _executed(path):
 def _results(nb):
     """(caption, html) of every stamped result in an executed chapter."""
     import re
+
     out = []
     for cell in nb.cells:
         for o in cell.get("outputs", []):
@@ -114,8 +115,12 @@ def _results(nb):
 def test_documentation_tables_carry_source_stamps_and_measurements_measurement_stamps():
     path = next(c for c in CHAPTERS if c.stem == "autocast")
     results = _results(_executed(path))
-    documented = [f for cap, f in results if cap.startswith("Documented categories that differ")
-                  or cap.startswith("Probed ops whose documented category differs")]
+    documented = [
+        f
+        for cap, f in results
+        if cap.startswith("Documented categories that differ")
+        or cap.startswith("Probed ops whose documented category differs")
+    ]
     assert len(documented) == 2
     assert all("amp-stamp--source" in f and "amp.md" in f and "measured on" not in f for f in documented)
     measured = [f for cap, f in results if cap.startswith("Ops per autocast category on CPU")]

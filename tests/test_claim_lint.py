@@ -1,14 +1,13 @@
 """Claims whose check cannot fail are found before a chapter runs, and no chapter has one."""
 
-from pathlib import Path
 
 import nbformat
 import pytest
 
 from amp_docs_lib.page.claim_lint import lint_chapter, lint_source
 from amp_docs_lib.docsite.execute import ChapterExecutionError, execute_notebook
+from conftest import CHAPTERS
 
-CHAPTERS = sorted((Path(__file__).resolve().parents[1] / "docs" / "chapters").glob("*.md"))
 
 # The three claims the expert review found, in the form they had before they were rewritten.
 TF32_DEFINITION = '''Statement("TF32 has a 10-bit mantissa", "NVIDIA A100 whitepaper (2020)", 10,

@@ -20,10 +20,14 @@ def _built_site(tmp_path):
     nb = nbformat.v4.new_notebook(metadata={"amp_docs": {"chapter": "fmt", "seconds": 1.0, "profile": "gpu-full"}})
     nb.cells = [
         nbformat.v4.new_code_cell("print('setup')", outputs=[nbformat.v4.new_output("stream", text="setup\n")]),
-        nbformat.v4.new_code_cell(GATED_SOURCE, metadata={"tags": ["requires:cuda"]},
-                                  outputs=[nbformat.v4.new_output("stream", text="ran on the GPU 2.0\n")]),
-        nbformat.v4.new_code_cell("print('skipped')", metadata={"tags": ["requires:sm90"],
-                                                                "amp_docs": {"skipped": ["sm90"]}}),
+        nbformat.v4.new_code_cell(
+            GATED_SOURCE,
+            metadata={"tags": ["requires:cuda"]},
+            outputs=[nbformat.v4.new_output("stream", text="ran on the GPU 2.0\n")],
+        ),
+        nbformat.v4.new_code_cell(
+            "print('skipped')", metadata={"tags": ["requires:sm90"], "amp_docs": {"skipped": ["sm90"]}}
+        ),
     ]
     d = tmp_path / "site" / "downloads" / "chapters"
     d.mkdir(parents=True)
@@ -52,6 +56,7 @@ def test_a_failed_package_leaves_no_machine_folder(tmp_path, monkeypatch):
 
     def broken(*a, **kw):
         raise OSError("disk full")
+
     monkeypatch.setattr(execute, "save_reference", broken)
     with pytest.raises(OSError, match="disk full"):
         package(site, root, name="gpu-m", report_size=32, save_gated=True)

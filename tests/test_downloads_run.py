@@ -110,14 +110,14 @@ def test_downloaded_notebook_runs_top_to_bottom_outside_the_repository(chapter, 
     assert skipped >= unmet_hardware, r.stdout
 
 
-def test_the_download_bar_install_line_names_an_extra_the_wheel_declares(reader_python):
+def test_the_download_bar_install_line_names_an_extra_the_wheel_declares(site_wheel):
     """The bar's ``pip install "<wheel>[notebook]"``: the wheel declares that extra, with the requirements
     the notebook test above ran with (pip's own resolution is left to pip: it needs an index)."""
     import zipfile
 
     from packaging.requirements import Requirement
 
-    wheel = next(Path(reader_python).parents[2].glob("dist/*.whl"))
+    wheel = site_wheel  # the wheel the reader venv holds
     assert wheel.name == wheel_filename() and f'"{wheel.name}[notebook]"' in notebook_install_line()
     with zipfile.ZipFile(wheel) as z:
         meta = z.read(next(n for n in z.namelist() if n.endswith(".dist-info/METADATA"))).decode()

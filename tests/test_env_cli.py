@@ -1,14 +1,13 @@
 import json
 import subprocess
-
-import pytest
 import sys
 
+import pytest
 import torch
 
-from amp_docs_lib.core.env import environment_report, format_report, hardware_fingerprint, hardware_description
-from amp_docs_lib.page.tables import show_table
+from amp_docs_lib.core.env import environment_report, format_report, hardware_description, hardware_fingerprint
 from amp_docs_lib.page.stamp import stamp_text
+from amp_docs_lib.page.tables import show_table
 
 
 def test_report_names_device_versions_and_profile():
@@ -35,20 +34,22 @@ def test_stamp_names_everything():
 
 @pytest.mark.slow
 def test_amp_docs_env_command():
-    out = subprocess.run([sys.executable, "-m", "amp_docs_lib", "env", "--json"],
-                         capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-m", "amp_docs_lib", "env", "--json"], capture_output=True, text=True, check=True
+    ).stdout
     assert json.loads(out)["torch"] == torch.__version__
 
 
 def test_show_table_rejects_non_frames():
     import pytest
+
     with pytest.raises(TypeError, match="DataFrame"):
         show_table([[1, 2]])
 
 
 def test_cpu_capability_and_16_bit_matmul_support_are_reported_stamped_and_fingerprinted():
-    from amp_docs_lib.core.machine import cpu_native_matmul, machine_light
     from amp_docs_lib.core.env import cpu_capability, cpu_matmul_support
+    from amp_docs_lib.core.machine import cpu_native_matmul, machine_light
 
     cap = str(torch.backends.cpu.get_cpu_capability())
     assert cpu_capability() == cap
@@ -58,8 +59,9 @@ def test_cpu_capability_and_16_bit_matmul_support_are_reported_stamped_and_finge
     if not torch.cuda.is_available():
         assert cap in stamp_text() and cpu_matmul_support() in stamp_text()
     d = hardware_description()
-    assert d["cpu_capability"] == cap and hardware_fingerprint(dict(d, cpu_capability="AVX2-other")) != \
-        hardware_fingerprint(d)
+    assert d["cpu_capability"] == cap and hardware_fingerprint(
+        dict(d, cpu_capability="AVX2-other")
+    ) != hardware_fingerprint(d)
     assert machine_light()["cpu_native_matmul"] == cpu_native_matmul()
 
 
@@ -67,8 +69,10 @@ def test_native_matmul_flags_are_read_from_cpu_flags():
     from amp_docs_lib.core.machine import cpu_native_matmul
 
     assert cpu_native_matmul(frozenset({"avx2", "fma"})) == {"bf16": "none", "fp16": "none"}
-    assert cpu_native_matmul(frozenset({"avx512_bf16", "amx_bf16", "amx_fp16"})) == \
-        {"bf16": "amx_bf16", "fp16": "amx_fp16"}
+    assert cpu_native_matmul(frozenset({"avx512_bf16", "amx_bf16", "amx_fp16"})) == {
+        "bf16": "amx_bf16",
+        "fp16": "amx_fp16",
+    }
 
 
 def test_a_onednn_isa_cap_below_bf16_reports_emulated_matmul():
@@ -81,12 +85,15 @@ def test_a_onednn_isa_cap_below_bf16_reports_emulated_matmul():
     assert cpu_native_matmul(flags, max_isa="AVX512_CORE_BF16")["bf16"] == "avx512_bf16"
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["bench-build", "--rounds", "-1"], "-1 is not in the range x>=0"),
-    (["execute", "no-such-chapter.md"], "does not exist"),
-    (["bench", "--suite", "nope"], "unknown suite 'nope'; valid suites:"),
-    (["no-such-command"], "No such command 'no-such-command'"),
-])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["bench-build", "--rounds", "-1"], "-1 is not in the range x>=0"),
+        (["execute", "no-such-chapter.md"], "does not exist"),
+        (["bench", "--suite", "nope"], "unknown suite 'nope'; valid suites:"),
+        (["no-such-command"], "No such command 'no-such-command'"),
+    ],
+)
 def test_cli_bad_options_are_usage_errors(argv, message, capsys):
     from amp_docs_lib.cli import main
 

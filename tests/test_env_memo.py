@@ -6,9 +6,8 @@ import subprocess
 import sys
 import textwrap
 
-from amp_docs_lib.docsite.env_memo import MEMO_FILE, environment_report_memo, light_key
 from amp_docs_lib.core.env import environment_report
-
+from amp_docs_lib.docsite.env_memo import MEMO_FILE, environment_report_memo, light_key
 from conftest import mkdocs_build
 
 
@@ -38,8 +37,9 @@ def test_memo_is_recomputed_when_its_inputs_change(tmp_path, monkeypatch):
 
 
 def test_a_build_with_nothing_changed_imports_neither_torch_nor_pandas(mini_site):
-    (mini_site / "docs" / "index.md").write_text("# Home\n\n<!-- amp-docs:environment -->\n"
-                                                 "<!-- amp-docs:chapters -->\n")
+    (mini_site / "docs" / "index.md").write_text(
+        "# Home\n\n<!-- amp-docs:environment -->\n<!-- amp-docs:chapters -->\n"
+    )
     mkdocs_build(mini_site)  # executes the chapters and writes the memo
     (mini_site / "site" / "index.html").unlink()
     probe = textwrap.dedent("""\
@@ -50,8 +50,12 @@ def test_a_build_with_nothing_changed_imports_neither_torch_nor_pandas(mini_site
         cli(["build", "--strict", "-q"])
         """)
     out = mini_site / "probe.txt"
-    subprocess.run([sys.executable, "-c", probe], cwd=mini_site, check=True,
-                   env=dict(os.environ, NO_MKDOCS_2_WARNING="1", PROBE_OUT=str(out)))
+    subprocess.run(
+        [sys.executable, "-c", probe],
+        cwd=mini_site,
+        check=True,
+        env=dict(os.environ, NO_MKDOCS_2_WARNING="1", PROBE_OUT=str(out)),
+    )
     assert out.read_text() == "[]"  # torch and pandas cost seconds: the memo and fragments avoid both
     home = (mini_site / "site" / "index.html").read_text()  # rebuilt from the memo and the cache
     assert "Environment of this build" in home and environment_report()["hardware_fingerprint"] in home
@@ -72,5 +76,6 @@ def test_fragments_are_rendered_once_per_change_of_their_inputs(tmp_path):
     assert FragmentMemo(tmp_path, "lib2").html("env", {"a": 2}, render("four")) == "<p>four</p>"  # new code
     assert calls == ["one", "three", "four"]
     import pytest
+
     with pytest.raises(ValueError, match="fragment name"):
         memo.html("../x", None, render("bad"))

@@ -1,12 +1,13 @@
+import os
+
 import pytest
 
-pytestmark = pytest.mark.site
-
-from amp_docs_lib.docsite.execute import ChapterExecutionError, execute_notebook, execute_one
-
 from amp_docs_lib.core.chapters import read_chapter
-
+from amp_docs_lib.core.profiles import active_profile
+from amp_docs_lib.docsite.execute import ChapterExecutionError, execute_notebook, execute_one
 from conftest import make_chapter
+
+pytestmark = pytest.mark.site
 
 
 def run(tmp_path, *cells, name="demo"):
@@ -17,11 +18,25 @@ def run(tmp_path, *cells, name="demo"):
 
 def test_gating_expected_errors_and_outputs(tmp_path, monkeypatch):
     monkeypatch.setenv("AMP_DOCS_HIDE_PACKAGES", "mslk")  # a listed package, hidden: skipped on every machine
-    nb = run(tmp_path,
-             ("", "x = 21 * 2\nprint(x)"),
-             ('["requires:pkg:mslk"]', "import mslk"),
-             ('["raises-exception"]', "raise ValueError('shown on purpose')"),
-             ("", "x"))
+    monkeypatch.delenv("AMP_DOCS_PROFILE", raising=False)
+    p = tmp_path / "demo.md"
+    p.write_text(
+        make_chapter(
+            "Demo",
+            ("", "x = 21 * 2\nprint(x)"),
+            ('["requires:pkg:mslk"]', "import mslk"),
+            ('["raises-exception"]', "raise ValueError('shown on purpose')"),
+            ("", "x"),
+            ("", "import os\nprint(os.environ['AMP_DOCS_PROFILE'])"),
+        )
+    )
+    nb, client = execute_notebook(read_chapter(p), "demo")
+    # The kernel runs the active profile; the build's own environment (a memo key input) is left alone.
+    assert "AMP_DOCS_PROFILE" not in os.environ
+    assert nb.cells[-1].outputs[0]["text"].strip() == active_profile().name
+    # The skipped cell's output is written by gating's sentence and the executor's wrapper: both are inputs.
+    for module in ("core/gating.py", "docsite/execute.py"):
+        assert any(label.endswith(f"amp_docs_lib/{module}") for label in client.execution.inputs), module
     code = [c for c in nb.cells if c.cell_type == "code"]
     assert code[0].outputs[0]["text"].strip() == "42"
     assert "Skipped on this machine" in code[1].outputs[0]["data"]["text/html"]
@@ -36,7 +51,9 @@ def test_gating_refuses_an_unlisted_package(tmp_path):
 
 
 def test_failing_cell_names_the_chapter(tmp_path):
-    with pytest.raises(ChapterExecutionError, match=r"(?s)chapter broken failed to execute at cell 2/2:.*ZeroDivisionError"):
+    with pytest.raises(
+        ChapterExecutionError, match=r"(?s)chapter broken failed to execute at cell 2/2:.*ZeroDivisionError"
+    ):
         run(tmp_path, ("", "x = 1"), ("", "1 / 0"), name="broken")
 
 

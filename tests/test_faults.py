@@ -16,7 +16,6 @@ import pytest
 
 from amp_docs_lib.core.paths import BUILD_LOG, SITE_MANIFEST
 from amp_docs_lib.docsite import up_to_date
-
 from conftest import make_chapter, mkdocs_build
 
 AMP_DOCS = [sys.executable, "-m", "amp_docs_lib"]
@@ -41,22 +40,23 @@ def _pages(site: Path) -> dict[str, str]:
 
 # ---- a failed build keeps the previous site (24), plain mkdocs and amp-docs build ----------------------
 
+
 @pytest.mark.parametrize("command", ["mkdocs", "amp-docs"])
-def test_a_failed_build_leaves_the_previous_site_whole(mini_site, command):
-    site = mini_site / "site"
+def test_a_failed_build_leaves_the_previous_site_whole(warm_mini_site, command):
+    site = warm_mini_site / "site"
     cmd = [sys.executable, "-m", "mkdocs", "build"] if command == "mkdocs" else [*AMP_DOCS, "build"]
 
     def run(**env):
-        return subprocess.run([*cmd, "--strict"], cwd=mini_site, env=_env(**env), capture_output=True, text=True)
+        return subprocess.run([*cmd, "--strict"], cwd=warm_mini_site, env=_env(**env), capture_output=True, text=True)
 
     first = run()
     assert first.returncode == 0, first.stderr
     before = _pages(site)
     assert "chapter b" in before["chapters/b/index.html"]
     # a folder a SIGKILLed build left beside the site: the next build removes it
-    stale = mini_site / f".site.amp-docs-new-{_dead_pid()}"
+    stale = warm_mini_site / f".site.amp-docs-new-{_dead_pid()}"
     (stale / "chapters").mkdir(parents=True)
-    b = mini_site / "docs" / "chapters" / "b.md"
+    b = warm_mini_site / "docs" / "chapters" / "b.md"
     faults = {
         "a chapter that raises": (make_chapter("B", ("", "raise RuntimeError('boom')")), {}),
         "a syntax error": (make_chapter("B", ("", "print('ok')"), ("", "def f(:\n    pass")), {}),
@@ -67,48 +67,51 @@ def test_a_failed_build_leaves_the_previous_site_whole(mini_site, command):
         r = run(**env)
         assert r.returncode != 0, what
         assert _pages(site) == before, f"{what}: the previous site must stay whole"
-        assert not list(mini_site.glob(".site.amp-docs-*")), f"{what}: a staging folder was left"
+        assert not list(warm_mini_site.glob(".site.amp-docs-*")), f"{what}: a staging folder was left"
     assert not stale.exists()
     assert os.environ.get("AMP_DOCS_JOBS") != "abc"
 
 
-def test_a_strict_build_with_a_warning_keeps_the_previous_site(mini_site):
-    mkdocs_build(mini_site)
-    before = _pages(mini_site / "site")
-    (mini_site / "docs" / "index.md").write_text("# Home\n\n[missing](nowhere.md)\n")
-    r = mkdocs_build(mini_site, check=False)
+def test_a_strict_build_with_a_warning_keeps_the_previous_site(warm_mini_site):
+    mkdocs_build(warm_mini_site)
+    before = _pages(warm_mini_site / "site")
+    (warm_mini_site / "docs" / "index.md").write_text("# Home\n\n[missing](nowhere.md)\n")
+    r = mkdocs_build(warm_mini_site, check=False)
     assert r.returncode != 0 and "nowhere.md" in r.stderr + r.stdout
-    assert _pages(mini_site / "site") == before
-    assert not list(mini_site.glob(".site.amp-docs-*"))
+    assert _pages(warm_mini_site / "site") == before
+    assert not list(warm_mini_site.glob(".site.amp-docs-*"))
 
 
-def test_a_site_killed_between_the_renames_is_put_back(mini_site):
-    mkdocs_build(mini_site)
-    site = mini_site / "site"
+def test_a_site_killed_between_the_renames_is_put_back(warm_mini_site):
+    mkdocs_build(warm_mini_site)
+    site = warm_mini_site / "site"
     before = _pages(site)
     # SIGKILL after the previous site was moved away and before the new one was moved in
-    site.rename(mini_site / f".site.amp-docs-old-{_dead_pid()}")
-    (mini_site / "docs" / "index.md").write_text("# Home\n\n[missing](nowhere.md)\n")  # this build fails
-    assert mkdocs_build(mini_site, check=False).returncode != 0
+    site.rename(warm_mini_site / f".site.amp-docs-old-{_dead_pid()}")
+    (warm_mini_site / "docs" / "index.md").write_text("# Home\n\n[missing](nowhere.md)\n")  # this build fails
+    assert mkdocs_build(warm_mini_site, check=False).returncode != 0
     assert _pages(site) == before
-    assert not list(mini_site.glob(".site.amp-docs-*"))
+    assert not list(warm_mini_site.glob(".site.amp-docs-*"))
 
 
-def test_yours_vs_reference_anchor_is_known_to_the_link_check(mini_site):
+def test_yours_vs_reference_anchor_is_known_to_the_link_check(warm_mini_site):
     """29: the generated 'Chapter execution time' section's anchor is no false warning under --strict."""
-    docs = mini_site / "docs"
+    docs = warm_mini_site / "docs"
     (docs / "yours-vs-reference.md").write_text("# Yours vs reference\n\n<!-- amp-docs:yours-vs-reference -->\n")
     (docs / "rebuild.md").write_text("# Rebuild\n\nSee [timings](yours-vs-reference.md#chapter-execution-time).\n")
-    yml = mini_site / "mkdocs.yml"
-    yml.write_text(yml.read_text().replace("  - chapters/b.md\n", "  - chapters/b.md\n  - rebuild.md\n"
-                                           "  - yours-vs-reference.md\n") + "validation:\n  anchors: warn\n")
-    r = mkdocs_build(mini_site, check=False)
+    yml = warm_mini_site / "mkdocs.yml"
+    yml.write_text(
+        yml.read_text().replace("  - chapters/b.md\n", "  - chapters/b.md\n  - rebuild.md\n  - yours-vs-reference.md\n")
+        + "validation:\n  anchors: warn\n"
+    )
+    r = mkdocs_build(warm_mini_site, check=False)
     assert "does not contain an anchor" not in r.stderr, r.stderr
     assert r.returncode == 0, r.stderr
-    assert 'id="chapter-execution-time"' in (mini_site / "site" / "yours-vs-reference" / "index.html").read_text()
+    assert 'id="chapter-execution-time"' in (warm_mini_site / "site" / "yours-vs-reference" / "index.html").read_text()
 
 
 # ---- amp-docs build: the up-to-date manifest and the site directory (17, 18, 25, 29) -------------------
+
 
 class FakeMkdocs:
     """Stands in for the ``mkdocs build`` subprocess: writes the site (or fails) and records the call."""
@@ -208,6 +211,7 @@ def test_an_unusable_site_dir_fails_before_any_work(project, monkeypatch, site_d
 
 # ---- amp-docs bench-build (19) --------------------------------------------------------------------------
 
+
 def test_bench_build_checks_touch_before_the_cold_build_and_cleans_its_folder(project, monkeypatch, tmp_path):
     from amp_docs_lib.docsite import build_bench
 
@@ -251,8 +255,10 @@ def test_bench_build_noop_only_names_this_checkout_not_a_temporary_copy(project,
 # ---- interrupts (16) ------------------------------------------------------------------------------------
 
 # sleeps the first time only (until the marker exists), so a rebuild of the same text finishes
-SLEEPER = ("import os, pathlib, time\nm = pathlib.Path({marker!r})\n"
-           "if not m.exists():\n    m.write_text(str(os.getpid()))\n    time.sleep(120)")
+SLEEPER = (
+    "import os, pathlib, time\nm = pathlib.Path({marker!r})\n"
+    "if not m.exists():\n    m.write_text(str(os.getpid()))\n    time.sleep(120)"
+)
 
 
 def _wait_for(path: Path, proc: subprocess.Popen, seconds: float = 120) -> None:
@@ -279,8 +285,15 @@ def test_interrupted_execute_says_where_and_exits_130(tmp_path, sig):
     marker = tmp_path / "sleeping"
     chapter = tmp_path / "napping.md"
     chapter.write_text(make_chapter("Nap", ("", "x = 1"), ("", SLEEPER.format(marker=str(marker)))))
-    proc = subprocess.Popen([*AMP_DOCS, "execute", str(chapter)], cwd=tmp_path, env=_env(TMPDIR=str(tmp)),
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    proc = subprocess.Popen(
+        [*AMP_DOCS, "execute", str(chapter)],
+        cwd=tmp_path,
+        env=_env(TMPDIR=str(tmp)),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
     try:
         _wait_for(marker, proc)
         os.killpg(proc.pid, sig)
@@ -295,19 +308,27 @@ def test_interrupted_execute_says_where_and_exits_130(tmp_path, sig):
 
 
 @pytest.mark.parametrize("jobs", ["1", "2"])
-def test_interrupted_build_says_where_keeps_the_site_and_exits_130(mini_site, tmp_path, jobs):
-    first = subprocess.run([*AMP_DOCS, "build"], cwd=mini_site, env=_env(), capture_output=True, text=True)
+def test_interrupted_build_says_where_keeps_the_site_and_exits_130(warm_mini_site, tmp_path, jobs):
+    first = subprocess.run([*AMP_DOCS, "build"], cwd=warm_mini_site, env=_env(), capture_output=True, text=True)
     assert first.returncode == 0, first.stderr
-    before = _pages(mini_site / "site")
+    before = _pages(warm_mini_site / "site")
     marker = tmp_path / "sleeping"
-    (mini_site / "docs" / "chapters" / "b.md").write_text(
-        make_chapter("B", ("", "x = 1"), ("", "y = 2"), ("", SLEEPER.format(marker=str(marker)))))
-    a = mini_site / "docs" / "chapters" / "a.md"
+    (warm_mini_site / "docs" / "chapters" / "b.md").write_text(
+        make_chapter("B", ("", "x = 1"), ("", "y = 2"), ("", SLEEPER.format(marker=str(marker))))
+    )
+    a = warm_mini_site / "docs" / "chapters" / "a.md"
     a.write_text(a.read_text().replace("print('chapter a')", "print('chapter a, edited')"))
     tmp = tmp_path / "tmp"
     tmp.mkdir()
-    proc = subprocess.Popen([*AMP_DOCS, "build"], cwd=mini_site, env=_env(TMPDIR=str(tmp), AMP_DOCS_JOBS=jobs),
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    proc = subprocess.Popen(
+        [*AMP_DOCS, "build"],
+        cwd=warm_mini_site,
+        env=_env(TMPDIR=str(tmp), AMP_DOCS_JOBS=jobs),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
     try:
         _wait_for(marker, proc)
         os.killpg(proc.pid, signal.SIGINT)
@@ -317,31 +338,44 @@ def test_interrupted_build_says_where_keeps_the_site_and_exits_130(mini_site, tm
             os.killpg(proc.pid, signal.SIGKILL)
     assert proc.returncode == 130, err
     assert "interrupted at cell 3 of b" in err and "Traceback" not in err, err
-    assert _pages(mini_site / "site") == before
-    assert not list(mini_site.glob(".site.amp-docs-*")) and _temp_dirs(tmp) == []
-    again = subprocess.run([*AMP_DOCS, "build"], cwd=mini_site, env=_env(), capture_output=True, text=True)
+    assert _pages(warm_mini_site / "site") == before
+    assert not list(warm_mini_site.glob(".site.amp-docs-*")) and _temp_dirs(tmp) == []
+    again = subprocess.run([*AMP_DOCS, "build"], cwd=warm_mini_site, env=_env(), capture_output=True, text=True)
     assert "is up to date" not in again.stdout
 
 
-def test_a_killed_build_leaves_the_previous_site_and_the_next_build_cleans_up(mini_site, tmp_path):
+def test_a_killed_build_leaves_the_previous_site_and_the_next_build_cleans_up(warm_mini_site, tmp_path):
     """24: SIGKILL while a chapter executes (mkdocs had already cleaned the site directory before)."""
-    first = subprocess.run([*AMP_DOCS, "build"], cwd=mini_site, env=_env(), capture_output=True, text=True)
+    first = subprocess.run([*AMP_DOCS, "build"], cwd=warm_mini_site, env=_env(), capture_output=True, text=True)
     assert first.returncode == 0, first.stderr
-    before = _pages(mini_site / "site")
+    before = _pages(warm_mini_site / "site")
     marker = tmp_path / "sleeping"
-    (mini_site / "docs" / "chapters" / "b.md").write_text(make_chapter("B", ("", SLEEPER.format(marker=str(marker)))))
-    proc = subprocess.Popen([*AMP_DOCS, "build"], cwd=mini_site, env=_env(), stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    (warm_mini_site / "docs" / "chapters" / "b.md").write_text(
+        make_chapter("B", ("", SLEEPER.format(marker=str(marker))))
+    )
+    proc = subprocess.Popen(
+        [*AMP_DOCS, "build"],
+        cwd=warm_mini_site,
+        env=_env(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
     try:
         _wait_for(marker, proc)
     finally:
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
-    assert _pages(mini_site / "site") == before
-    assert "is up to date" not in subprocess.run([*AMP_DOCS, "build"], cwd=mini_site, env=_env(),
-                                                 capture_output=True, text=True, check=True).stdout
-    assert not list(mini_site.glob(".site.amp-docs-*")), "the killed build's staging folder is removed"
-    assert "chapters/b/index.html" in _pages(mini_site / "site")
+    assert _pages(warm_mini_site / "site") == before
+    assert (
+        "is up to date"
+        not in subprocess.run(
+            [*AMP_DOCS, "build"], cwd=warm_mini_site, env=_env(), capture_output=True, text=True, check=True
+        ).stdout
+    )
+    assert not list(warm_mini_site.glob(".site.amp-docs-*")), "the killed build's staging folder is removed"
+    assert "chapters/b/index.html" in _pages(warm_mini_site / "site")
 
 
 def test_sigterm_is_an_interrupt_across_chapters_run_one_after_another():

@@ -66,17 +66,29 @@ def test_run_refuses_an_unknown_chapter_naming_the_valid_ones(tmp_path):
     assert "nosuch" in r.stderr and "formats" in r.stderr and "literature" in r.stderr
 
 
-@pytest.mark.parametrize("bundle, words", [
-    ({"python": "3.99"}, ["3.99", f"{sys.version_info.major}.{sys.version_info.minor}",
-                                              "--python"]),
-    ({"machine_has": ["no-such-distribution-xyz"]}, ["no-such-distribution-xyz", "--also"]),
-    ({"torch": "1.0.0"}, ["torch 1.0.0", f"--torch {TORCH_HERE}"]),
-])
+@pytest.mark.parametrize(
+    "bundle, words",
+    [
+        ({"python": "3.99"}, ["3.99", f"{sys.version_info.major}.{sys.version_info.minor}", "--python"]),
+        ({"machine_has": ["no-such-distribution-xyz"]}, ["no-such-distribution-xyz", "--also"]),
+        ({"torch": "1.0.0"}, ["torch 1.0.0", f"--torch {TORCH_HERE}"]),
+    ],
+)
 def test_run_checks_the_folder_against_this_machine_before_installing(tmp_path, bundle, words):
     here = f"{sys.version_info.major}.{sys.version_info.minor}"
-    (tmp_path / "bundle.json").write_text(json.dumps({"python": here, "torch": TORCH_HERE, "wheel": "x.whl",
-                                                      "requirements": [], "download": [], "machine_has": [],
-                                                      **bundle}))
+    (tmp_path / "bundle.json").write_text(
+        json.dumps(
+            {
+                "python": here,
+                "torch": TORCH_HERE,
+                "wheel": "x.whl",
+                "requirements": [],
+                "download": [],
+                "machine_has": [],
+                **bundle,
+            }
+        )
+    )
     r = run_script("run", str(tmp_path), "--archive", str(tmp_path / "out.tar.gz"))
     assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
     for w in words:
@@ -100,13 +112,10 @@ def _pypi_reachable() -> bool:
 
 @pytest.mark.slow
 @pytest.mark.skipif(not _pypi_reachable(), reason="resolving for Python 3.12 needs PyPI (pypi.org:443 unreachable)")
-def test_prepare_resolves_for_python_312_without_torch_or_what_the_machine_has(tmp_path):
+def test_prepare_resolves_for_python_312_without_torch_or_what_the_machine_has(site_wheel):
     """The resolution `prepare` downloads (pip install --dry-run --report for Python 3.12, manylinux)."""
-    sys.path.insert(0, str(REPO_ROOT))
-    from amp_docs_lib.docsite.wheel import build_wheel
-
     gb = load_script()
-    plan = gb.plan("3.12", "2.11.0", build_wheel(tmp_path))
+    plan = gb.plan("3.12", "2.11.0", site_wheel)
     got = {gb.requirement_name(s): s.split("==")[1] for s in plan["download"]}
     assert all("==" in s for s in plan["download"])
     # what executing needs is there: the notebook machinery and the packages the image lacks

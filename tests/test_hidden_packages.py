@@ -7,13 +7,18 @@ import sys
 
 import pytest
 
-pytestmark = pytest.mark.site
-
-from amp_docs_lib.core.packages import (HIDE_ENV_VAR, OPTIONAL_PACKAGES, SITE_DIR, hidden_packages,
-                                                is_hidden, subprocess_env)
 from amp_docs_lib.core.gating import requirement_met, skip_note_html
-
+from amp_docs_lib.core.packages import (
+    HIDE_ENV_VAR,
+    OPTIONAL_PACKAGES,
+    SITE_DIR,
+    hidden_packages,
+    is_hidden,
+    subprocess_env,
+)
 from conftest import CHAPTERS, REPO_ROOT, make_chapter
+
+pytestmark = pytest.mark.site
 
 # A package made for the test stands in for an optional one: the tests work whatever is installed.
 STAND_IN = "mslk"  # a listed optional package (core/packages.py) that is not installed here: the fixture fakes it
@@ -48,12 +53,14 @@ def test_subprocess_cannot_import_hidden_packages(tmp_path, stand_in):
     path = os.pathsep.join([str(other), os.environ["PYTHONPATH"]])
     env = subprocess_env({**os.environ, HIDE_ENV_VAR: STAND_IN, "PYTHONPATH": path})
     assert env["PYTHONPATH"].split(os.pathsep)[:2] == [str(SITE_DIR), str(other)]
-    code = (f"import importlib.util, os, subprocess, sys\n"
-            f"assert importlib.util.find_spec({STAND_IN!r}) is None\n"
-            f"try:\n    import {STAND_IN}\nexcept ModuleNotFoundError as e:\n    print('blocked:', e)\n"
-            "import json  # everything else imports\n"
-            "print('other:', os.environ.get('OTHER_SITECUSTOMIZE'))\n"
-            f"print('child:', subprocess.run([sys.executable, '-c', 'import {STAND_IN}']).returncode)\n")
+    code = (
+        f"import importlib.util, os, subprocess, sys\n"
+        f"assert importlib.util.find_spec({STAND_IN!r}) is None\n"
+        f"try:\n    import {STAND_IN}\nexcept ModuleNotFoundError as e:\n    print('blocked:', e)\n"
+        "import json  # everything else imports\n"
+        "print('other:', os.environ.get('OTHER_SITECUSTOMIZE'))\n"
+        f"print('child:', subprocess.run([sys.executable, '-c', 'import {STAND_IN}']).returncode)\n"
+    )
     r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     assert f"blocked: No module named '{STAND_IN}' (hidden by {HIDE_ENV_VAR})" in r.stdout
@@ -72,7 +79,6 @@ def test_gating_honours_hidden_packages(monkeypatch, stand_in):
 def test_hidden_set_is_in_the_cache_key_and_the_build_manifest(monkeypatch):
     from amp_docs_lib.docsite.cache import Environment
     from amp_docs_lib.docsite.up_to_date import input_manifest
-
     from conftest import REPO_ROOT
 
     report = {"packages": {"torch": "2.4.0"}, "hardware_fingerprint": "h", "profile": "cpu-small"}
@@ -87,16 +93,23 @@ def test_hidden_set_is_in_the_cache_key_and_the_build_manifest(monkeypatch):
 
 
 def test_executor_hides_packages_from_the_kernel(tmp_path, monkeypatch, stand_in):
-    from amp_docs_lib.docsite.execute import execute_notebook
     from amp_docs_lib.core.chapters import read_chapter
+    from amp_docs_lib.docsite.execute import execute_notebook
 
     monkeypatch.setenv(HIDE_ENV_VAR, STAND_IN)
     p = tmp_path / "hid.md"
-    p.write_text(make_chapter(
-        "Hidden", (f'["requires:pkg:{STAND_IN}"]', f"import {STAND_IN}"),
-        ("", f"try:\n    import {STAND_IN}\nexcept ImportError as e:\n    print('kernel:', e)"),
-        ("", f"import subprocess, sys\nprint('child:', subprocess.run([sys.executable, '-c', 'import {STAND_IN}'],"
-             " capture_output=True).returncode)")))
+    p.write_text(
+        make_chapter(
+            "Hidden",
+            (f'["requires:pkg:{STAND_IN}"]', f"import {STAND_IN}"),
+            ("", f"try:\n    import {STAND_IN}\nexcept ImportError as e:\n    print('kernel:', e)"),
+            (
+                "",
+                f"import subprocess, sys\nprint('child:', subprocess.run([sys.executable, '-c', 'import {STAND_IN}'],"
+                " capture_output=True).returncode)",
+            ),
+        )
+    )
     nb = execute_notebook(read_chapter(p), "hid")[0]
     code = [c for c in nb.cells if c.cell_type == "code"]
     monkeypatch.delenv(HIDE_ENV_VAR)
@@ -110,8 +123,7 @@ def test_executor_hides_packages_from_the_kernel(tmp_path, monkeypatch, stand_in
 
 
 _USES = re.compile(r"requires:pkg:(\w+)|^\s*(?:import|from)\s+(\w+)", re.M)
-OPTIONAL_CHAPTERS = [c for c in CHAPTERS
-                     if {a or b for a, b in _USES.findall(c.read_text())} & set(OPTIONAL_PACKAGES)]
+OPTIONAL_CHAPTERS = [c for c in CHAPTERS if {a or b for a, b in _USES.findall(c.read_text())} & set(OPTIONAL_PACKAGES)]
 
 
 def test_optional_chapters_are_found():

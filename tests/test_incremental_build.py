@@ -19,7 +19,6 @@ import pytest
 
 from amp_docs_lib.core.paths import BUILD_LOG
 from amp_docs_lib.docsite.cache import CACHE_FORMAT
-
 from conftest import make_chapter
 
 pytestmark = pytest.mark.site
@@ -28,18 +27,33 @@ CHAPTERS = {
     # imports a module of the throwaway library at the top
     "alpha": make_chapter("Alpha", ("", "import mylib.alpha\nprint('alpha says', mylib.alpha.VALUE)")),
     # imports a module lazily, inside a function, and reads a data file
-    "beta": make_chapter("Beta", ("", "def load():\n    from mylib import lazy_mod\n    return lazy_mod.VALUE"),
-                         ("", "print('lazy says', load())"),
-                         ("", "print('data says', open('data/values.txt').read().strip())")),
+    "beta": make_chapter(
+        "Beta",
+        ("", "def load():\n    from mylib import lazy_mod\n    return lazy_mod.VALUE"),
+        ("", "print('lazy says', load())"),
+        ("", "print('data says', open('data/values.txt').read().strip())"),
+    ),
     # runs an example program in a subprocess, as a chapter runs a script
-    "gamma": make_chapter("Gamma", ("", "import subprocess, sys\n"
-                                        "print(subprocess.run([sys.executable, 'examples/hello.py'],"
-                                        " capture_output=True, text=True, check=True).stdout)")),
+    "gamma": make_chapter(
+        "Gamma",
+        (
+            "",
+            "import subprocess, sys\n"
+            "print(subprocess.run([sys.executable, 'examples/hello.py'],"
+            " capture_output=True, text=True, check=True).stdout)",
+        ),
+    ),
 }
 # starts a process with an environment that drops the recorder: what it read is unknown
-UNKNOWN = make_chapter("Delta", ("", "import os, subprocess, sys\n"
-                                     "subprocess.run([sys.executable, '-c', 'pass'], check=True,"
-                                     " env={'PATH': os.environ.get('PATH', '')})\nprint('delta ran')"))
+UNKNOWN = make_chapter(
+    "Delta",
+    (
+        "",
+        "import os, subprocess, sys\n"
+        "subprocess.run([sys.executable, '-c', 'pass'], check=True,"
+        " env={'PATH': os.environ.get('PATH', '')})\nprint('delta ran')",
+    ),
+)
 
 
 def make_site(tmp_path: Path, chapters: dict[str, str]) -> Path:
@@ -47,13 +61,17 @@ def make_site(tmp_path: Path, chapters: dict[str, str]) -> Path:
     (tmp_path / "docs" / "chapters").mkdir(parents=True)
     (tmp_path / "docs" / "index.md").write_text("# Home\n\n<!-- amp-docs:chapters -->\n")
     nav = "".join(f"  - chapters/{name}.md\n" for name in chapters)
-    (tmp_path / "mkdocs.yml").write_text("site_name: edits\nnav:\n  - index.md\n" + nav + textwrap.dedent("""\
+    (tmp_path / "mkdocs.yml").write_text(
+        "site_name: edits\nnav:\n  - index.md\n"
+        + nav
+        + textwrap.dedent("""\
         plugins:
           - amp-docs
           - mkdocs-jupyter:
               include: ["*.ipynb"]
               execute: false
-        """))
+        """)
+    )
     for name, text in chapters.items():
         (tmp_path / "docs" / "chapters" / f"{name}.md").write_text(text)
     lib = tmp_path / "mylib"
@@ -77,8 +95,13 @@ def edit_site(tmp_path: Path) -> Path:
 def _build(root: Path) -> dict:
     """``mkdocs build`` of ``root`` (its ``mylib`` importable); the plugin's log, with the build's stderr."""
     env_path = os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")]))
-    r = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict"], cwd=root, capture_output=True,
-                       text=True, env=dict(os.environ, NO_MKDOCS_2_WARNING="1", PYTHONPATH=env_path))
+    r = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        env=dict(os.environ, NO_MKDOCS_2_WARNING="1", PYTHONPATH=env_path),
+    )
     assert r.returncode == 0, r.stderr[-3000:]
     log = json.loads((root / BUILD_LOG).read_text())
     log["stderr"] = r.stderr

@@ -18,7 +18,8 @@ def test_linkcheck_finds_missing_pages_and_anchors(tmp_path, capsys):
     (tmp_path / "index.html").write_text(
         '<h1 id="top">x</h1><a href="a/">ok</a><a href="a/#here">ok</a><a href="#top">ok</a>'
         '<a href="https://example.org/x">external</a><a href="b/">missing page</a>'
-        '<a href="a/#nowhere">missing anchor</a><a href="x.md">raw md</a>')
+        '<a href="a/#nowhere">missing anchor</a><a href="x.md">raw md</a>'
+    )
     (tmp_path / "a" / "index.html").write_text('<p id="here">a</p><a href="../index.html#top">back</a>')
     broken = check_site(tmp_path)
     assert sorted(b.href for b in broken) == ["a/#nowhere", "b/", "x.md"]
@@ -36,14 +37,19 @@ def test_chapter_links_become_page_urls(tmp_path):
     (tmp_path / "chapters").mkdir()
     (tmp_path / "chapters" / "formats.md").write_text("# F")
     (tmp_path / "index.md").write_text("# H")
-    page = SimpleNamespace(url="chapters/gradscaler/", file=SimpleNamespace(
-        abs_src_path="/cache/gradscaler-1.ipynb", src_uri="chapters/gradscaler.md"))
+    page = SimpleNamespace(
+        url="chapters/gradscaler/",
+        file=SimpleNamespace(abs_src_path="/cache/gradscaler-1.ipynb", src_uri="chapters/gradscaler.md"),
+    )
     config = {"docs_dir": str(tmp_path), "use_directory_urls": True}
-    html = ('<a href="formats.md#lost-updates">x</a> <a href="../index.md">home</a> '
-            '<a href="missing.md">m</a> <a href="https://x.org/a.md">ext</a>')
+    html = (
+        '<a href="formats.md#lost-updates">x</a> <a href="../index.md">home</a> '
+        '<a href="missing.md">m</a> <a href="https://x.org/a.md">ext</a>'
+    )
     assert rewrite_md_links(html, page, config) == (
         '<a href="../formats/#lost-updates">x</a> <a href="../../">home</a> '
-        '<a href="missing.md">m</a> <a href="https://x.org/a.md">ext</a>')
+        '<a href="missing.md">m</a> <a href="https://x.org/a.md">ext</a>'
+    )
     page.file.abs_src_path = "/docs/chapters/gradscaler.md"  # a Markdown page: mkdocs did it already
     assert rewrite_md_links(html, page, config) == html
     assert page_url_of("chapters/a.md") == "chapters/a/" and page_url_of("index.md") == ""

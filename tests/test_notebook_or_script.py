@@ -6,6 +6,7 @@ import sys
 import textwrap
 
 import nbformat
+import pytest
 
 from amp_docs_lib.docsite.downloads import ChapterDownloads, downloadable_notebook, notebook_install_line
 from amp_docs_lib.docsite.wheel import wheel_filename
@@ -18,6 +19,7 @@ def _script(tmp_path, code: str) -> subprocess.CompletedProcess:
                           env={"MPLBACKEND": "Agg", "PATH": "/usr/bin:/bin"})
 
 
+@pytest.mark.slow  # a new interpreter imports pandas and matplotlib: seconds
 def test_a_displayed_only_result_prints_in_a_script_once(tmp_path):
     r = _script(tmp_path, """
         import pandas as pd
@@ -46,6 +48,7 @@ def test_a_displayed_only_result_prints_in_a_script_once(tmp_path):
     assert r.stdout.split() == ["x", "False"], r.stdout + r.stderr
 
 
+@pytest.mark.slow  # a new interpreter imports pandas and matplotlib: seconds
 def test_library_callers_print_nothing(tmp_path):
     """The site build (docsite) and page functions calling each other are not a reader's script."""
     r = _script(tmp_path, """

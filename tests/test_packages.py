@@ -9,7 +9,6 @@ from amp_docs_lib.core import gating, packages
 from amp_docs_lib.core.packages import KNOWN_MODULES, OPTIONAL_PACKAGES, PACKAGES, installed_versions
 from amp_docs_lib.docsite.env_memo import light_key
 from amp_docs_lib.docsite.up_to_date import input_manifest
-
 from conftest import CHAPTERS, REPO_ROOT
 
 _PKG_TAG = re.compile(r"requires:pkg:([A-Za-z0-9_]+)")

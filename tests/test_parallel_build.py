@@ -5,14 +5,12 @@ import textwrap
 
 import pytest
 
-pytestmark = pytest.mark.site
-
+from amp_docs_lib.core.chapters import read_chapter
 from amp_docs_lib.core.settings import JOBS_ENV_VAR
 from amp_docs_lib.docsite.execute import ChapterExecutionError, execute_chapters, is_timing_sensitive, resolve_jobs
-
-from amp_docs_lib.core.chapters import read_chapter
-
 from conftest import FRONT_MATTER, make_chapter
+
+pytestmark = pytest.mark.site
 
 TIMING_FRONT_MATTER = FRONT_MATTER.replace("jupyter:\n", "jupyter:\n  amp_docs:\n    timing_sensitive: true\n", 1)
 
@@ -53,9 +51,11 @@ def test_chapters_run_concurrently_and_timing_sensitive_alone(tmp_path):
         d = pathlib.Path({str(sync)!r})
         started = time.time()
         print("timed", started)""")
-    chapters = [chapter(tmp_path, "timed", timed, timing=True),  # listed first, still runs last
-                chapter(tmp_path, "a", barrier_cell(sync, "a", "b")),
-                chapter(tmp_path, "b", barrier_cell(sync, "b", "a"))]
+    chapters = [
+        chapter(tmp_path, "timed", timed, timing=True),  # listed first, still runs last
+        chapter(tmp_path, "a", barrier_cell(sync, "a", "b")),
+        chapter(tmp_path, "b", barrier_cell(sync, "b", "a")),
+    ]
     out = execute_chapters(chapters, jobs=2)
     assert [err for _, err in out] == [None, None, None]
     texts = [ex.nb.cells[-1].outputs[0]["text"].split() for ex, _ in out]
@@ -67,8 +67,11 @@ def test_chapters_run_concurrently_and_timing_sensitive_alone(tmp_path):
 
 
 def test_failures_are_per_chapter_and_in_order(tmp_path):
-    chapters = [chapter(tmp_path, "ok", "x = 1"), chapter(tmp_path, "bad1", "1 / 0"),
-                chapter(tmp_path, "bad2", "raise KeyError('k')")]
+    chapters = [
+        chapter(tmp_path, "ok", "x = 1"),
+        chapter(tmp_path, "bad1", "1 / 0"),
+        chapter(tmp_path, "bad2", "raise KeyError('k')"),
+    ]
     done = []
     out = execute_chapters(chapters, jobs=3, on_done=lambda i, execution, err: done.append((i, err is None)))
     assert sorted(done) == [(0, True), (1, False), (2, False)]  # each reported as it finished

@@ -2,16 +2,20 @@
 
 import pytest
 
-pytestmark = pytest.mark.site
-
 from amp_docs_lib.docsite.reproducible import cold_builds, compare_builds, normalise
+
+pytestmark = pytest.mark.site
 
 
 def test_normalise_hides_stamps_dates_and_durations_only():
-    a = ('<div class="amp-stamp amp-stamp--measured">measured on CPU · 2026-11-22</div>'
-         "<p>executed 2026-11-22T05:04:17Z in 12.5 s</p><td>0.125</td>")
-    b = ('<div class="amp-stamp amp-stamp--measured">measured on GPU · 2026-11-23</div>'
-         "<p>executed 2026-11-23T01:00:00Z in 3 s</p><td>0.125</td>")
+    a = (
+        '<div class="amp-stamp amp-stamp--measured">measured on CPU · 2026-11-22</div>'
+        "<p>executed 2026-11-22T05:04:17Z in 12.5 s</p><td>0.125</td>"
+    )
+    b = (
+        '<div class="amp-stamp amp-stamp--measured">measured on GPU · 2026-11-23</div>'
+        "<p>executed 2026-11-23T01:00:00Z in 3 s</p><td>0.125</td>"
+    )
     assert normalise(a) == normalise(b)
     assert normalise(a) != normalise(b.replace("0.125", "0.25"))  # results are compared
     t = '<table class="amp-table amp-timing"><tr><td>formats</td><td>{}</td></tr></table>'

@@ -7,8 +7,13 @@ from amp_docs_lib.core import settings
 from amp_docs_lib.core.packages import HIDE_ENV_VAR, OPTIONAL_PACKAGES, hidden_packages
 from amp_docs_lib.core.profiles import PROFILE_ENV_VAR, active_profile
 
-VARIABLES = (PROFILE_ENV_VAR, settings.JOBS_ENV_VAR, HIDE_ENV_VAR, settings.PROGRESS_ENV_VAR,
-             settings.SAVE_REFERENCE_ENV_VAR)
+VARIABLES = (
+    PROFILE_ENV_VAR,
+    settings.JOBS_ENV_VAR,
+    HIDE_ENV_VAR,
+    settings.PROGRESS_ENV_VAR,
+    settings.SAVE_REFERENCE_ENV_VAR,
+)
 
 # (variable, bad value, text of the valid values the message must name)
 BAD = [
@@ -89,12 +94,19 @@ def test_every_bad_variable_is_named_at_once(clean_env):
 
 def test_valid_values_are_read(clean_env):
     assert settings.check_environment({}) is None
-    env = {PROFILE_ENV_VAR: " CPU-Small ", settings.JOBS_ENV_VAR: "0", HIDE_ENV_VAR: "optional,jax",
-           settings.PROGRESS_ENV_VAR: "Chapters", settings.SAVE_REFERENCE_ENV_VAR: "1"}
+    env = {
+        PROFILE_ENV_VAR: " CPU-Small ",
+        settings.JOBS_ENV_VAR: "0",
+        HIDE_ENV_VAR: "optional,jax",
+        settings.PROGRESS_ENV_VAR: "Chapters",
+        settings.SAVE_REFERENCE_ENV_VAR: "1",
+    }
     settings.check_environment(env, warn=pytest.fail)
     assert settings.jobs_override(env) == 0 and settings.jobs_override({settings.JOBS_ENV_VAR: " "}) is None
     assert settings.progress_override(env) == "chapters"
-    assert settings.save_reference_requested(env) and not settings.save_reference_requested({settings.SAVE_REFERENCE_ENV_VAR: "0"})
+    assert settings.save_reference_requested(env) and not settings.save_reference_requested(
+        {settings.SAVE_REFERENCE_ENV_VAR: "0"}
+    )
     assert settings.build_hidden_packages(env) == tuple(sorted(OPTIONAL_PACKAGES))
     clean_env.setenv(PROFILE_ENV_VAR, "CPU-SMALL")  # any case
     assert active_profile().name == "cpu-small"

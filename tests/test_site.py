@@ -9,7 +9,6 @@ from html.parser import HTMLParser
 import pytest
 
 from amp_docs_lib.docsite.plugin import strip_remote_scripts
-
 from conftest import CHAPTERS
 
 REMOTE = re.compile(r"^(?:https?:)?//", re.I)
@@ -27,7 +26,14 @@ class ResourceCollector(HTMLParser):
         if tag in ("script", "img", "iframe", "audio", "video", "source", "embed") and "src" in a:
             self.fetched.append(a["src"] or "<empty src>")
         if tag == "link" and set((a.get("rel") or "").split()) & {
-                "stylesheet", "preload", "preconnect", "icon", "modulepreload", "prefetch", "dns-prefetch"}:
+            "stylesheet",
+            "preload",
+            "preconnect",
+            "icon",
+            "modulepreload",
+            "prefetch",
+            "dns-prefetch",
+        }:
             self.fetched.append(a.get("href", ""))
 
 
@@ -38,11 +44,12 @@ def test_site_requests_nothing_from_other_hosts(site):
         c.feed(page.read_text(encoding="utf-8"))
         offenders += [(page.relative_to(site), u) for u in c.fetched if REMOTE.match(u) or u == "<empty src>"]
         text = page.read_text(encoding="utf-8")
-        offenders += [(page.relative_to(site), m) for m in
-                      re.findall(r"""import\(\s*["'](?:https?:)?//[^"']+""", text)]
+        offenders += [(page.relative_to(site), m) for m in re.findall(r"""import\(\s*["'](?:https?:)?//[^"']+""", text)]
     for css in site.rglob("*.css"):
-        offenders += [(css.relative_to(site), m) for m in
-                      re.findall(r"""(?:@import\s+|url\()\s*["']?(?:https?:)?//[^"')]+""", css.read_text())]
+        offenders += [
+            (css.relative_to(site), m)
+            for m in re.findall(r"""(?:@import\s+|url\()\s*["']?(?:https?:)?//[^"')]+""", css.read_text())
+        ]
     assert not offenders, f"remote resources in the built site: {offenders[:10]}"
 
 
@@ -51,13 +58,17 @@ def test_math_is_served_locally(site):
     assert "assets/mathjax/tex-chtml.js" in page
     assert (site / "assets" / "mathjax" / "tex-chtml.js").stat().st_size > 1_000_000
     # CommonHTML output loads its fonts from next to the script, not from a CDN.
-    assert (site / "assets" / "mathjax" / "output" / "chtml" / "fonts" / "woff-v2" / "MathJax_Main-Regular.woff").is_file()
+    assert (
+        site / "assets" / "mathjax" / "output" / "chtml" / "fonts" / "woff-v2" / "MathJax_Main-Regular.woff"
+    ).is_file()
 
 
 def test_strip_remote_scripts_keeps_local_ones():
-    html = ('<script src="https://cdn.example/x.js"></script><script src=""></script>'
-            '<script type="module">const m = await import("https://cdn.example/m.mjs")</script>'
-            '<script src="../assets/a.js"></script><script>var ok = 1;</script>')
+    html = (
+        '<script src="https://cdn.example/x.js"></script><script src=""></script>'
+        '<script type="module">const m = await import("https://cdn.example/m.mjs")</script>'
+        '<script src="../assets/a.js"></script><script>var ok = 1;</script>'
+    )
     assert strip_remote_scripts(html) == '<script src="../assets/a.js"></script><script>var ok = 1;</script>'
 
 

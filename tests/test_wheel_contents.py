@@ -9,12 +9,12 @@ import pytest
 from amp_docs_lib.core.env import git_revision
 from amp_docs_lib.docsite import wheel
 from amp_docs_lib.docsite.wheel import library_wheel, sources_key, wheel_filename
-
 from conftest import REPO_ROOT
 
 
 def _fake_build(calls: list, fail: bool = False):
     """A stand-in for ``build_wheel``: writes a small valid wheel (or half of one, then dies)."""
+
     def build(dest):
         calls.append(dest)
         dest.mkdir(parents=True, exist_ok=True)
@@ -25,6 +25,7 @@ def _fake_build(calls: list, fail: bool = False):
         with zipfile.ZipFile(out, "w") as z:
             z.writestr("amp_docs_lib/__init__.py", "x = 1\n" * 200)
         return out
+
     return build
 
 
@@ -54,14 +55,24 @@ def test_a_killed_wheel_build_leaves_nothing_a_later_build_trusts(tmp_path, monk
 def test_the_wheel_carries_the_examples_and_its_revision(reader_python, tmp_path):
     """Installed from the wheel, outside the checkout: the examples are found, the stamp names the revision."""
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
-    r = subprocess.run([str(reader_python), "-c",
-                        "from amp_docs_lib.core.paths import EXAMPLES_DIR; from amp_docs_lib.core.env import git_revision;"
-                        "print(EXAMPLES_DIR); print(git_revision());"
-                        "print(sorted(p.relative_to(EXAMPLES_DIR).as_posix() for p in EXAMPLES_DIR.rglob('*.py')))"],
-                       cwd=tmp_path, env=env, capture_output=True, text=True)
+    r = subprocess.run(
+        [
+            str(reader_python),
+            "-c",
+            "from amp_docs_lib.core.paths import EXAMPLES_DIR; from amp_docs_lib.core.env import git_revision;"
+            "print(EXAMPLES_DIR); print(git_revision());"
+            "print(sorted(p.relative_to(EXAMPLES_DIR).as_posix() for p in EXAMPLES_DIR.rglob('*.py')))",
+        ],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     assert r.returncode == 0, r.stderr[-3000:]
     where, revision, examples = r.stdout.splitlines()
     assert "site-packages/amp_docs_lib/examples" in where
     assert revision == git_revision() and revision != "unknown"
-    in_checkout = sorted(p.relative_to(REPO_ROOT / "examples").as_posix() for p in (REPO_ROOT / "examples").rglob("*.py"))
+    in_checkout = sorted(
+        p.relative_to(REPO_ROOT / "examples").as_posix() for p in (REPO_ROOT / "examples").rglob("*.py")
+    )
     assert eval(examples) == in_checkout

@@ -692,21 +692,12 @@ def dispatch_trace(fn: Callable[[], Any], keep_args: bool = False) -> list[tuple
     A ``TorchDispatchMode`` sits after the Autocast keys in dispatch order, so it sees what
     autocast handed on: an op that a composite calls internally shows up with the dtypes autocast
     gave *that* call. With ``keep_args`` each entry also carries the call's positional arguments.
+    Recorded by the library's one recorder, ``core.dispatch.trace_ops``.
     """
-    from torch.utils._python_dispatch import TorchDispatchMode
+    from amp_docs_lib.core.dispatch import trace_ops
 
-    calls: list[tuple[str, tuple[str, ...]]] = []
-
-    class _Record(TorchDispatchMode):
-        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-            entry = (func.overloadpacket.__name__,
-                     tuple(short_dtype(a.dtype) for a in args if isinstance(a, torch.Tensor)))
-            calls.append(entry + (args,) if keep_args else entry)
-            return func(*args, **(kwargs or {}))
-
-    with _Record():
-        fn()
-    return calls
+    calls = trace_ops(fn, keep_args=keep_args).calls
+    return [(c.op, tuple(short_dtype(d) for d in c.dtypes)) + ((c.args,) if keep_args else ()) for c in calls]
 
 
 def composite_inside_trace(device: str = "cpu", dtype: torch.dtype = torch.bfloat16) -> pd.DataFrame:

@@ -15,11 +15,11 @@ from typing import Any, Callable
 
 import pandas as pd
 import torch
-from torch.utils._python_dispatch import TorchDispatchMode
 
 from amp_docs_lib.bench.model_sweep import step_fn
 from amp_docs_lib.core.timing import interleaved, measure
 from amp_docs_lib.core.devices import check_device
+from amp_docs_lib.core.dispatch import trace_ops
 from amp_docs_lib.core.profiling import quiet_stderr
 from amp_docs_lib.gpt import GPT, GPTConfig, random_batch
 
@@ -27,20 +27,13 @@ _SHORT = {torch.float32: "fp32", torch.float16: "fp16", torch.bfloat16: "bf16", 
           torch.int64: "int64", torch.bool: "bool", torch.int32: "int32"}
 
 
-class DtypeRecorder(TorchDispatchMode):
-    """Records, per aten operator, the set of dtypes of its tensor inputs."""
-
-    def __init__(self):
-        super().__init__()
-        self.dtypes: dict[str, set[str]] = defaultdict(set)
-
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        name = func.overloadpacket.__name__
-        for a in list(args) + list((kwargs or {}).values()):
-            for t in (a if isinstance(a, (list, tuple)) else [a]):
-                if isinstance(t, torch.Tensor) and t.is_floating_point():
-                    self.dtypes[f"aten::{name}"].add(_SHORT.get(t.dtype, str(t.dtype)))
-        return func(*args, **(kwargs or {}))
+def _floating_input_dtypes(fn: Callable[[], Any]) -> dict[str, set[str]]:
+    """Per aten operator (``aten::mm``, as the profiler names it), the dtypes of its floating-point tensor inputs."""
+    dtypes: dict[str, set[str]] = defaultdict(set)
+    for c in trace_ops(fn).calls:
+        if c.name.startswith("aten."):
+            dtypes[f"aten::{c.op}"].update(_SHORT.get(d, str(d)) for d in c.all_dtypes if d.is_floating_point)
+    return dtypes
 
 
 def top_ops(fn: Callable[[], Any], k: int = 10, device: str | torch.device = "cpu") -> pd.DataFrame:
@@ -51,9 +44,7 @@ def top_ops(fn: Callable[[], Any], k: int = 10, device: str | torch.device = "cp
     if not isinstance(k, int) or k < 1:
         raise ValueError(f"k must be a positive int, got {k!r}")
     fn()  # warm-up
-    rec = DtypeRecorder()
-    with rec:
-        fn()
+    input_dtypes = _floating_input_dtypes(fn)
     acts = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if dev.type == "cuda" else [])
     with quiet_stderr(), profile(activities=acts) as prof:
         fn()
@@ -63,7 +54,7 @@ def top_ops(fn: Callable[[], Any], k: int = 10, device: str | torch.device = "cp
     evs = [e for e in prof.key_averages() if e.key.startswith("aten::")]
     evs.sort(key=lambda e: getattr(e, attr), reverse=True)
     rows = [{"operator": e.key, "calls": e.count, f"self {'device' if dev.type == 'cuda' else 'CPU'} time (µs)":
-             getattr(e, attr), "input dtypes": ", ".join(sorted(rec.dtypes.get(e.key, []))) or None}
+             getattr(e, attr), "input dtypes": ", ".join(sorted(input_dtypes.get(e.key, []))) or None}
             for e in evs[:k]]
     return pd.DataFrame(rows)
 

@@ -14,10 +14,20 @@ from amp_docs_lib.bench.suites import DEFAULT_SUITES, HELP, parse_suites
 
 
 @click.command("bench", help=HELP)
-@click.option("--suite", "suite", multiple=True, metavar="NAME",
-              help=f"suite to run (repeatable or comma-separated; 'all' for every suite; default: {','.join(DEFAULT_SUITES)})")
-@click.option("--out", default="bench-results", metavar="DIR", show_default=True,
-              help="directory for results.json and <suite>.csv (created)")
+@click.option(
+    "--suite",
+    "suite",
+    multiple=True,
+    metavar="NAME",
+    help=f"suite to run (repeatable or comma-separated; 'all' for every suite; default: {','.join(DEFAULT_SUITES)})",
+)
+@click.option(
+    "--out",
+    default="bench-results",
+    metavar="DIR",
+    show_default=True,
+    help="directory for results.json and <suite>.csv (created)",
+)
 @click.option("--device", default=None, help="cpu, cuda or cuda:N (default: cuda when available, else cpu)")
 @click.option("--no-progress", is_flag=True, help="no progress bar (for logs)")
 def bench(suite: tuple[str, ...], out: str, device: str | None, no_progress: bool) -> None:
@@ -40,11 +50,14 @@ def bench(suite: tuple[str, ...], out: str, device: str | None, no_progress: boo
         device = str(check_device(device or default_device()))
     except (TypeError, ValueError) as e:
         raise click.BadParameter(str(e), param_hint="--device") from None
-    valid_devices = ["cpu", *(["cuda"] + [f"cuda:{i}" for i in range(torch.cuda.device_count())]
-                              if torch.cuda.is_available() else [])]
+    valid_devices = [
+        "cpu",
+        *(["cuda"] + [f"cuda:{i}" for i in range(torch.cuda.device_count())] if torch.cuda.is_available() else []),
+    ]
     if device not in valid_devices:  # check_device lets "cpu:1" and a GPU index past the last through
-        raise click.BadParameter(f"device {device!r} does not exist here; valid: {', '.join(valid_devices)}",
-                                 param_hint="--device")
+        raise click.BadParameter(
+            f"device {device!r} does not exist here; valid: {', '.join(valid_devices)}", param_hint="--device"
+        )
     try:  # last of the checks (it creates the folder), before the suites run
         out_dir.mkdir(parents=True, exist_ok=True)
         check_writable(out_dir, "--out")
@@ -72,8 +85,9 @@ def bench(suite: tuple[str, ...], out: str, device: str | None, no_progress: boo
             df.assign(**stamp).to_csv(out_dir / f"{name}.csv", index=False)
         bar.update(1)
     bar.close()
-    (out_dir / "results.json").write_text(json.dumps({"environment": env, "hardware_fingerprint": fp,
-                                                      "suites": results}, indent=1, default=str))
+    (out_dir / "results.json").write_text(
+        json.dumps({"environment": env, "hardware_fingerprint": fp, "suites": results}, indent=1, default=str)
+    )
     width = max(len(n) for n, _, _ in summary)
     click.echo(f"\n{'suite':<{width}}  {'seconds':>7}  summary")
     for name, secs, line in summary:
@@ -85,9 +99,14 @@ def bench(suite: tuple[str, ...], out: str, device: str | None, no_progress: boo
 
 
 class _NoBar:
-    def set_description(self, _): pass
-    def update(self, _): pass
-    def close(self): pass
+    def set_description(self, _):
+        pass
+
+    def update(self, _):
+        pass
+
+    def close(self):
+        pass
 
 
 def _progress(total: int, disabled: bool):
@@ -98,4 +117,3 @@ def _progress(total: int, disabled: bool):
     except ImportError:  # tqdm is in the docs extra; without it there is no bar
         return _NoBar()
     return tqdm(total=total, unit="suite", file=sys.stderr)
-

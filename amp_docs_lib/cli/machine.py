@@ -21,10 +21,14 @@ def env(as_json: bool) -> None:
 
 @click.command("report", short_help="write an HTML report of this machine's precision landscape")
 @click.option("--output", "-o", default="amp-docs-report.html", show_default=True, help="HTML file to write")
-@click.option("--size", type=int, default=None,
-              help="matmul size n (default 256 on CPU, 4096 on CUDA; at least 16)")
-@click.option("--skip", multiple=True, type=click.Choice(REPORT_SECTIONS), metavar="SECTION",
-              help=f"leave a section out (repeatable): {', '.join(REPORT_SECTIONS)}")
+@click.option("--size", type=int, default=None, help="matmul size n (default 256 on CPU, 4096 on CUDA; at least 16)")
+@click.option(
+    "--skip",
+    multiple=True,
+    type=click.Choice(REPORT_SECTIONS),
+    metavar="SECTION",
+    help=f"leave a section out (repeatable): {', '.join(REPORT_SECTIONS)}",
+)
 def report(output: str, size: int | None, skip: tuple[str, ...]) -> None:
     """Write a one-file HTML report of this machine's precision landscape and print it as Markdown."""
     from amp_docs_lib.bench.report import write_report as report_main

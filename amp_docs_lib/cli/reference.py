@@ -14,17 +14,28 @@ from amp_docs_lib.core.paths import CHAPTER_DOWNLOADS_DIR, REFERENCE_RESULTS
 @click.command("package-reference", short_help="package this machine's results as a reference machine")
 @click.option("--site", default="site", show_default=True, help="the built site to read results from")
 @click.option("--name", default=None, help="machine folder name (default: from the GPU or CPU name)")
-@click.option("--root", default=str(REFERENCE_RESULTS), show_default=True,
-              help="where reference machines and gated cells' outputs go (relative to the project being built, "
-                   "the current folder)")
-@click.option("--label", default=None,
-              help="how the machine was run, shown beside its name (e.g. an emulated ISA and the variables that set it)")
+@click.option(
+    "--root",
+    default=str(REFERENCE_RESULTS),
+    show_default=True,
+    help="where reference machines and gated cells' outputs go (relative to the project being built, "
+    "the current folder)",
+)
+@click.option(
+    "--label",
+    default=None,
+    help="how the machine was run, shown beside its name (e.g. an emulated ISA and the variables that set it)",
+)
 @click.option("--no-archive", is_flag=True, help="do not write the .tar.gz")
-@click.option("--no-gated", is_flag=True,
-              help="package the measurements only, not the outputs of gated cells (which machines lacking "
-                   "the hardware show in place of a skipped cell)")
-def package_reference(site: str, name: str | None, root: str, label: str | None, no_archive: bool,
-                      no_gated: bool) -> None:
+@click.option(
+    "--no-gated",
+    is_flag=True,
+    help="package the measurements only, not the outputs of gated cells (which machines lacking "
+    "the hardware show in place of a skipped cell)",
+)
+def package_reference(
+    site: str, name: str | None, root: str, label: str | None, no_archive: bool, no_gated: bool
+) -> None:
     """Package the built site's published measurements and gated-cell outputs as
     docs/reference-results/<machine>/ (see the site's "Rebuild on your GPU" page)."""
     try:
@@ -34,9 +45,15 @@ def package_reference(site: str, name: str | None, root: str, label: str | None,
     click.echo(f"reference results written to {dest}" + ("" if no_archive else f" and {dest}.tar.gz"))
 
 
-def package(site: str | Path = "site", root: str | Path = REFERENCE_RESULTS, name: str | None = None,
-            archive: bool = True, report_size: int | None = None, save_gated: bool = True,
-            label: str | None = None) -> Path:
+def package(
+    site: str | Path = "site",
+    root: str | Path = REFERENCE_RESULTS,
+    name: str | None = None,
+    archive: bool = True,
+    report_size: int | None = None,
+    save_gated: bool = True,
+    label: str | None = None,
+) -> Path:
     """Package this machine's results as ``<root>/<name>/`` (and ``<name>.tar.gz`` beside it).
 
     Reads the executed notebooks of the site built in ``site`` (build first). Also writes the
@@ -77,8 +94,12 @@ def package(site: str | Path = "site", root: str | Path = REFERENCE_RESULTS, nam
         chapters[p.stem] = {k: meta.get(k) for k in ("executed_at", "seconds", "profile")}
         for cell in nb.cells:
             tags = cell.get("metadata", {}).get("tags", [])
-            if save_gated and cell.cell_type == "code" and requirements_from_tags(tags) and \
-                    not cell.metadata.get("amp_docs", {}).get("skipped"):
+            if (
+                save_gated
+                and cell.cell_type == "code"
+                and requirements_from_tags(tags)
+                and not cell.metadata.get("amp_docs", {}).get("skipped")
+            ):
                 gated.append((p.stem, cell))
     saved = [save_reference(chapter, cell, root) for chapter, cell in gated]
     dest.mkdir(parents=True, exist_ok=True)
@@ -87,9 +108,11 @@ def package(site: str | Path = "site", root: str | Path = REFERENCE_RESULTS, nam
     (dest / "measurements.json").write_text(json.dumps(meas, indent=1, default=str))
     rep = report.collect(size=report_size)
     (dest / "report.html").write_text(report.to_html(rep), encoding="utf-8")
-    (dest / "report.json").write_text(json.dumps(
-        {k: json.loads(df.to_json(orient="records", default_handler=str)) for k, df in rep.tables.items()},
-        indent=1))
+    (dest / "report.json").write_text(
+        json.dumps(
+            {k: json.loads(df.to_json(orient="records", default_handler=str)) for k, df in rep.tables.items()}, indent=1
+        )
+    )
     if archive:
         with tarfile.open(root / f"{name}.tar.gz", "w:gz") as tar:
             tar.add(dest, arcname=f"reference-results/{name}")

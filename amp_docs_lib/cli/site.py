@@ -9,8 +9,11 @@ from pathlib import Path
 import click
 
 
-@click.command("build", context_settings={"ignore_unknown_options": True, "allow_extra_args": True},
-               short_help="build the site unless it is up to date")
+@click.command(
+    "build",
+    context_settings={"ignore_unknown_options": True, "allow_extra_args": True},
+    short_help="build the site unless it is up to date",
+)
 @click.option("--force", is_flag=True, help="run mkdocs even if nothing changed")
 @click.argument("mkdocs_args", nargs=-1, type=click.UNPROCESSED)
 def build(force: bool, mkdocs_args: tuple[str, ...]) -> None:
@@ -56,15 +59,25 @@ def execute(chapter: Path, no_cache: bool) -> None:
 
 
 @click.command("bench-build", short_help="time cold, no-op and incremental builds")
-@click.option("--touch", default="docs/chapters/formats.md", show_default=True,
-              help="chapter whose prose gets a one-word edit")
-@click.option("--serial", is_flag=True,
-              help="also time a cold build with one job (AMP_DOCS_JOBS=1) before the parallel one")
-@click.option("--noop-only", is_flag=True,
-              help="only compare a no-op mkdocs build with mkdocs-jupyter's own no-op build, "
-                   "using this checkout's execution cache (no cold build)")
-@click.option("--rounds", type=click.IntRange(min=0), default=5, show_default=True,
-              help="alternating rounds of the no-op comparison (0: skip it)")
+@click.option(
+    "--touch", default="docs/chapters/formats.md", show_default=True, help="chapter whose prose gets a one-word edit"
+)
+@click.option(
+    "--serial", is_flag=True, help="also time a cold build with one job (AMP_DOCS_JOBS=1) before the parallel one"
+)
+@click.option(
+    "--noop-only",
+    is_flag=True,
+    help="only compare a no-op mkdocs build with mkdocs-jupyter's own no-op build, "
+    "using this checkout's execution cache (no cold build)",
+)
+@click.option(
+    "--rounds",
+    type=click.IntRange(min=0),
+    default=5,
+    show_default=True,
+    help="alternating rounds of the no-op comparison (0: skip it)",
+)
 def bench_build(touch: str, serial: bool, noop_only: bool, rounds: int) -> None:
     """Time a cold build, no-op rebuilds and rebuilds after a prose edit, a library edit, a site
     machinery edit and an example edit, on a copy of this checkout; say what executed and why."""

@@ -32,8 +32,10 @@ def parse_chapter(text: str, path: str | os.PathLike = "<chapter>"):
     nb = jupytext.reads(text, fmt="md")
     spec = nb.metadata.get("kernelspec", {})
     if spec.get("language") != "python":
-        raise ValueError(f"{path}: not an executable chapter (needs a python kernelspec in its "
-                         f"jupytext front matter), kernelspec={spec!r}")
+        raise ValueError(
+            f"{path}: not an executable chapter (needs a python kernelspec in its "
+            f"jupytext front matter), kernelspec={spec!r}"
+        )
     return nb
 
 
@@ -41,7 +43,7 @@ def chapter_id_for(path: str | os.PathLike) -> str:
     """Stable chapter name from a path: ``docs/chapters/formats.md`` -> ``formats``."""
     parts = Path(path).resolve().parts
     if "chapters" in parts:
-        rel = Path(*parts[len(parts) - parts[::-1].index("chapters"):])
+        rel = Path(*parts[len(parts) - parts[::-1].index("chapters") :])
     else:
         rel = Path(parts[-1])
     return rel.with_suffix("").as_posix()

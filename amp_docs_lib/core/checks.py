@@ -48,6 +48,8 @@ def finite_tensor(name: str, t: Any) -> Any:
     bad = ~t.isfinite()
     if bool(bad.any()):
         first = tuple(int(i) for i in bad.nonzero()[0].tolist())
-        raise ValueError(f"{name} has {int(bad.sum())} non-finite value(s) (first: {float(t[first])!r} at index "
-                         f"{first}); it must hold finite values only")
+        raise ValueError(
+            f"{name} has {int(bad.sum())} non-finite value(s) (first: {float(t[first])!r} at index "
+            f"{first}); it must hold finite values only"
+        )
     return t

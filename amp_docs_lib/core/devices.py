@@ -28,15 +28,16 @@ def check_device(device: str | torch.device) -> torch.device:
     if isinstance(device, torch.device):
         device = str(device)
     if not isinstance(device, str):
-        raise TypeError(f"device must be a str or torch.device, got {type(device).__name__}; "
-                        f"valid devices: {list(DEVICE_TYPES)}")
+        raise TypeError(
+            f"device must be a str or torch.device, got {type(device).__name__}; valid devices: {list(DEVICE_TYPES)}"
+        )
     kind = device.split(":")[0]
     if kind not in DEVICE_TYPES:
-        raise ValueError(f"unknown device {device!r}; valid devices: {list(DEVICE_TYPES)} "
-                         f"(available here: {available_devices()})")
+        raise ValueError(
+            f"unknown device {device!r}; valid devices: {list(DEVICE_TYPES)} (available here: {available_devices()})"
+        )
     if kind not in available_devices():
-        raise ValueError(f"device {device!r} is not available on this machine; "
-                         f"available: {available_devices()}")
+        raise ValueError(f"device {device!r} is not available on this machine; available: {available_devices()}")
     return torch.device(device)
 
 

@@ -17,37 +17,40 @@ import warnings
 from typing import Any
 
 import amp_docs_lib
-from amp_docs_lib.core.paths import REPO_ROOT, REVISION_FILE
 from amp_docs_lib.core.machine import cpu_model, cpu_native_matmul
 from amp_docs_lib.core.packages import installed_versions
+from amp_docs_lib.core.paths import REPO_ROOT, REVISION_FILE
 from amp_docs_lib.core.profiles import active_profile
 
 # torch is imported inside the functions that need it: `amp-docs build` with nothing changed
 # reads the memoised report (docsite/env_memo.py) and never pays for importing torch.
 
 
-
 def gpus() -> list[dict[str, Any]]:
     """One entry per visible CUDA device: name, compute capability, memory."""
     import torch
+
     if not torch.cuda.is_available():
         return []
     out = []
     for i in range(torch.cuda.device_count()):
         p = torch.cuda.get_device_properties(i)
-        out.append({
-            "index": i,
-            "name": p.name,
-            "compute_capability": f"{p.major}.{p.minor}",
-            "memory_gib": round(p.total_memory / 2**30, 1),
-            "bf16_supported": bool(torch.cuda.is_bf16_supported()),
-        })
+        out.append(
+            {
+                "index": i,
+                "name": p.name,
+                "compute_capability": f"{p.major}.{p.minor}",
+                "memory_gib": round(p.total_memory / 2**30, 1),
+                "bf16_supported": bool(torch.cuda.is_bf16_supported()),
+            }
+        )
     return out
 
 
 def cpu_capability() -> str:
     """The vector ISA torch's CPU kernels dispatch to here: 'AVX2', 'AVX512', 'DEFAULT', ..."""
     import torch
+
     return str(torch.backends.cpu.get_cpu_capability())
 
 
@@ -58,8 +61,10 @@ def cpu_matmul_support() -> str:
     matmuls, and they run far slower than FP32: chapters size and interpret
     their CPU measurements by this.
     """
-    return ", ".join(f"{dtype.upper()} " + ("emulated" + flag[4:] if flag.startswith("none") else f"native ({flag})")
-                     for dtype, flag in cpu_native_matmul().items())
+    return ", ".join(
+        f"{dtype.upper()} " + ("emulated" + flag[4:] if flag.startswith("none") else f"native ({flag})")
+        for dtype, flag in cpu_native_matmul().items()
+    )
 
 
 def device_summary() -> str:
@@ -84,6 +89,7 @@ def tf32_settings() -> dict[str, Any]:
     (``numbers.numerics.fp32_precision_settings`` lists them all, with any warning they give).
     """
     import torch
+
     with warnings.catch_warnings():
         # The note says the allow_tf32 flags are going to be deprecated; a warning on reading them
         # would repeat on every stamp, and the Formats chapter shows any warning they give.
@@ -93,8 +99,10 @@ def tf32_settings() -> dict[str, Any]:
             "cuda.matmul.allow_tf32": bool(torch.backends.cuda.matmul.allow_tf32),
             "cudnn.allow_tf32": bool(torch.backends.cudnn.allow_tf32),
         }
-        for key, owner in (("cuda.matmul.fp32_precision", torch.backends.cuda.matmul),
-                           ("cudnn.conv.fp32_precision", getattr(torch.backends.cudnn, "conv", None))):
+        for key, owner in (
+            ("cuda.matmul.fp32_precision", torch.backends.cuda.matmul),
+            ("cudnn.conv.fp32_precision", getattr(torch.backends.cudnn, "conv", None)),
+        ):
             if owner is not None and hasattr(owner, "fp32_precision"):
                 settings[key] = str(owner.fp32_precision)
         return settings
@@ -110,6 +118,7 @@ def tf32_summary(settings: dict[str, Any] | None = None) -> str:
 def package_versions() -> dict[str, str]:
     """Installed versions of the packages that execute the chapters ('absent' if not installed)."""
     import torch
+
     out = installed_versions()
     out["torch.version.cuda"] = str(torch.version.cuda)
     return out
@@ -123,12 +132,14 @@ def git_revision() -> str:
         return REVISION_FILE.read_text(encoding="utf-8").strip() or "unknown"
     try:
         root = REPO_ROOT
-        rev = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=root,
-                             capture_output=True, text=True, timeout=10)
+        rev = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], cwd=root, capture_output=True, text=True, timeout=10
+        )
         if rev.returncode != 0:
             return "unknown"
-        dirty = subprocess.run(["git", "status", "--porcelain", "--", "amp_docs_lib"], cwd=root,
-                               capture_output=True, text=True, timeout=10)
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--", "amp_docs_lib"], cwd=root, capture_output=True, text=True, timeout=10
+        )
         return rev.stdout.strip() + ("+dirty" if dirty.stdout.strip() else "")
     except (OSError, subprocess.SubprocessError):
         return "unknown"
@@ -167,7 +178,7 @@ def stamp_fields() -> dict[str, Any]:
         "git_revision": git_revision(),
         "tf32": tf32_settings(),
         "profile": active_profile().name,
-        "build_date": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d"),
+        "build_date": _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d"),
     }
 
 
@@ -194,17 +205,29 @@ def environment_report() -> dict[str, Any]:
 def report_rows(report: dict[str, Any] | None = None) -> list[tuple[str, str]]:
     """The report as (label, value) rows: the one row builder of ``amp-docs env`` and the home page."""
     r = environment_report() if report is None else report
-    rows = [("device", r["device"]), ("platform", r["platform"]),
-            ("CPU capability (torch)", r["cpu_capability"]), ("CPU 16-bit matmul", r["cpu_matmul"]),
-            ("torch", r["torch"]), ("CUDA (build)", r["cuda"]),
-            ("CUDA available", r["cuda_available"]), ("cuDNN", r["cudnn"]),
-            ("amp_docs_lib", f"{r['amp_docs_lib']} @ {r['git_revision']}"),
-            *((f"TF32: {k}", v) for k, v in r["tf32"].items()),
-            ("profile", r["profile"]), ("hardware fingerprint", r["hardware_fingerprint"]),
-            ("build date", r["build_date"])]
+    rows = [
+        ("device", r["device"]),
+        ("platform", r["platform"]),
+        ("CPU capability (torch)", r["cpu_capability"]),
+        ("CPU 16-bit matmul", r["cpu_matmul"]),
+        ("torch", r["torch"]),
+        ("CUDA (build)", r["cuda"]),
+        ("CUDA available", r["cuda_available"]),
+        ("cuDNN", r["cudnn"]),
+        ("amp_docs_lib", f"{r['amp_docs_lib']} @ {r['git_revision']}"),
+        *((f"TF32: {k}", v) for k, v in r["tf32"].items()),
+        ("profile", r["profile"]),
+        ("hardware fingerprint", r["hardware_fingerprint"]),
+        ("build date", r["build_date"]),
+    ]
     for g in r["gpus"]:
-        rows.append((f"GPU {g['index']}", f"{g['name']}, sm {g['compute_capability']}, "
-                     f"{g['memory_gib']} GiB, bf16 {'yes' if g['bf16_supported'] else 'no'}"))
+        rows.append(
+            (
+                f"GPU {g['index']}",
+                f"{g['name']}, sm {g['compute_capability']}, "
+                f"{g['memory_gib']} GiB, bf16 {'yes' if g['bf16_supported'] else 'no'}",
+            )
+        )
     rows += [(f"package: {k}", v) for k, v in r["packages"].items()]
     return [(k, str(v)) for k, v in rows]
 

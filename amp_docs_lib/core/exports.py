@@ -8,11 +8,13 @@ A package ``__init__`` lists its public API module by module (the module names t
 from __future__ import annotations
 
 import importlib
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 
-def lazy_exports(package: str, modules: dict[str, tuple[str, ...]]
-                 ) -> tuple[list[str], Callable[[str], Any], Callable[[], list[str]]]:
+def lazy_exports(
+    package: str, modules: dict[str, tuple[str, ...]]
+) -> tuple[list[str], Callable[[str], Any], Callable[[], list[str]]]:
     """``__all__``, ``__getattr__`` and ``__dir__`` for ``package`` exporting ``modules``' names."""
     where = {}
     for module, names in modules.items():

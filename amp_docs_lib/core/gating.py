@@ -12,7 +12,7 @@ from __future__ import annotations
 import html
 import importlib.util
 import re
-from typing import Iterable
+from collections.abc import Iterable
 
 from amp_docs_lib.core.env import device_summary
 
@@ -43,7 +43,7 @@ def describe(requirement: str) -> str:
     if requirement.startswith(PACKAGE_PREFIX):
         from amp_docs_lib.core.packages import check_known  # only listed packages are in the cache key
 
-        return f"the Python package {check_known(requirement[len(PACKAGE_PREFIX):])}"
+        return f"the Python package {check_known(requirement[len(PACKAGE_PREFIX) :])}"
     try:
         return REQUIREMENTS[requirement]
     except KeyError:
@@ -55,7 +55,8 @@ def requirement_met(requirement: str) -> bool:
     describe(requirement)  # validates the name
     if requirement.startswith(PACKAGE_PREFIX):
         from amp_docs_lib.core.packages import is_hidden  # $AMP_DOCS_HIDE_PACKAGES
-        name = requirement[len(PACKAGE_PREFIX):]
+
+        name = requirement[len(PACKAGE_PREFIX) :]
         return not is_hidden(name) and importlib.util.find_spec(name) is not None
     import torch  # here, not at import: the build's up-to-date path stays torch-free
 
@@ -73,7 +74,7 @@ def requirement_met(requirement: str) -> bool:
 
 
 def requirements_from_tags(tags: Iterable[str]) -> list[str]:
-    return [t[len(TAG_PREFIX):] for t in tags if t.startswith(TAG_PREFIX)]
+    return [t[len(TAG_PREFIX) :] for t in tags if t.startswith(TAG_PREFIX)]
 
 
 def unmet_requirements(tags: Iterable[str]) -> list[str]:
@@ -92,12 +93,17 @@ def skip_note_html(unmet: list[str], reference_html: str | None = None) -> str:
     """The note shown in place of a skipped cell's output: one line saying what the cell needs,
     the machine in a fold (the page's provenance card names it too); a committed reference
     result, where one exists, is shown beside it, unfolded."""
-    needs = "; ".join(describe(r) + (" (not installed in this build)" if r.startswith(PACKAGE_PREFIX) else "")
-                      for r in unmet)
+    needs = "; ".join(
+        describe(r) + (" (not installed in this build)" if r.startswith(PACKAGE_PREFIX) else "") for r in unmet
+    )
     line = f"<strong>Skipped on this machine</strong>: needs {_code_spans(html.escape(needs))}"
     if reference_html:
-        return (f'<div class="amp-skip amp-skip--reference"><p>{line}. Reference result, committed from a '
-                f"machine that has it:</p>{reference_html}</div>")
-    return (f'<details class="amp-skip"><summary>{line}; no reference result is committed.</summary>'
-            f"<p>This build ran on {html.escape(device_summary())}. A build on a machine that has what the "
-            "cell needs runs it and shows its numbers here.</p></details>")
+        return (
+            f'<div class="amp-skip amp-skip--reference"><p>{line}. Reference result, committed from a '
+            f"machine that has it:</p>{reference_html}</div>"
+        )
+    return (
+        f'<details class="amp-skip"><summary>{line}; no reference result is committed.</summary>'
+        f"<p>This build ran on {html.escape(device_summary())}. A build on a machine that has what the "
+        "cell needs runs it and shows its numbers here.</p></details>"
+    )

@@ -18,8 +18,12 @@ def nvidia_gpus_light() -> str:
     if not smi:
         return ""
     try:
-        r = subprocess.run([smi, "--query-gpu=name,compute_cap,memory.total", "--format=csv,noheader"],
-                           capture_output=True, text=True, timeout=20)
+        r = subprocess.run(
+            [smi, "--query-gpu=name,compute_cap,memory.total", "--format=csv,noheader"],
+            capture_output=True,
+            text=True,
+            timeout=20,
+        )
         return r.stdout.strip() if r.returncode == 0 else f"nvidia-smi failed ({r.returncode})"
     except (OSError, subprocess.SubprocessError) as e:
         return f"nvidia-smi failed ({e})"
@@ -57,9 +61,24 @@ def cpu_flags() -> frozenset[str]:
 
 # oneDNN's ISA levels, lowest first (its ONEDNN_MAX_CPU_ISA values), and the lowest that runs
 # each 16-bit matmul natively: a cap below it makes torch emulate, whatever the CPU has.
-ONEDNN_ISA_ORDER = ("SSE41", "AVX", "AVX2", "AVX2_VNNI", "AVX2_VNNI_2", "AVX512_CORE", "AVX512_CORE_VNNI",
-                    "AVX512_CORE_BF16", "AVX10_1_512", "AVX512_CORE_FP16", "AVX512_CORE_AMX",
-                    "AVX512_CORE_AMX_FP16", "AVX10_2_512", "AVX10_2_512_AMX_2", "DEFAULT", "ALL")
+ONEDNN_ISA_ORDER = (
+    "SSE41",
+    "AVX",
+    "AVX2",
+    "AVX2_VNNI",
+    "AVX2_VNNI_2",
+    "AVX512_CORE",
+    "AVX512_CORE_VNNI",
+    "AVX512_CORE_BF16",
+    "AVX10_1_512",
+    "AVX512_CORE_FP16",
+    "AVX512_CORE_AMX",
+    "AVX512_CORE_AMX_FP16",
+    "AVX10_2_512",
+    "AVX10_2_512_AMX_2",
+    "DEFAULT",
+    "ALL",
+)
 ONEDNN_ISA_NEEDED = {"bf16": "AVX512_CORE_BF16", "fp16": "AVX512_CORE_FP16"}
 
 
@@ -75,8 +94,11 @@ def cpu_native_matmul(flags: frozenset[str] | None = None, max_isa: str | None =
     out = {}
     for dtype, names in NATIVE_MATMUL_FLAGS.items():
         flag = next((f for f in names if f in flags), "none")
-        if flag != "none" and cap in ONEDNN_ISA_ORDER and \
-                ONEDNN_ISA_ORDER.index(cap) < ONEDNN_ISA_ORDER.index(ONEDNN_ISA_NEEDED[dtype]):
+        if (
+            flag != "none"
+            and cap in ONEDNN_ISA_ORDER
+            and ONEDNN_ISA_ORDER.index(cap) < ONEDNN_ISA_ORDER.index(ONEDNN_ISA_NEEDED[dtype])
+        ):
             flag = f"none (ONEDNN_MAX_CPU_ISA={cap})"
         out[dtype] = flag
     return out
@@ -87,16 +109,27 @@ DISPATCH_VARIABLES = ("ATEN_CPU_CAPABILITY", "ONEDNN_MAX_CPU_ISA")
 
 
 def machine_light() -> dict[str, object]:
-    return {"machine": platform.machine(), "cpu": cpu_model(), "cpu_count": os.cpu_count(),
-            "cpu_native_matmul": cpu_native_matmul(),
-            "gpus": nvidia_gpus_light(), "cuda_visible": os.environ.get("CUDA_VISIBLE_DEVICES")}
+    return {
+        "machine": platform.machine(),
+        "cpu": cpu_model(),
+        "cpu_count": os.cpu_count(),
+        "cpu_native_matmul": cpu_native_matmul(),
+        "gpus": nvidia_gpus_light(),
+        "cuda_visible": os.environ.get("CUDA_VISIBLE_DEVICES"),
+    }
 
 
 # Every variable that changes what a build computes or reports: our own, the CPU dispatch caps,
 # and the TF32 overrides (CUDA_VISIBLE_DEVICES is part of machine_light()). One list for the
 # environment memo, the chapter cache key and the up-to-date manifest.
-ENVIRONMENT_INPUTS = ("AMP_DOCS_PROFILE", "AMP_DOCS_HIDE_PACKAGES", "AMP_DOCS_SAVE_REFERENCE",
-                      *DISPATCH_VARIABLES, "NVIDIA_TF32_OVERRIDE", "TORCH_ALLOW_TF32_CUBLAS_OVERRIDE")
+ENVIRONMENT_INPUTS = (
+    "AMP_DOCS_PROFILE",
+    "AMP_DOCS_HIDE_PACKAGES",
+    "AMP_DOCS_SAVE_REFERENCE",
+    *DISPATCH_VARIABLES,
+    "NVIDIA_TF32_OVERRIDE",
+    "TORCH_ALLOW_TF32_CUBLAS_OVERRIDE",
+)
 
 
 def environment_inputs() -> dict[str, str | None]:

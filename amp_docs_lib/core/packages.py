@@ -29,9 +29,10 @@ import importlib.util
 import os
 import platform
 import sys
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 HIDE_ENV_VAR = "AMP_DOCS_HIDE_PACKAGES"
 ALL_OPTIONAL = "optional"
@@ -76,11 +77,13 @@ PACKAGES = (
     Package("nbconvert", "nbconvert", "render"),
     Package("pymdownx", "pymdown-extensions", "render"),
     Package("markdown", "markdown", "render"),
+    Package("pygments", "Pygments", "render"),  # highlights the code cells nbconvert renders
 )
 ROLES = ("core", "optional", "render")
 # What the chapters compute depends on these (the cache key); the site's pages on all of them.
 EXECUTION_DISTRIBUTIONS = tuple(p.distribution for p in PACKAGES if p.role != "render")
 ALL_DISTRIBUTIONS = tuple(p.distribution for p in PACKAGES)
+RENDER_DISTRIBUTIONS = tuple(p.distribution for p in PACKAGES if p.role == "render")
 OPTIONAL_PACKAGES = tuple(p.module for p in PACKAGES if p.role == "optional")
 KNOWN_MODULES = tuple(p.module for p in PACKAGES)
 
@@ -88,8 +91,10 @@ KNOWN_MODULES = tuple(p.module for p in PACKAGES)
 def check_known(module: str) -> str:
     """``module`` if it is one of ``PACKAGES``; ValueError naming the valid ones otherwise."""
     if module not in KNOWN_MODULES:
-        raise ValueError(f"unknown package {module!r} in requires:pkg:{module}; add it to "
-                         f"amp_docs_lib/core/packages.py PACKAGES, or use one of: {', '.join(KNOWN_MODULES)}")
+        raise ValueError(
+            f"unknown package {module!r} in requires:pkg:{module}; add it to "
+            f"amp_docs_lib/core/packages.py PACKAGES, or use one of: {', '.join(KNOWN_MODULES)}"
+        )
     return module
 
 
@@ -112,8 +117,9 @@ def installed_versions(distributions: Iterable[str] = EXECUTION_DISTRIBUTIONS) -
     return out
 
 
-def hidden_packages(environ: Mapping[str, str] | None = None,
-                    allowed: Iterable[str] = KNOWN_MODULES) -> tuple[str, ...]:
+def hidden_packages(
+    environ: Mapping[str, str] | None = None, allowed: Iterable[str] = KNOWN_MODULES
+) -> tuple[str, ...]:
     """The top-level package names hidden by ``$AMP_DOCS_HIDE_PACKAGES``, sorted (empty if unset).
 
     The value is a comma-separated list of import names from ``allowed`` (default: every package
@@ -133,9 +139,11 @@ def hidden_packages(environ: Mapping[str, str] | None = None,
         elif item in allowed:
             names.add(item)
         else:
-            raise ValueError(f"{HIDE_ENV_VAR}={raw!r}: {item!r} is not a package it can hide; valid: "
-                             f"{ALL_OPTIONAL!r} (the optional packages) or a comma-separated list of "
-                             f"{', '.join(allowed)}")
+            raise ValueError(
+                f"{HIDE_ENV_VAR}={raw!r}: {item!r} is not a package it can hide; valid: "
+                f"{ALL_OPTIONAL!r} (the optional packages) or a comma-separated list of "
+                f"{', '.join(allowed)}"
+            )
     return tuple(sorted(names))
 
 
@@ -152,8 +160,7 @@ class HiddenPackageFinder(importlib.abc.MetaPathFinder):
 
     def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> None:
         if fullname.partition(".")[0] in self.names:
-            raise ModuleNotFoundError(f"No module named {fullname!r} (hidden by {HIDE_ENV_VAR})",
-                                      name=fullname)
+            raise ModuleNotFoundError(f"No module named {fullname!r} (hidden by {HIDE_ENV_VAR})", name=fullname)
         return None
 
 

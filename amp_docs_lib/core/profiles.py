@@ -8,10 +8,10 @@ stamp and of the build cache key.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Mapping
-
+from typing import Any
 
 PROFILE_ENV_VAR = "AMP_DOCS_PROFILE"
 
@@ -35,9 +35,7 @@ class Profile:
         try:
             return self.sizes[key]
         except KeyError:
-            raise KeyError(
-                f"profile {self.name!r} has no size {key!r}; valid sizes: {sorted(self.sizes)}"
-            ) from None
+            raise KeyError(f"profile {self.name!r} has no size {key!r}; valid sizes: {sorted(self.sizes)}") from None
 
 
 def _sizes(**kw: Any) -> Mapping[str, Any]:
@@ -165,8 +163,13 @@ PROFILES: dict[str, Profile] = {
             # performance chapter and `amp-docs bench` (amp_docs_lib/bench)
             perf_matmul_sizes=(256, 512, 1024, 2048, 4096, 8192),
             perf_alignment_base=4096,
-            perf_gpt_ladder={"small": (12, 768, 12), "medium": (24, 1024, 16), "large": (36, 1280, 20),
-                             "xl": (48, 1600, 25), "2.7B": (32, 2560, 32)},
+            perf_gpt_ladder={
+                "small": (12, 768, 12),
+                "medium": (24, 1024, 16),
+                "large": (36, 1280, 20),
+                "xl": (48, 1600, 25),
+                "2.7B": (32, 2560, 32),
+            },
             perf_gpt_batch=4,
             perf_gpt_seq=128,
             perf_gpt_vocab=10_000,
@@ -237,8 +240,10 @@ def profile_override(environ: Mapping[str, str] | None = None) -> str | None:
     if not raw:
         return None
     if raw.lower() not in PROFILES:
-        raise ValueError(f"{PROFILE_ENV_VAR}={raw!r} is not a profile; valid: {', '.join(profile_names())} "
-                         f"(or unset: chosen from the hardware)")
+        raise ValueError(
+            f"{PROFILE_ENV_VAR}={raw!r} is not a profile; valid: {', '.join(profile_names())} "
+            f"(or unset: chosen from the hardware)"
+        )
     return raw.lower()
 
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Callable, Mapping
+from collections.abc import Callable, Mapping
 
 from amp_docs_lib.core import packages, profiles
 
@@ -51,8 +51,10 @@ def jobs_override(environ: Mapping[str, str] | None = None) -> int | None:
     except ValueError:
         value = -1
     if value < 0:
-        raise SettingError(f"{JOBS_ENV_VAR}={raw!r} is not a number of chapters executed at once; valid: "
-                           f"an integer >= 0 (0 = the default: one per core, one on a CUDA machine), or unset")
+        raise SettingError(
+            f"{JOBS_ENV_VAR}={raw!r} is not a number of chapters executed at once; valid: "
+            f"an integer >= 0 (0 = the default: one per core, one on a CUDA machine), or unset"
+        )
     return value
 
 
@@ -62,8 +64,9 @@ def progress_override(environ: Mapping[str, str] | None = None) -> str | None:
     if not raw:
         return None
     if raw.lower() not in PROGRESS_LEVELS:
-        raise SettingError(f"{PROGRESS_ENV_VAR}={raw!r} is not a progress level; valid: "
-                           f"{', '.join(PROGRESS_LEVELS)}, or unset")
+        raise SettingError(
+            f"{PROGRESS_ENV_VAR}={raw!r} is not a progress level; valid: {', '.join(PROGRESS_LEVELS)}, or unset"
+        )
     return raw.lower()
 
 
@@ -72,8 +75,10 @@ def save_reference_requested(environ: Mapping[str, str] | None = None) -> bool:
     (a ``yes`` that saved nothing would leave a GPU owner believing it had)."""
     raw = _raw(SAVE_REFERENCE_ENV_VAR, environ)
     if raw not in ("", *SAVE_REFERENCE_VALUES):
-        raise SettingError(f"{SAVE_REFERENCE_ENV_VAR}={raw!r} is not valid; valid: 1 (save gated cells' "
-                           f"outputs as reference results) or 0 (do not), or unset")
+        raise SettingError(
+            f"{SAVE_REFERENCE_ENV_VAR}={raw!r} is not valid; valid: 1 (save gated cells' "
+            f"outputs as reference results) or 0 (do not), or unset"
+        )
     return raw == "1"
 
 
@@ -101,9 +106,12 @@ def _warn_to_stderr(message: str) -> None:
     print(f"amp-docs: warning: {message}", file=sys.stderr, flush=True)
 
 
-def check_environment(environ: Mapping[str, str] | None = None, *,
-                      warn: Callable[[str], None] = _warn_to_stderr,
-                      cuda_available: Callable[[], bool] | None = None) -> None:
+def check_environment(
+    environ: Mapping[str, str] | None = None,
+    *,
+    warn: Callable[[str], None] = _warn_to_stderr,
+    cuda_available: Callable[[], bool] | None = None,
+) -> None:
     """Read every ``AMP_DOCS_*`` variable; raise one ``SettingError`` naming each bad one.
 
     A profile meant for a device this machine lacks (``gpu-full`` without a CUDA GPU) is not an
@@ -126,6 +134,8 @@ def check_environment(environ: Mapping[str, str] | None = None, *,
         raise SettingError("\n".join(errors))
     has_cuda = cuda_available or cuda_gpu_listed
     if override is not None and profiles.get_profile(override).device == "cuda" and not has_cuda():
-        warn(f"{PROFILE_ENV_VAR}={override} on a machine without a CUDA GPU (nvidia-smi lists none): "
-             f"the chapters will run the GPU sizes on the CPU (models sized for GPU memory, far slower); "
-             f"unset it, or use cpu-small")
+        warn(
+            f"{PROFILE_ENV_VAR}={override} on a machine without a CUDA GPU (nvidia-smi lists none): "
+            f"the chapters will run the GPU sizes on the CPU (models sized for GPU memory, far slower); "
+            f"unset it, or use cpu-small"
+        )

@@ -20,8 +20,10 @@ def _ordered(values: list[float]) -> list[float]:
     xs = [float(v) for v in values]
     nans = [i for i, v in enumerate(xs) if math.isnan(v)]
     if nans:
-        raise ValueError(f"values contain nan at positions {nans} of {len(xs)}; order statistics need numbers "
-                         f"(drop the failed measurements before summarising)")
+        raise ValueError(
+            f"values contain nan at positions {nans} of {len(xs)}; order statistics need numbers "
+            f"(drop the failed measurements before summarising)"
+        )
     return sorted(xs)
 
 
@@ -62,8 +64,9 @@ def median_ci(values: list[float], level: float = CI_LEVEL) -> tuple[float, floa
         tail += math.comb(n, k) / 2**n
         k += 1
     if k == 0:
-        raise ValueError(f"{n} values are too few for a {level:.0%} interval on the median; "
-                         f"need at least {min_values_for(level)}")
+        raise ValueError(
+            f"{n} values are too few for a {level:.0%} interval on the median; need at least {min_values_for(level)}"
+        )
     return statistics.median(xs), xs[k - 1], xs[n - k]
 
 

@@ -26,11 +26,11 @@ the per-round ratios with a distribution-free interval (``core.stats.median_ci``
 from __future__ import annotations
 
 import statistics
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from typing import Any, Callable
+from typing import Any
 
 import torch
-
 import torch.utils.benchmark as benchmark  # its cpp_extension notice is quietened in amp_docs_lib/__init__
 
 from amp_docs_lib.core.devices import check_device
@@ -80,8 +80,9 @@ def _check(fn: Any, warmup: Any, min_run_time: Any, method: str, num_threads: An
         raise ValueError(f"min_run_time must be a positive number of seconds, got {min_run_time!r}")
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}; valid methods: {list(METHODS)}")
-    if num_threads is not None and (not isinstance(num_threads, int) or isinstance(num_threads, bool)
-                                    or num_threads < 1):
+    if num_threads is not None and (
+        not isinstance(num_threads, int) or isinstance(num_threads, bool) or num_threads < 1
+    ):
         raise ValueError(f"num_threads must be a positive int or None, got {num_threads!r}")
 
 
@@ -90,17 +91,24 @@ def cuda_event_times(fn: Callable[[], Any], runs: int) -> list[float]:
     starts = [torch.cuda.Event(enable_timing=True) for _ in range(runs)]
     ends = [torch.cuda.Event(enable_timing=True) for _ in range(runs)]
     torch.cuda.synchronize()
-    for s, e in zip(starts, ends):
+    for s, e in zip(starts, ends, strict=True):
         s.record()
         fn()
         e.record()
     torch.cuda.synchronize()  # events complete only once the kernels did
-    return [s.elapsed_time(e) / 1e3 for s, e in zip(starts, ends)]
+    return [s.elapsed_time(e) / 1e3 for s, e in zip(starts, ends, strict=True)]
 
 
-def measure(fn: Callable[[], Any], *, device: str | torch.device = "cpu", label: str = "",
-            warmup: int = 3, min_run_time: float = 0.2, method: str | None = None,
-            num_threads: int | None = None) -> Timing:
+def measure(
+    fn: Callable[[], Any],
+    *,
+    device: str | torch.device = "cpu",
+    label: str = "",
+    warmup: int = 3,
+    min_run_time: float = 0.2,
+    method: str | None = None,
+    num_threads: int | None = None,
+) -> Timing:
     """Time ``fn()`` after ``warmup`` calls; return the median and IQR of the runs (block means on CPU).
 
     Args:
@@ -128,8 +136,9 @@ def measure(fn: Callable[[], Any], *, device: str | torch.device = "cpu", label:
     method = method or ("cuda_events" if dev_type == "cuda" else "blocked")
     _check(fn, warmup, min_run_time, method, num_threads)
     if method == "cuda_events" and dev_type != "cuda":
-        raise ValueError(f"method 'cuda_events' needs a CUDA device, got {dev!r}; "
-                         f"valid methods here: ['blocked', 'adaptive']")
+        raise ValueError(
+            f"method 'cuda_events' needs a CUDA device, got {dev!r}; valid methods here: ['blocked', 'adaptive']"
+        )
     threads = default_threads() if num_threads is None else num_threads
     for _ in range(warmup):
         fn()
@@ -161,9 +170,20 @@ def timings_frame(timings: list[Timing]):
     """A DataFrame of timings (milliseconds), for ``show_table``."""
     import pandas as pd
 
-    return pd.DataFrame([{"what": t.label, "median (ms)": t.median_s * 1e3, "IQR (ms)": t.iqr_s * 1e3,
-                          "runs": t.runs, "calls/run": t.calls_per_run, "threads": t.num_threads,
-                          "method": t.method} for t in timings])
+    return pd.DataFrame(
+        [
+            {
+                "what": t.label,
+                "median (ms)": t.median_s * 1e3,
+                "IQR (ms)": t.iqr_s * 1e3,
+                "runs": t.runs,
+                "calls/run": t.calls_per_run,
+                "threads": t.num_threads,
+                "method": t.method,
+            }
+            for t in timings
+        ]
+    )
 
 
 # ---- interleaved A/B comparison -------------------------------------------------------------------
@@ -191,7 +211,7 @@ class Comparison:
 
     @property
     def verdict(self) -> str:
-        """"faster" or "slower" when the interval excludes 1, else "no difference resolved"."""
+        """ "faster" or "slower" when the interval excludes 1, else "no difference resolved"."""
         if self.ratio_lo > 1:
             return "faster"
         if self.ratio_hi < 1:
@@ -213,10 +233,17 @@ def _calls_for(timer: Any, min_block_s: float) -> int:
         number = max(number * 2, int(number * min_block_s / max(t, 1e-9) * 1.2))
 
 
-def interleaved(fns: dict[str, Callable[[], Any]], *, baseline: str | None = None,
-                device: str | torch.device = "cpu", rounds: int = 9, min_block_s: float = 0.02,
-                warmup: int = 3, num_threads: int | None = None, level: float = CI_LEVEL
-                ) -> "Interleaved":
+def interleaved(
+    fns: dict[str, Callable[[], Any]],
+    *,
+    baseline: str | None = None,
+    device: str | torch.device = "cpu",
+    rounds: int = 9,
+    min_block_s: float = 0.02,
+    warmup: int = 3,
+    num_threads: int | None = None,
+    level: float = CI_LEVEL,
+) -> Interleaved:
     """Time several functions in interleaved rounds; compare each with ``baseline``.
 
     Every round times one block of each function, the order reversed every other round
@@ -242,7 +269,7 @@ def interleaved(fns: dict[str, Callable[[], Any]], *, baseline: str | None = Non
         raise ValueError(f"baseline {baseline!r} is not one of {list(fns)}")
     if not isinstance(rounds, int) or rounds < MIN_ROUNDS:
         raise ValueError(f"rounds must be an int >= {MIN_ROUNDS}, got {rounds!r}")
-    for name, fn in fns.items():
+    for fn in fns.values():
         _check(fn, warmup, min_block_s, "blocked", num_threads)
     threads = default_threads() if num_threads is None else num_threads
     cuda = dev_obj.type == "cuda"
@@ -256,13 +283,15 @@ def interleaved(fns: dict[str, Callable[[], Any]], *, baseline: str | None = Non
         if cuda:
             torch.cuda.synchronize()
         if cuda:
-            calls = {n: max(1, min(1000, int(min_block_s / max(statistics.median(cuda_event_times(fns[n], 3)),
-                                                                1e-7)))) for n in names}
+            calls = {
+                n: max(1, min(1000, int(min_block_s / max(statistics.median(cuda_event_times(fns[n], 3)), 1e-7))))
+                for n in names
+            }
         else:
             timers = {n: benchmark.Timer(stmt="fn()", globals={"fn": fns[n]}, num_threads=threads) for n in names}
             calls = {n: _calls_for(timers[n], min_block_s) for n in names}
         for r in range(rounds):
-            for n in (names if r % 2 == 0 else names[::-1]):
+            for n in names if r % 2 == 0 else names[::-1]:
                 if cuda:
                     block_times[n].append(statistics.mean(cuda_event_times(fns[n], calls[n])))
                 else:
@@ -272,8 +301,16 @@ def interleaved(fns: dict[str, Callable[[], Any]], *, baseline: str | None = Non
     timings = {}
     for n in names:
         q1, med, q3 = quartiles(block_times[n])
-        timings[n] = Timing(n, med, q3 - q1, rounds, calls[n], threads, str(dev_obj),
-                            "interleaved cuda_events" if cuda else "interleaved blocks")
+        timings[n] = Timing(
+            n,
+            med,
+            q3 - q1,
+            rounds,
+            calls[n],
+            threads,
+            str(dev_obj),
+            "interleaved cuda_events" if cuda else "interleaved blocks",
+        )
     return Interleaved(timings, block_times, baseline, level)
 
 
@@ -292,7 +329,7 @@ class Interleaved:
         for n in (candidate, baseline):
             if n not in self.timings:
                 raise ValueError(f"{n!r} was not timed; timed: {list(self.timings)}")
-        ratios = [b / c for b, c in zip(self.block_times[baseline], self.block_times[candidate])]
+        ratios = [b / c for b, c in zip(self.block_times[baseline], self.block_times[candidate], strict=True)]
         med, lo, hi = median_ci(ratios, self.level)
         return Comparison(self.timings[baseline], self.timings[candidate], med, lo, hi, len(ratios), self.level)
 
@@ -301,15 +338,21 @@ class Interleaved:
         return {n: self.compare(n) for n in self.timings if n != self.baseline}
 
 
-def measurements(result: "Interleaved", label: str, sub_label: str) -> list:
+def measurements(result: Interleaved, label: str, sub_label: str) -> list:
     """``torch.utils.benchmark.Measurement`` objects for an :class:`Interleaved` result (one per function),
     so ``torch.utils.benchmark.Compare`` can lay several results side by side."""
     from torch.utils.benchmark.utils.common import Measurement, TaskSpec
 
-    return [Measurement(number_per_run=t.calls_per_run, raw_times=[b * t.calls_per_run for b in result.block_times[n]],
-                        task_spec=TaskSpec(stmt=n, setup="", label=label, sub_label=sub_label, description=n,
-                                           num_threads=t.num_threads))
-            for n, t in result.timings.items()]
+    return [
+        Measurement(
+            number_per_run=t.calls_per_run,
+            raw_times=[b * t.calls_per_run for b in result.block_times[n]],
+            task_spec=TaskSpec(
+                stmt=n, setup="", label=label, sub_label=sub_label, description=n, num_threads=t.num_threads
+            ),
+        )
+        for n, t in result.timings.items()
+    ]
 
 
 def compare_text(measured: list) -> str:

@@ -15,8 +15,22 @@ from amp_docs_lib.core.paths import LIBRARY_ROOT
 API_DIR = "api"
 NAV_TITLE = "API reference"
 # Layer order, bottom up (ARCHITECTURE.md draws the layers); a package not listed goes last.
-LAYER_ORDER = ("core", "page", "gpt", "numbers", "amp", "regimes", "bench", "fp8", "quantization",
-               "distributed", "debugging", "literature", "docsite", "cli")
+LAYER_ORDER = (
+    "core",
+    "page",
+    "gpt",
+    "numbers",
+    "amp",
+    "regimes",
+    "bench",
+    "fp8",
+    "quantization",
+    "distributed",
+    "debugging",
+    "literature",
+    "docsite",
+    "cli",
+)
 SKIPPED = {"__main__", "__init__"}
 
 
@@ -42,8 +56,13 @@ def page_markdown(package: str, modules: list[str], root: Path = LIBRARY_ROOT) -
     """A package's API page: its docstring, then every module."""
     lines = [f"# `amp_docs_lib.{package}`", ""]
     if modules:
-        lines += [f"::: amp_docs_lib.{package}", "    options:", "      members: false",
-                  "      show_root_heading: false", ""]
+        lines += [
+            f"::: amp_docs_lib.{package}",
+            "    options:",
+            "      members: false",
+            "      show_root_heading: false",
+            "",
+        ]
     for m in modules:
         lines += [f"::: amp_docs_lib.{m}", ""]
     if not modules:
@@ -53,11 +72,16 @@ def page_markdown(package: str, modules: list[str], root: Path = LIBRARY_ROOT) -
 
 def index_markdown(root: Path = LIBRARY_ROOT) -> str:
     """The overview page: one line per package, bottom layer first."""
-    lines = ["# API reference", "",
-             "Generated from the docstrings of `amp_docs_lib`, the library the chapters, the examples and "
-             "the tests call. Its packages are layers: each imports only the ones listed above it "
-             "(see ARCHITECTURE.md in the repository).", "",
-             "| package | what it holds |", "| --- | --- |"]
+    lines = [
+        "# API reference",
+        "",
+        "Generated from the docstrings of `amp_docs_lib`, the library the chapters, the examples and "
+        "the tests call. Its packages are layers: each imports only the ones listed above it "
+        "(see ARCHITECTURE.md in the repository).",
+        "",
+        "| package | what it holds |",
+        "| --- | --- |",
+    ]
     for package, _ in packages(root):
         src = root / package / "__init__.py" if (root / package).is_dir() else root / f"{package}.py"
         lines.append(f"| [`{package}`]({package}.md) | {_first_line(src)} |")
@@ -74,5 +98,9 @@ def pages(root: Path = LIBRARY_ROOT) -> dict[str, str]:
 
 def nav_entry(root: Path = LIBRARY_ROOT) -> dict[str, list]:
     """The ``API reference`` navigation section for the generated pages."""
-    return {NAV_TITLE: [{"Overview": f"{API_DIR}/index.md"},
-                        *({package: f"{API_DIR}/{package}.md"} for package, _ in packages(root))]}
+    return {
+        NAV_TITLE: [
+            {"Overview": f"{API_DIR}/index.md"},
+            *({package: f"{API_DIR}/{package}.md"} for package, _ in packages(root)),
+        ]
+    }

@@ -34,7 +34,6 @@ import tempfile
 import time
 from pathlib import Path
 
-
 from amp_docs_lib.core.paths import BUILD_LOG, CACHE_DIR, EXECUTED_DIR
 from amp_docs_lib.docsite.checkout import copy_checkout
 
@@ -44,9 +43,13 @@ def _build(root: Path, site: Path, *extra: str, env: dict | None = None) -> tupl
     log_path = root / BUILD_LOG
     log_path.unlink(missing_ok=True)
     t0 = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "amp_docs_lib", "build", *extra, "--strict", "-q",
-                    "-d", str(site)], cwd=root, env=dict(os.environ, NO_MKDOCS_2_WARNING="1", **(env or {})),
-                   check=True, stdout=subprocess.DEVNULL)
+    subprocess.run(
+        [sys.executable, "-m", "amp_docs_lib", "build", *extra, "--strict", "-q", "-d", str(site)],
+        cwd=root,
+        env=dict(os.environ, NO_MKDOCS_2_WARNING="1", **(env or {})),
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
     dt = time.perf_counter() - t0
     return dt, json.loads(log_path.read_text()) if log_path.exists() else None
 
@@ -61,8 +64,14 @@ def _mkdocs_seconds(root: Path, site: Path, library_from: Path | None = None) ->
     if library_from is not None:
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(library_from), env.get("PYTHONPATH")]))
     t0 = time.perf_counter()
-    r = subprocess.run([sys.executable, "-m", "mkdocs", "build", "-q", "-d", str(site)], cwd=root, env=env,
-                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    r = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "-q", "-d", str(site)],
+        cwd=root,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     if r.returncode != 0:
         raise RuntimeError(f"mkdocs build in {root} failed:\n{r.stderr[-3000:]}")
     return time.perf_counter() - t0
@@ -80,8 +89,9 @@ def executed_notebooks(repo: Path) -> dict[str, Path]:
         else:
             missing.append(md.name)
     if missing:
-        raise ValueError(f"no executed notebook for {', '.join(missing)} in {cache}: run `amp-docs build` in "
-                         f"{repo} first")
+        raise ValueError(
+            f"no executed notebook for {', '.join(missing)} in {cache}: run `amp-docs build` in {repo} first"
+        )
     return found
 
 
@@ -119,9 +129,11 @@ def noop_comparison(repo: Path, work: Path, rounds: int = 5) -> dict[str, float]
 
 def print_noop_comparison(r: dict[str, float]) -> None:
     verdict = "within" if r["ratio"] <= NOOP_TARGET else "ABOVE"
-    print(f"no-op mkdocs build, median of {r['rounds']}: amp-docs {r['ours_s']:.2f} s, "
-          f"mkdocs-jupyter alone {r['jupyter_only_s']:.2f} s, ratio {r['ratio']:.2f} "
-          f"({verdict} the {NOOP_TARGET}x target)")
+    print(
+        f"no-op mkdocs build, median of {r['rounds']}: amp-docs {r['ours_s']:.2f} s, "
+        f"mkdocs-jupyter alone {r['jupyter_only_s']:.2f} s, ratio {r['ratio']:.2f} "
+        f"({verdict} the {NOOP_TARGET}x target)"
+    )
 
 
 def noop_only(rounds: int = 5) -> int:
@@ -159,7 +171,7 @@ def edit_one_word(text: str) -> str:
         elif not fence and line.strip() and not line.lstrip().startswith(("#", "<", "|", "-", "*", "!")):
             m = _WORD.search(line)
             if m:
-                lines[i] = line[:m.start()] + "edited" + line[m.end():]
+                lines[i] = line[: m.start()] + "edited" + line[m.end() :]
                 return "\n".join(lines)
     raise ValueError("no prose line with a word to edit")
 
@@ -211,11 +223,13 @@ def _run_benchmark(root: Path, work: Path, touch: str, serial: bool, rounds: int
         results["cold, serial (AMP_DOCS_JOBS=1)"] = _build(repo, site, env={"AMP_DOCS_JOBS": "1"})
         shutil.rmtree(repo / CACHE_DIR, ignore_errors=True)
         shutil.rmtree(site, ignore_errors=True)
-    results.update({
-        "cold": _build(repo, site),
-        "no-op (amp-docs build)": _build(repo, site),
-        "no-op (--force: mkdocs runs)": _build(repo, site, "--force"),
-    })
+    results.update(
+        {
+            "cold": _build(repo, site),
+            "no-op (amp-docs build)": _build(repo, site),
+            "no-op (--force: mkdocs runs)": _build(repo, site, "--force"),
+        }
+    )
     for name, rel, edit in (("one-word prose edit in " + Path(touch).name, touch, edit_one_word), *EDITS):
         path = repo / rel
         path.write_text(edit(path.read_text()))

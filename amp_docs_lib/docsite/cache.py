@@ -31,9 +31,10 @@ import hashlib
 import json
 import os
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from amp_docs_lib.core.packages import hidden_packages
 from amp_docs_lib.docsite.inputs import ABSENT, InputHasher, Roots
@@ -60,15 +61,19 @@ class Environment:
     hidden_packages: tuple[str, ...] = ()  # $AMP_DOCS_HIDE_PACKAGES: never reuse a full build's results
 
     @classmethod
-    def current(cls, report: dict[str, Any] | None = None) -> "Environment":
+    def current(cls, report: dict[str, Any] | None = None) -> Environment:
         """The environment now; ``report`` is this machine's ``env.environment_report()`` (the build
         passes the memoised one, so that it need not import torch), computed here if omitted."""
         if report is None:
             from amp_docs_lib.core.env import environment_report
+
             report = environment_report()
-        return cls(packages=tuple(sorted(report["packages"].items())),
-                   hardware=report["hardware_fingerprint"], profile=report["profile"],
-                   hidden_packages=hidden_packages())
+        return cls(
+            packages=tuple(sorted(report["packages"].items())),
+            hardware=report["hardware_fingerprint"],
+            profile=report["profile"],
+            hidden_packages=hidden_packages(),
+        )
 
     def key(self) -> str:
         return _sha(json.dumps({"format": CACHE_FORMAT, **asdict(self)}, sort_keys=True))
@@ -78,23 +83,33 @@ class Environment:
         out = []
         now = asdict(self)
         old_pkgs, new_pkgs = dict(map(tuple, recorded.get("packages", []))), dict(self.packages)
-        changed = [f"{n} {old_pkgs.get(n, 'absent')} -> {new_pkgs.get(n, 'absent')}"
-                   for n in sorted(set(old_pkgs) | set(new_pkgs)) if old_pkgs.get(n) != new_pkgs.get(n)]
+        changed = [
+            f"{n} {old_pkgs.get(n, 'absent')} -> {new_pkgs.get(n, 'absent')}"
+            for n in sorted(set(old_pkgs) | set(new_pkgs))
+            if old_pkgs.get(n) != new_pkgs.get(n)
+        ]
         if changed:
             out.append("packages changed (" + ", ".join(changed[:3]) + (", ..." if len(changed) > 3 else "") + ")")
-        for name, words in (("hardware", "hardware changed"), ("profile", "profile changed"),
-                            ("hidden_packages", "hidden packages changed")):
+        for name, words in (
+            ("hardware", "hardware changed"),
+            ("profile", "profile changed"),
+            ("hidden_packages", "hidden packages changed"),
+        ):
             old, new = recorded.get(name), now[name]
-            if (list(old) if isinstance(old, (list, tuple)) else old) != \
-                    (list(new) if isinstance(new, (list, tuple)) else new):
+            if (list(old) if isinstance(old, (list, tuple)) else old) != (
+                list(new) if isinstance(new, (list, tuple)) else new
+            ):
                 out.append(f"{words} ({old} -> {new})" if name != "hardware" else words)
         return out
 
 
 def code_cells(nb: Any) -> list[str]:
     """One hash per code cell: its source and its metadata (tags), in order."""
-    return [_sha(json.dumps({"source": c.source, "metadata": c.get("metadata", {})}, sort_keys=True))[:32]
-            for c in nb.cells if c.cell_type == "code"]
+    return [
+        _sha(json.dumps({"source": c.source, "metadata": c.get("metadata", {})}, sort_keys=True))[:32]
+        for c in nb.cells
+        if c.cell_type == "code"
+    ]
 
 
 def code_key(nb: Any) -> str:
@@ -116,7 +131,7 @@ def merge_markdown(executed: Any, source: Any) -> Any:
     new = [c for c in source.cells if c.cell_type == "code"]
     if [c.source for c in old] != [c.source for c in new]:
         raise ValueError("cannot merge: the code cells differ from the executed notebook's")
-    for o, n in zip(old, new):
+    for o, n in zip(old, new, strict=True):
         n.outputs = o.get("outputs", [])
         n.execution_count = o.get("execution_count")
         n.metadata = o.get("metadata", {})
@@ -158,9 +173,15 @@ class ExecutionCache:
                 r = json.loads(p.read_text(encoding="utf-8"))
             except (OSError, ValueError):
                 continue
-            if isinstance(r, dict) and r.get("format") == CACHE_FORMAT and r.get("chapter") == chapter_id \
-                    and isinstance(r.get("inputs"), dict) and p.name.endswith(f"-{r.get('id')}.json") \
-                    and isinstance(r.get("written", 0), (int, float)) and isinstance(r.get("code_cells", []), list):
+            if (
+                isinstance(r, dict)
+                and r.get("format") == CACHE_FORMAT
+                and r.get("chapter") == chapter_id
+                and isinstance(r.get("inputs"), dict)
+                and p.name.endswith(f"-{r.get('id')}.json")
+                and isinstance(r.get("written", 0), (int, float))
+                and isinstance(r.get("code_cells", []), list)
+            ):
                 out.append(r)  # a record of another shape is no record
         return sorted(out, key=lambda r: r.get("written", 0), reverse=True)
 
@@ -199,8 +220,9 @@ class ExecutionCache:
             return UNREADABLE
         return path, nb
 
-    def lookup(self, chapter_id: str, text: str, env: Environment, hasher: InputHasher,
-               parse: Callable[[str], Any]) -> Lookup:
+    def lookup(
+        self, chapter_id: str, text: str, env: Environment, hasher: InputHasher, parse: Callable[[str], Any]
+    ) -> Lookup:
         """The cached result for a chapter whose source is ``text``, under ``env``.
 
         ``parse(text)`` -> the chapter as a notebook (jupytext), called only if no entry is
@@ -232,8 +254,15 @@ class ExecutionCache:
                 return Lookup("merged", self._write(chapter_id, nb, dict(r, text_sha=text_sha)), nb)
         return Lookup("miss", reason=self.explain(records, env, key, code_cells(source), hasher, unusable))
 
-    def explain(self, records: list[dict[str, Any]], env: Environment, key: str, cells: list[str],
-                hasher: InputHasher, unusable: str = "") -> str:
+    def explain(
+        self,
+        records: list[dict[str, Any]],
+        env: Environment,
+        key: str,
+        cells: list[str],
+        hasher: InputHasher,
+        unusable: str = "",
+    ) -> str:
         """Why no record is valid, in words: the first difference from the newest record; ``unusable``
         if the record matches but its notebook cannot be used."""
         if not records:
@@ -251,24 +280,43 @@ class ExecutionCache:
             return ", ".join(words[:3]) + (f" and {len(words) - 3} more" if len(words) > 3 else "")
         if r.get("code_key") != key:
             old = r.get("code_cells", [])
-            diff = [i for i in range(max(len(old), len(cells)))
-                    if i >= len(old) or i >= len(cells) or old[i] != cells[i]]
+            diff = [
+                i for i in range(max(len(old), len(cells))) if i >= len(old) or i >= len(cells) or old[i] != cells[i]
+            ]
             if not diff:
                 return "front matter changed"
             return f"code cell {diff[0] + 1} changed" + (f" (and {len(diff) - 1} more)" if len(diff) > 1 else "")
         return unusable or UNREADABLE
 
-    def put(self, chapter_id: str, nb: Any, *, text: str, source: Any, inputs: dict[str, str],
-            env: Environment, unknown: list[str] | None = None) -> Path:
+    def put(
+        self,
+        chapter_id: str,
+        nb: Any,
+        *,
+        text: str,
+        source: Any,
+        inputs: dict[str, str],
+        env: Environment,
+        unknown: list[str] | None = None,
+    ) -> Path:
         """Store executed notebook ``nb`` of the chapter whose text is ``text`` with its record; return
         the notebook's path. ``source``: the chapter as parsed before execution (its code key);
         ``inputs``: what it read (``inputs.snapshot``); ``unknown``: why that is not known, if so."""
         key = code_key(source)
         entry_id = _sha(json.dumps({"env": env.key(), "code": key, "inputs": inputs}, sort_keys=True))[:20]
-        record = {"format": CACHE_FORMAT, "chapter": chapter_id, "id": entry_id, "env_key": env.key(),
-                  "env": asdict(env), "code_key": key, "code_cells": code_cells(source),
-                  "text_sha": _sha(text), "inputs": inputs, "inputs_unknown": list(unknown or []),
-                  "executed_at": nb.metadata.get("amp_docs", {}).get("executed_at")}
+        record = {
+            "format": CACHE_FORMAT,
+            "chapter": chapter_id,
+            "id": entry_id,
+            "env_key": env.key(),
+            "env": asdict(env),
+            "code_key": key,
+            "code_cells": code_cells(source),
+            "text_sha": _sha(text),
+            "inputs": inputs,
+            "inputs_unknown": list(unknown or []),
+            "executed_at": nb.metadata.get("amp_docs", {}).get("executed_at"),
+        }
         nb.metadata.setdefault("amp_docs", {})["text_sha"] = record["text_sha"]
         return self._write(chapter_id, nb, record)
 
@@ -294,8 +342,11 @@ class ExecutionCache:
             return removed
         kept = {k.resolve() for k in keep} | {k.resolve().with_suffix(".json") for k in keep}
         cutoff = time.time() - min_age_s
-        for p in [*self.directory.glob("*.ipynb"), *self.directory.glob("*.json"),
-                  *self.directory.glob(f"{TEMP_PREFIX}*{TEMP_SUFFIX}")]:
+        for p in [
+            *self.directory.glob("*.ipynb"),
+            *self.directory.glob("*.json"),
+            *self.directory.glob(f"{TEMP_PREFIX}*{TEMP_SUFFIX}"),
+        ]:
             try:
                 recent = p.stat().st_mtime > cutoff
             except OSError:

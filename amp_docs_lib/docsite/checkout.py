@@ -7,7 +7,13 @@ from pathlib import Path
 
 # Never copied: version control, build outputs, byte code, and any virtual environment (a
 # newcomer's `.venv` holds gigabytes of torch).
-SKIPPED = (".git", "site", ".site.amp-docs-*", "__pycache__", "*.egg-info")  # .site.amp-docs-*: docsite/store.py's staging
+SKIPPED = (
+    ".git",
+    "site",
+    ".site.amp-docs-*",
+    "__pycache__",
+    "*.egg-info",
+)  # .site.amp-docs-*: docsite/store.py's staging
 
 
 def copy_checkout(src: Path, dest: Path, *skip: str) -> Path:

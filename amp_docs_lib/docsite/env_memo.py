@@ -23,22 +23,24 @@ from typing import Any
 
 from amp_docs_lib.core.machine import cpu_flags, environment_inputs, machine_light
 from amp_docs_lib.core.packages import installed_versions
-from amp_docs_lib.core.paths import ENVIRONMENT_MEMO
+from amp_docs_lib.core.paths import ENVIRONMENT_MEMO, LIBRARY_ROOT
+from amp_docs_lib.docsite.hashing import tree_hash
 from amp_docs_lib.docsite.store import read_keyed, write_keyed
 
 MEMO_FILE = ENVIRONMENT_MEMO.name
+REPORT_CODE_DIR = LIBRARY_ROOT / "core"  # env.py, machine.py, profiles.py, packages.py and what they import
 
 
 def light_key() -> str:
     """Hash of everything the environment report depends on, read without importing torch."""
-    import amp_docs_lib
-
     blob = {
         "machine": machine_light(),  # CPU model and count, native matmul, nvidia-smi's GPUs
         "cpu_flags": sorted(cpu_flags()),
         "packages": installed_versions(),
         "env": environment_inputs(),
-        "amp_docs_lib": amp_docs_lib.__version__,
+        # The code that computes the report and the fingerprint (env, machine, profiles, packages):
+        # an edit to it changes the report (``__version__`` is never bumped for one).
+        "report_code": tree_hash(REPORT_CODE_DIR, (".py",)),
     }
     return hashlib.sha256(json.dumps(blob, sort_keys=True).encode()).hexdigest()
 
@@ -54,8 +56,7 @@ def environment_report_memo(cache_dir: str | os.PathLike) -> dict[str, Any]:
     key = light_key()
     memo = read_keyed(path, key)
     if isinstance(memo, dict):
-        return dict(memo, git_revision=git_revision(),
-                    build_date=_dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d"))
+        return dict(memo, git_revision=git_revision(), build_date=_dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d"))
     from amp_docs_lib.core.env import environment_report
 
     report = environment_report()

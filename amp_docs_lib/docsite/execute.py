@@ -34,22 +34,23 @@ import signal
 import sys
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import nbformat
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 
+from amp_docs_lib.core import settings
+from amp_docs_lib.core.gating import requirements_from_tags, skip_note_html, unmet_requirements
 from amp_docs_lib.core.packages import hidden_packages, subprocess_env
 from amp_docs_lib.core.paths import EXECUTED_DIR, REFERENCE_RESULTS, REPO_ROOT
+from amp_docs_lib.core.profiles import PROFILE_ENV_VAR, active_profile
 from amp_docs_lib.docsite.inputs import FINISH_CELL_SOURCE, Roots, read_records, recording_environment, snapshot
 from amp_docs_lib.docsite.progress import ChapterProgress
 from amp_docs_lib.docsite.store import clean_stale_temp_dirs, pid_temp_dir, sigterm_as_interrupt
-from amp_docs_lib.core.gating import requirements_from_tags, skip_note_html, unmet_requirements
-from amp_docs_lib.core.profiles import PROFILE_ENV_VAR, active_profile
-from amp_docs_lib.core import settings
 
 FINISH_CELL_FLAG = "amp_docs_finish"  # metadata of the hidden last cell (removed after execution)
 EXPECTED_ERROR_TAG = "raises-exception"
@@ -69,9 +70,13 @@ class ChapterInterrupted(KeyboardInterrupt):
 
     def __init__(self, where: list[tuple[str, int | None]]):
         self.where = where
-        super().__init__("interrupted at " + (", ".join(
-            f"cell {cell} of {cid}" if cell is not None else f"the start of {cid}" for cid, cell in where)
-            or "a chapter's start"))
+        super().__init__(
+            "interrupted at "
+            + (
+                ", ".join(f"cell {cell} of {cid}" if cell is not None else f"the start of {cid}" for cid, cell in where)
+                or "a chapter's start"
+            )
+        )
 
 
 def code_fence_lines(text: str) -> list[int]:
@@ -88,10 +93,9 @@ def cell_label(number: int, n_cells: int, source: tuple[str, str] | None = None)
 
 
 # Chapters executing now (chapter id -> client): Ctrl-C in a parallel build stops their kernels.
-_running: dict[str, "ChapterClient"] = {}
+_running: dict[str, ChapterClient] = {}
 _running_lock = threading.Lock()
 _stopping = threading.Event()  # set while an interrupt stops the kernels: their failures are the interrupt
-
 
 
 def cell_id(cell: Any) -> str:
@@ -132,8 +136,12 @@ def save_reference(chapter_id: str, cell: Any, root: Path) -> Path:
     """Write a gated cell's outputs as its reference result under ``root``; returns the file."""
     p = reference_path(chapter_id, cell, root)
     p.parent.mkdir(parents=True, exist_ok=True)
-    p.write_text(json.dumps({"requires": requirements_from_tags(cell.metadata.get("tags", [])),
-                             "html": _outputs_to_html(cell.outputs)}, indent=1))
+    p.write_text(
+        json.dumps(
+            {"requires": requirements_from_tags(cell.metadata.get("tags", [])), "html": _outputs_to_html(cell.outputs)},
+            indent=1,
+        )
+    )
     return p
 
 
@@ -144,12 +152,18 @@ class ChapterClient(NotebookClient):
     ``$AMP_DOCS_HIDE_PACKAGES`` it cannot import the hidden packages.
     """
 
-    def __init__(self, nb: Any, chapter_id: str, progress: ChapterProgress | None = None,
-                 kernel_env: dict[str, str] | None = None, source: tuple[str, str] | None = None, **kw: Any):
+    def __init__(
+        self,
+        nb: Any,
+        chapter_id: str,
+        progress: ChapterProgress | None = None,
+        kernel_env: dict[str, str] | None = None,
+        source: tuple[str, str] | None = None,
+        **kw: Any,
+    ):
         """``source``: (the chapter's path as shown, its Markdown text), to name the line of a cell."""
         super().__init__(nb, **kw)
-        code = [i for i, c in enumerate(nb.cells)
-                if c.cell_type == "code" and not c.metadata.get(FINISH_CELL_FLAG)]
+        code = [i for i, c in enumerate(nb.cells) if c.cell_type == "code" and not c.metadata.get(FINISH_CELL_FLAG)]
         self._cell_number = {i: n for n, i in enumerate(code, start=1)}  # 1-based among code cells
         self.n_code_cells = len(code)
         self.source = source
@@ -211,8 +225,9 @@ class ChapterClient(NotebookClient):
         """The 1-based number of notebook cell ``cell_index`` among the code cells (progress lines use it)."""
         return None if cell_index is None else self._cell_number.get(cell_index)
 
-    async def async_execute_cell(self, cell: Any, cell_index: int, execution_count: int | None = None,
-                                 store_history: bool = True) -> Any:
+    async def async_execute_cell(
+        self, cell: Any, cell_index: int, execution_count: int | None = None, store_history: bool = True
+    ) -> Any:
         if cell.cell_type != "code":
             return cell
         if _stopping.is_set():  # interrupted while its kernel was starting: run nothing more
@@ -222,14 +237,22 @@ class ChapterClient(NotebookClient):
         tags = cell.metadata.get("tags", [])
         unmet = unmet_requirements(tags)
         if unmet:
-            # Inputs of this output: the committed reference result (or its absence) and the skip note's code.
+            # Inputs of this output: the committed reference result (or its absence) and the code that
+            # writes the skip note: gating's sentence and this module's wrapper around the reference.
             import amp_docs_lib.core.gating as gating
-            self.read_by_executor.update({reference_path(self.chapter_id, cell, self.reference_root),
-                                          Path(gating.__file__)})
-            cell.outputs = [nbformat.v4.new_output(
-                "display_data",
-                data={"text/html": skip_note_html(unmet, load_reference(self.chapter_id, cell, self.reference_root)),
-                      "text/plain": f"skipped: needs {', '.join(unmet)}"})]
+
+            self.read_by_executor.update(
+                {reference_path(self.chapter_id, cell, self.reference_root), Path(gating.__file__), Path(__file__)}
+            )
+            cell.outputs = [
+                nbformat.v4.new_output(
+                    "display_data",
+                    data={
+                        "text/html": skip_note_html(unmet, load_reference(self.chapter_id, cell, self.reference_root)),
+                        "text/plain": f"skipped: needs {', '.join(unmet)}",
+                    },
+                )
+            ]
             cell.metadata["amp_docs"] = {"skipped": unmet}
             self.cell_seconds.append((cell_index, 0.0, "skipped"))
             self.progress.cell(self.cell_number(cell_index), None, f"skipped (needs {', '.join(unmet)})")
@@ -248,7 +271,8 @@ class ChapterClient(NotebookClient):
         if EXPECTED_ERROR_TAG in tags and not any(o.output_type == "error" for o in cell.outputs):
             raise ChapterExecutionError(
                 f"chapter {self.chapter_id}: {self.where(cell_index)} is tagged {EXPECTED_ERROR_TAG!r} "
-                f"but raised nothing:\n{cell.source}")
+                f"but raised nothing:\n{cell.source}"
+            )
         if requirements_from_tags(tags) and settings.save_reference_requested():
             save_reference(self.chapter_id, cell, self.reference_root)
         return cell
@@ -265,8 +289,15 @@ class Execution:
     client: Any = None
 
 
-def execute_notebook(nb: Any, chapter_id: str, *, cwd: Path = REPO_ROOT, roots: Roots | None = None,
-                     reason: str | None = None, source: Path | None = None) -> tuple[Any, ChapterClient]:
+def execute_notebook(
+    nb: Any,
+    chapter_id: str,
+    *,
+    cwd: Path = REPO_ROOT,
+    roots: Roots | None = None,
+    reason: str | None = None,
+    source: Path | None = None,
+) -> tuple[Any, ChapterClient]:
     """Execute ``nb`` in a fresh kernel (working directory ``cwd``); raise ``ChapterExecutionError``
     naming the chapter and cell on failure, ``ChapterInterrupted`` on Ctrl-C or SIGTERM.
     ``client.execution`` holds what it read under ``roots`` (default: ``cwd`` and the library's
@@ -280,21 +311,33 @@ def execute_notebook(nb: Any, chapter_id: str, *, cwd: Path = REPO_ROOT, roots: 
 
     markdown = (_shown_path(source, cwd), source.read_text(encoding="utf-8")) if source is not None else None
     code = [c for c in nb.cells if c.cell_type == "code"]
-    findings = [f"{cell_label(n, len(code), markdown)}, {f}"
-                for n, cell in enumerate(code, start=1) for f in lint_source(cell.source)]
+    findings = [
+        f"{cell_label(n, len(code), markdown)}, {f}"
+        for n, cell in enumerate(code, start=1)
+        for f in lint_source(cell.source)
+    ]
     if findings:
-        raise ChapterExecutionError(f"chapter {chapter_id} has claims whose check cannot fail:\n  "
-                                    + "\n  ".join(findings))
+        raise ChapterExecutionError(
+            f"chapter {chapter_id} has claims whose check cannot fail:\n  " + "\n  ".join(findings)
+        )
     roots = Roots(cwd, REPO_ROOT) if roots is None else roots
-    # The kernel inherits the environment: pin the profile so kernel and cache key agree.
-    os.environ[PROFILE_ENV_VAR] = active_profile().name
+    # The kernel runs the profile the cache key names. Set in its environment only: the build's own
+    # is an input of the environment memo and the up-to-date manifest, which must not change under them.
+    kernel_env = subprocess_env({**os.environ, PROFILE_ENV_VAR: active_profile().name})
     for prefix in (KERNEL_DIR_PREFIX, READS_DIR_PREFIX):  # left by a process that was killed
         clean_stale_temp_dirs(prefix)
     reads_dir = pid_temp_dir(READS_DIR_PREFIX)
     nb.cells.append(nbformat.v4.new_code_cell(FINISH_CELL_SOURCE, metadata={FINISH_CELL_FLAG: True}))
-    client = ChapterClient(nb, chapter_id, timeout=CELL_TIMEOUT_S, kernel_name="python3",
-                           allow_errors=False, resources={"metadata": {"path": str(cwd)}},
-                           kernel_env=recording_environment(subprocess_env(), reads_dir, roots), source=markdown)
+    client = ChapterClient(
+        nb,
+        chapter_id,
+        timeout=CELL_TIMEOUT_S,
+        kernel_name="python3",
+        allow_errors=False,
+        resources={"metadata": {"path": str(cwd)}},
+        kernel_env=recording_environment(kernel_env, reads_dir, roots),
+        source=markdown,
+    )
     started = time.time()
     t0 = time.perf_counter()
     client.progress.started(reason)
@@ -312,7 +355,8 @@ def execute_notebook(nb: Any, chapter_id: str, *, cwd: Path = REPO_ROOT, roots: 
             raise
         plain = _ANSI.sub("", str(e))
         raise ChapterExecutionError(
-            f"chapter {chapter_id} failed to execute at {client.where(client.current_cell)}:\n{plain}") from None
+            f"chapter {chapter_id} failed to execute at {client.where(client.current_cell)}:\n{plain}"
+        ) from None
     finally:
         with _running_lock:
             _running.pop(chapter_id, None)
@@ -323,13 +367,15 @@ def execute_notebook(nb: Any, chapter_id: str, *, cwd: Path = REPO_ROOT, roots: 
         shutil.rmtree(reads_dir, ignore_errors=True)
     extra = {label for p in client.read_by_executor if (label := roots.label("file", p)) is not None}
     client.execution = Execution(nb, snapshot(recorded, roots, started, extra), recorded.unknown, client)
-    nb.metadata.setdefault("amp_docs", {}).update({
-        "chapter": chapter_id,
-        "profile": active_profile().name,
-        "seconds": round(time.perf_counter() - t0, 2),
-        "executed_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        **({"hidden_packages": list(hidden)} if (hidden := hidden_packages()) else {}),
-    })
+    nb.metadata.setdefault("amp_docs", {}).update(
+        {
+            "chapter": chapter_id,
+            "profile": active_profile().name,
+            "seconds": round(time.perf_counter() - t0, 2),
+            "executed_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            **({"hidden_packages": list(hidden)} if (hidden := hidden_packages()) else {}),
+        }
+    )
     client.progress.finished(nb.metadata["amp_docs"]["seconds"])
     return nb, client
 
@@ -383,8 +429,10 @@ def resolve_jobs(configured: int | None = None) -> int:
     if jobs is None:
         jobs = 0 if configured is None else configured
         if not isinstance(jobs, int) or isinstance(jobs, bool) or jobs < 0:
-            raise ValueError(f"the plugin's 'jobs' option must be a non-negative integer (0 = the default: one "
-                             f"per core, one on a CUDA machine), got {configured!r}")
+            raise ValueError(
+                f"the plugin's 'jobs' option must be a non-negative integer (0 = the default: one "
+                f"per core, one on a CUDA machine), got {configured!r}"
+            )
     if jobs == 0:
         import torch
 
@@ -396,11 +444,16 @@ def resolve_jobs(configured: int | None = None) -> int:
     return jobs
 
 
-def execute_chapters(chapters: list[tuple[str, Any]], jobs: int,
-                     on_done: Callable[[int, Execution | None, ChapterExecutionError | None], None] | None = None,
-                     *, cwd: Path = REPO_ROOT, roots: Roots | None = None,
-                     reasons: dict[str, str] | None = None, sources: dict[str, Path] | None = None,
-                     ) -> list[tuple[Execution | None, ChapterExecutionError | None]]:
+def execute_chapters(
+    chapters: list[tuple[str, Any]],
+    jobs: int,
+    on_done: Callable[[int, Execution | None, ChapterExecutionError | None], None] | None = None,
+    *,
+    cwd: Path = REPO_ROOT,
+    roots: Roots | None = None,
+    reasons: dict[str, str] | None = None,
+    sources: dict[str, Path] | None = None,
+) -> list[tuple[Execution | None, ChapterExecutionError | None]]:
     """Execute several chapters, one kernel each, ``jobs`` at a time; timing-sensitive ones alone, last.
 
     ``chapters``: ``(chapter_id, notebook)`` pairs. Returns one ``(execution, error)`` pair per
@@ -420,8 +473,12 @@ def execute_chapters(chapters: list[tuple[str, Any]], jobs: int,
     def run(i: int) -> tuple[Execution | None, ChapterExecutionError | None]:
         cid, nb = chapters[i]
         try:
-            res = execute_notebook(nb, cid, cwd=cwd, roots=roots, reason=(reasons or {}).get(cid),
-                                   source=(sources or {}).get(cid))[1].execution, None
+            res = (
+                execute_notebook(
+                    nb, cid, cwd=cwd, roots=roots, reason=(reasons or {}).get(cid), source=(sources or {}).get(cid)
+                )[1].execution,
+                None,
+            )
         except ChapterExecutionError as e:
             res = None, e
         if on_done is not None:
@@ -462,8 +519,9 @@ def execute_chapters(chapters: list[tuple[str, Any]], jobs: int,
     return [results[i] for i in range(len(chapters))]
 
 
-def cached_execution(chapter: str | os.PathLike, *, use_cache: bool = True,
-                     root: Path | None = None) -> tuple[Any, str, Execution | None]:
+def cached_execution(
+    chapter: str | os.PathLike, *, use_cache: bool = True, root: Path | None = None
+) -> tuple[Any, str, Execution | None]:
     """Chapter ``chapter`` executed through the build's cache in ``root`` (default: the current
     directory), as the site build does: ``(notebook, status, execution)``, status ``hit``,
     ``merged`` or ``executed (<why>)``; execution is None unless it executed here."""
@@ -483,8 +541,8 @@ def cached_execution(chapter: str | os.PathLike, *, use_cache: bool = True,
         return found.nb, found.status, None
     reason = found.reason if use_cache else "--no-cache"
     import copy
-    nb, client = execute_notebook(copy.deepcopy(source), cid, cwd=root, roots=roots, reason=reason,
-                                  source=chapter)
+
+    nb, client = execute_notebook(copy.deepcopy(source), cid, cwd=root, roots=roots, reason=reason, source=chapter)
     ex = client.execution
     cache.put(cid, nb, text=text, source=source, inputs=ex.inputs, env=env, unknown=ex.unknown)
     return nb, f"executed ({reason})", ex
@@ -503,6 +561,8 @@ def execute_one(chapter: Path, *, use_cache: bool = True) -> int:
     for idx, secs, what in ex.client.cell_seconds:  # numbered as the progress lines number them
         first = nb.cells[idx].source.strip().splitlines()[0][:70] if nb.cells[idx].source.strip() else ""
         print(f"  cell {ex.client.cell_number(idx):3d} {secs:7.2f}s {what:7s} {first}")
-    print(f"{chapter}: {status} in {nb.metadata['amp_docs']['seconds']} s; "
-          f"{len(ex.inputs)} inputs recorded" + (f" (unknown: {'; '.join(ex.unknown)})" if ex.unknown else ""))
+    print(
+        f"{chapter}: {status} in {nb.metadata['amp_docs']['seconds']} s; "
+        f"{len(ex.inputs)} inputs recorded" + (f" (unknown: {'; '.join(ex.unknown)})" if ex.unknown else "")
+    )
     return 0

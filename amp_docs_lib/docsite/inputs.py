@@ -22,17 +22,33 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable, Mapping
 
 from amp_docs_lib.docsite import read_recorder
+from amp_docs_lib.docsite.hashing import tree_hash
 
 ABSENT = "absent"
 CHANGED_DURING_EXECUTION = "changed-during-execution"  # never equal to a content hash
-FALLBACK_SUFFIXES = (".py", ".json", ".toml", ".md", ".csv", ".txt", ".yml", ".yaml", ".bib", ".j2",
-                     ".css", ".npy", ".npz", ".ipynb", ".cfg", ".ini")
-_SKIPPED_DIRS = {"site", "__pycache__", "node_modules"}  # plus every dot-folder (.git, caches, venvs)
+FALLBACK_SUFFIXES = (
+    ".py",
+    ".json",
+    ".toml",
+    ".md",
+    ".csv",
+    ".txt",
+    ".yml",
+    ".yaml",
+    ".bib",
+    ".j2",
+    ".css",
+    ".npy",
+    ".npz",
+    ".ipynb",
+    ".cfg",
+    ".ini",
+)
 KINDS = ("file", "dir", "headings", "tree")
 
 
@@ -48,24 +64,6 @@ DERIVED: dict[str, Callable[[Path], str]] = {"headings": _headings_hash}
 
 def _sha(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()[:32]
-
-
-def tree_hash(root: Path, suffixes: tuple[str, ...] = FALLBACK_SUFFIXES) -> str:
-    """Hash of every file under ``root`` with one of ``suffixes`` (path and content), skipping
-    dot-folders, ``site``, ``__pycache__`` and ``node_modules``."""
-    h = hashlib.sha256()
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d not in _SKIPPED_DIRS)
-        for name in sorted(filenames):
-            if name.endswith(suffixes):
-                p = Path(dirpath, name)
-                h.update(p.relative_to(root).as_posix().encode() + b"\0")
-                try:
-                    h.update(p.read_bytes())
-                except OSError:
-                    h.update(b"<unreadable>")
-                h.update(b"\0")
-    return h.hexdigest()[:32]
 
 
 class Roots:
@@ -114,8 +112,12 @@ class Roots:
         kind, _, rest = label.partition(":")
         _, _, rel = rest.partition("/")
         rel = rel or rest
-        return {"file": rel, "dir": f"folder {rel}/", "headings": f"headings of {rel}",
-                "tree": f"everything under {rest} (inputs not recorded)"}.get(kind, label)
+        return {
+            "file": rel,
+            "dir": f"folder {rel}/",
+            "headings": f"headings of {rel}",
+            "tree": f"everything under {rest} (inputs not recorded)",
+        }.get(kind, label)
 
 
 class InputHasher:
@@ -141,7 +143,7 @@ class InputHasher:
             if kind == "dir":  # the names in it, less the interpreter's own byte-code folder
                 return _sha("\n".join(sorted(n for n in os.listdir(path) if n != "__pycache__")).encode())
             if kind == "tree":
-                return tree_hash(path)
+                return tree_hash(path, FALLBACK_SUFFIXES)[:32]  # as long as the other input hashes
             return DERIVED[kind](path)
         except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
             return ABSENT
@@ -177,10 +179,12 @@ def recording_environment(env: Mapping[str, str], reads_dir: str | os.PathLike, 
 
 
 # The hidden last cell of every execution: record the modules loaded and mark the record complete.
-FINISH_CELL_SOURCE = (f"import sys as _amp_docs_sys\n"
-                      f"if '{read_recorder.MODULE_NAME}' in _amp_docs_sys.modules:\n"
-                      f"    _amp_docs_sys.modules['{read_recorder.MODULE_NAME}'].finish()\n"
-                      f"del _amp_docs_sys")
+FINISH_CELL_SOURCE = (
+    f"import sys as _amp_docs_sys\n"
+    f"if '{read_recorder.MODULE_NAME}' in _amp_docs_sys.modules:\n"
+    f"    _amp_docs_sys.modules['{read_recorder.MODULE_NAME}'].finish()\n"
+    f"del _amp_docs_sys"
+)
 
 
 def read_records(reads_dir: str | os.PathLike, roots: Roots) -> Recorded:
@@ -240,4 +244,3 @@ def snapshot(recorded: Recorded, roots: Roots, started_at: float, extra: Iterabl
         for name in roots.named:
             inputs[f"tree:{name}"] = hasher(f"tree:{name}")
     return inputs
-

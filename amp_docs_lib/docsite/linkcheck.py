@@ -93,8 +93,9 @@ def check_site(site: str | Path) -> list[BrokenLink]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m amp_docs_lib.docsite.linkcheck",
-                                 description="check internal links and anchors of a built site")
+    ap = argparse.ArgumentParser(
+        prog="python -m amp_docs_lib.docsite.linkcheck", description="check internal links and anchors of a built site"
+    )
     ap.add_argument("site", nargs="?", default="site", help="the built site directory (default: site)")
     args = ap.parse_args(argv)
     try:

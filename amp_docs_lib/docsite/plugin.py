@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import atexit
 import fnmatch
+import hashlib
 import json
 import logging
 import re
@@ -33,15 +34,31 @@ from mkdocs.exceptions import PluginError
 from mkdocs.plugins import BasePlugin, CombinedEvent, event_priority
 
 from amp_docs_lib.core.chapters import chapter_id_for, parse_chapter
+from amp_docs_lib.core.packages import RENDER_DISTRIBUTIONS, installed_versions
+from amp_docs_lib.core.paths import (
+    BUILD_LOG,
+    CACHE_DIR,
+    EXECUTED_DIR,
+    FRAGMENTS_DIR,
+    LIBRARY_ROOT,
+    PRESENTED_DIR,
+    REPO_ROOT,
+)
 from amp_docs_lib.core.settings import SettingError, check_environment
-from amp_docs_lib.core.paths import BUILD_LOG, CACHE_DIR, EXECUTED_DIR, FRAGMENTS_DIR, LIBRARY_ROOT, REPO_ROOT
 from amp_docs_lib.docsite.cache import Environment, ExecutionCache
 from amp_docs_lib.docsite.env_memo import environment_report_memo
 from amp_docs_lib.docsite.fragments import FragmentMemo
 from amp_docs_lib.docsite.hashing import tree_hash
 from amp_docs_lib.docsite.inputs import InputHasher, Roots
-from amp_docs_lib.docsite.store import (INTERRUPTED, SiteDirError, check_site_dir, clean_stale_staging, staging_dir,
-                                        swap_into_place, write_atomic)
+from amp_docs_lib.docsite.store import (
+    INTERRUPTED,
+    SiteDirError,
+    check_site_dir,
+    clean_stale_staging,
+    staging_dir,
+    swap_into_place,
+    write_atomic,
+)
 
 log = logging.getLogger("mkdocs.plugins.amp_docs")
 EVICT_AFTER_S = 3600  # unused entries survive an hour, so concurrent builds never lose theirs
@@ -66,7 +83,6 @@ def _loads_remote(match: re.Match) -> bool:
     return bool(_REMOTE_IMPORT.search(body))
 
 
-
 def strip_remote_scripts(html: str) -> str:
     """Remove scripts loaded from other hosts (the site must work offline)."""
     return _SCRIPT.sub(lambda m: "" if _loads_remote(m) else m.group(0), html)
@@ -85,6 +101,34 @@ def _strict_warnings_counted() -> bool:
     from mkdocs.utils import CountHandler
 
     return any(isinstance(h, CountHandler) and h.get_counts() for h in logging.getLogger("mkdocs").handlers)
+
+
+def evict_presented(folder: Path, used: set[Path], min_age_s: float) -> list[Path]:
+    """Delete the presented notebooks (``presented/<entry name>``, one per executed cache entry) of the
+    entries this build did not use, once untouched for ``min_age_s`` seconds (as the execution cache
+    evicts its own: a concurrent build's stay); return what was removed."""
+    keep = {p.name for p in used}
+    cutoff = time.time() - min_age_s
+    removed = []
+    for p in folder.glob("*") if folder.is_dir() else ():
+        try:
+            stale = p.name not in keep and p.stat().st_mtime <= cutoff
+        except OSError:
+            continue
+        if stale:
+            p.unlink(missing_ok=True)
+            removed.append(p)
+    return removed
+
+
+def rendered_cache_dir(configured: Path, versions: dict[str, str] | None = None) -> Path:
+    """The folder under mkdocs-jupyter's ``cache_dir`` for these render packages' ``versions`` (default: installed).
+
+    mkdocs-jupyter keys a rendered page on the notebook and its own options only, not on its version,
+    nbconvert's or Pygments', so after an upgrade it would serve HTML made by the old versions.
+    """
+    versions = installed_versions(RENDER_DISTRIBUTIONS) if versions is None else versions
+    return configured / ("render-" + hashlib.sha256(json.dumps(versions, sort_keys=True).encode()).hexdigest()[:16])
 
 
 class AmpDocsPlugin(BasePlugin[AmpDocsConfig]):
@@ -107,6 +151,7 @@ class AmpDocsPlugin(BasePlugin[AmpDocsConfig]):
         self.memo_dir = root / CACHE_DIR
         self.root = root
         self.build_log_path = root / BUILD_LOG
+        self._version_rendered_cache(config, root)
         if self.config.api_reference:
             from amp_docs_lib.docsite import api_pages
 
@@ -126,6 +171,24 @@ class AmpDocsPlugin(BasePlugin[AmpDocsConfig]):
             atexit.register(self._discard_staging)  # an interrupted build (KeyboardInterrupt, SystemExit)
             config.site_dir = str(self.staging)  # mkdocs cleans and fills this; the reader's site is untouched
         return config
+
+    @staticmethod
+    def _version_rendered_cache(config, root: Path) -> None:
+        """Point mkdocs-jupyter's HTML cache at a folder of the installed render packages' versions,
+        removing the renders of other versions."""
+        jupyter = config.plugins.get("mkdocs-jupyter")
+        if jupyter is None or not jupyter.config.get("cache"):
+            return
+        configured = Path(jupyter.config["cache_dir"])
+        current = rendered_cache_dir(configured if configured.is_absolute() else root / configured)
+        for old in current.parent.glob("*"):  # other versions' folders, and renders from before the versioning
+            if old == current:
+                continue
+            if old.is_dir():
+                shutil.rmtree(old, ignore_errors=True)
+            else:
+                old.unlink(missing_ok=True)
+        jupyter.config["cache_dir"] = str(current)
 
     def _discard_staging(self) -> None:
         if self.staging is not None:
@@ -175,29 +238,44 @@ class AmpDocsPlugin(BasePlugin[AmpDocsConfig]):
                 jobs = resolve_jobs(self.config.jobs)
             except ValueError as e:
                 raise PluginError(f"amp-docs: {e}") from None
-            log.info("amp-docs: executing %d chapter(s), up to %d at once: %s", len(misses), jobs,
-                     "; ".join(f"{cid} ({why})" for _, cid, _, why in misses))
+            log.info(
+                "amp-docs: executing %d chapter(s), up to %d at once: %s",
+                len(misses),
+                jobs,
+                "; ".join(f"{cid} ({why})" for _, cid, _, why in misses),
+            )
             sources = [parse_chapter(text, f.abs_src_path) for f, _, text, _ in misses]
 
             def cache_result(i: int, execution, err) -> None:  # as each chapter finishes: a killed build keeps it
                 if err is None:
                     f, cid, text, _ = misses[i]
-                    path = self.cache.put(cid, execution.nb, text=text, source=sources[i], inputs=execution.inputs,
-                                          env=env, unknown=execution.unknown)
+                    path = self.cache.put(
+                        cid,
+                        execution.nb,
+                        text=text,
+                        source=sources[i],
+                        inputs=execution.inputs,
+                        env=env,
+                        unknown=execution.unknown,
+                    )
                     executed[cid] = (path, execution.nb)
 
             try:
                 outcomes = execute_chapters(
-                    [(cid, copy.deepcopy(src)) for (_, cid, _, _), src in zip(misses, sources)], jobs,
-                    on_done=cache_result, cwd=self.root, roots=self.roots,
+                    [(cid, copy.deepcopy(src)) for (_, cid, _, _), src in zip(misses, sources, strict=True)],
+                    jobs,
+                    on_done=cache_result,
+                    cwd=self.root,
+                    roots=self.roots,
                     reasons={cid: why for _, cid, _, why in misses},
-                    sources={cid: Path(f.abs_src_path) for f, cid, _, _ in misses})
+                    sources={cid: Path(f.abs_src_path) for f, cid, _, _ in misses},
+                )
             except ChapterInterrupted as e:  # one line, no traceback; kernels stopped, the site untouched
                 self._discard_staging()
                 print(f"amp-docs: {e}", file=sys.stderr, flush=True)
                 raise SystemExit(INTERRUPTED) from None
             failures = []
-            for (f, cid, _, why), (execution, err) in zip(misses, outcomes):  # in file order
+            for (f, cid, _, why), (execution, err) in zip(misses, outcomes, strict=True):  # in file order
                 if err is not None:
                     failures.append(f"amp-docs: chapter {f.src_uri} failed to execute ({why}).\n{err}")
                     continue
@@ -209,7 +287,7 @@ class AmpDocsPlugin(BasePlugin[AmpDocsConfig]):
         from amp_docs_lib.docsite.pages import presented_notebook
 
         inputs: dict[str, str] = {}  # what every chapter of this build read (the up-to-date check)
-        for f, cid, text, found in chapters:
+        for f, cid, _text, found in chapters:
             if found.status == "miss":
                 path, nb = executed[cid]
                 status = "executed in this build"
@@ -217,8 +295,13 @@ class AmpDocsPlugin(BasePlugin[AmpDocsConfig]):
                 path, nb = found.path, found.nb
                 record["cached" if found.status == "hit" else "merged"].append(cid)
                 status = "from cache" if found.status == "hit" else "from cache, Markdown merged"
-                log.info("amp-docs: %s: %s", cid, "cached result" if found.status == "hit"
-                         else "cached outputs, new Markdown merged (code cells unchanged)")
+                log.info(
+                    "amp-docs: %s: %s",
+                    cid,
+                    "cached result"
+                    if found.status == "hit"
+                    else "cached outputs, new Markdown merged (code cells unchanged)",
+                )
             for label, h in self.cache.inputs_of(cid, path).items():
                 inputs[label] = h if inputs.get(label, h) == h else "conflict"
             self.used.add(path)
@@ -226,7 +309,7 @@ class AmpDocsPlugin(BasePlugin[AmpDocsConfig]):
             # mkdocs-jupyter renders the executed notebook; the page keeps the chapter's URL.
             nb_file = NotebookFile(f, **config)
             # What readers get (page and download): deliberate errors as one line, no builder paths.
-            nb_file.abs_src_path = str(presented_notebook(path, self.memo_dir / "presented"))
+            nb_file.abs_src_path = str(presented_notebook(path, self.root / PRESENTED_DIR))
             files.remove(f)
             files.append(nb_file)
         record["inputs"] = dict(sorted(inputs.items()))
@@ -262,8 +345,10 @@ class AmpDocsPlugin(BasePlugin[AmpDocsConfig]):
             # A search for a format or API name should lead to the chapter that explains it first.
             page.meta.setdefault("search", {}).setdefault("boost", API_SEARCH_BOOST)
         if ENV_MARKER in markdown:
+
             def render() -> str:
                 from amp_docs_lib.page.tables import environment_table  # pandas: only when the report changed
+
                 return environment_table(self.environment)._repr_html_()
 
             markdown = markdown.replace(ENV_MARKER, self.fragments.html("environment", self.environment, render))
@@ -275,10 +360,13 @@ class AmpDocsPlugin(BasePlugin[AmpDocsConfig]):
         rows = "".join(
             f"<tr><td>{cid}</td><td>{m['status']}</td><td>{m.get('executed_at', '?')}</td>"
             f"<td>{m.get('seconds', '?')}</td><td>{m.get('profile', '?')}</td></tr>"
-            for cid, m in sorted(self.chapters.items()))
-        return ('<div class="amp-table-scroll"><table class="amp-table"><thead><tr><th>chapter</th><th>result</th>'
-                '<th>executed at (UTC)</th><th>execution seconds</th><th>profile</th></tr></thead>'
-                f"<tbody>{rows}</tbody></table></div>")
+            for cid, m in sorted(self.chapters.items())
+        )
+        return (
+            '<div class="amp-table-scroll"><table class="amp-table"><thead><tr><th>chapter</th><th>result</th>'
+            "<th>executed at (UTC)</th><th>execution seconds</th><th>profile</th></tr></thead>"
+            f"<tbody>{rows}</tbody></table></div>"
+        )
 
     def on_page_content(self, html, page, config, files):
         """Before the search index reads the page (on_page_context)."""
@@ -292,12 +380,15 @@ class AmpDocsPlugin(BasePlugin[AmpDocsConfig]):
 
     def on_post_page(self, output, page, config):
         from amp_docs_lib.docsite.pages import post_page  # links, copy buttons, downloads bar
+
         return post_page(strip_remote_scripts(output), page, config, self.fragments, self.notebook_styles)
 
     def _post_build(self, config):
         from amp_docs_lib.docsite.pages import post_build  # the "Yours vs reference" page
+
         post_build(config, self.fragments, self.notebook_styles)
         removed = self.cache.evict_except(self.used, min_age_s=EVICT_AFTER_S)
+        removed += evict_presented(self.root / PRESENTED_DIR, self.used, min_age_s=EVICT_AFTER_S)
         for p in removed:
             log.info("amp-docs: evicted stale cache entry %s", p.name)
 

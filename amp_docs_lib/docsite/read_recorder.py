@@ -48,8 +48,16 @@ MODULE_NAME = "amp_docs_read_recorder"  # its name in sys.modules once installed
 IGNORED_PARTS = frozenset({".git", ".amp-docs-cache", "__pycache__", ".pytest_cache"})
 _EXEC_EVENTS = ("os.exec", "os.posix_spawn", "os.spawn")
 
-_state = {"pid": None, "fd": None, "busy": False, "seen": set(), "derived": None,
-          "roots": (), "dir": None, "installed": False}
+_state = {
+    "pid": None,
+    "fd": None,
+    "busy": False,
+    "seen": set(),
+    "derived": None,
+    "roots": (),
+    "dir": None,
+    "installed": False,
+}
 
 
 def _open() -> None:
@@ -58,8 +66,9 @@ def _open() -> None:
     if _state["pid"] != pid:
         _state["pid"] = pid
         _state["seen"] = set()
-        _state["fd"] = os.open(os.path.join(_state["dir"], f"{pid}.reads"),
-                               os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        _state["fd"] = os.open(
+            os.path.join(_state["dir"], f"{pid}.reads"), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644
+        )
         os.write(_state["fd"], f"S\t{pid}\n".encode())
 
 
@@ -73,7 +82,7 @@ def _under_roots(path: str) -> str | None:
     path = os.path.abspath(path)
     for root in _state["roots"]:
         if path.startswith(root):
-            rel = path[len(root):]
+            rel = path[len(root) :]
             parts = rel.split(os.sep)
             if "__pycache__" in parts and path.endswith(".pyc"):
                 # .../pkg/__pycache__/mod.cpython-311.pyc is the compiled .../pkg/mod.py
@@ -106,8 +115,11 @@ def _lists_for_imports(filename: str) -> bool:
     """Whether a folder listing comes from the import system: importlib finding modules or installed
     distributions (``importlib.metadata``), ``pkgutil`` walking packages. The modules it then
     imports are recorded when read, and installed packages are in the key by their versions."""
-    return (filename.startswith("<frozen importlib") or filename.endswith(_IMPORT_LISTERS)
-            or f"{os.sep}importlib{os.sep}metadata{os.sep}" in filename)
+    return (
+        filename.startswith("<frozen importlib")
+        or filename.endswith(_IMPORT_LISTERS)
+        or f"{os.sep}importlib{os.sep}metadata{os.sep}" in filename
+    )
 
 
 _IMPORT_LISTERS = (f"{os.sep}pkgutil.py", f"{os.sep}zipimport.py")

@@ -34,8 +34,9 @@ def measurements_from_site(site: str | Path) -> dict[str, dict]:
     """Every measurement published by the executed notebooks of a built site (``downloads/chapters``)."""
     nbs = sorted((Path(site) / CHAPTER_DOWNLOADS_DIR).glob("*.ipynb"))
     if not nbs:
-        raise ValueError(f"no executed notebooks under {Path(site) / CHAPTER_DOWNLOADS_DIR}: "
-                         "build the site first (`amp-docs build`)")
+        raise ValueError(
+            f"no executed notebooks under {Path(site) / CHAPTER_DOWNLOADS_DIR}: build the site first (`amp-docs build`)"
+        )
     out: dict[str, dict] = {}
     for p in nbs:
         out.update(measurements_from_notebook(json.loads(p.read_text(encoding="utf-8"))))
@@ -57,8 +58,10 @@ def reference_machines(root: str | Path = REFERENCE_ROOT) -> dict[str, dict]:
     for d in sorted(Path(root).glob(f"*/{MACHINE_FILE}")):
         m = d.parent
         meas = m / "measurements.json"
-        out[m.name] = {"machine": json.loads(d.read_text()),
-                       "measurements": json.loads(meas.read_text()) if meas.exists() else {}}
+        out[m.name] = {
+            "machine": json.loads(d.read_text()),
+            "measurements": json.loads(meas.read_text()) if meas.exists() else {},
+        }
     return out
 
 
@@ -106,18 +109,26 @@ def _differences_html(tables: list[tuple[str, pd.DataFrame]]) -> str:
     all_cols = list(dict.fromkeys(c for cs in cols.values() for c in cs))
     odd_cols = [c for c in all_cols if not all(c in cs for cs in cols.values())]
     if odd_cols:
-        notes.append("Columns not on every machine: " + "; ".join(
-            f"<code>{html.escape(str(c))}</code> ({', '.join(html.escape(l) for l, cs in cols.items() if c in cs)})"
-            for c in odd_cols))
+        notes.append(
+            "Columns not on every machine: "
+            + "; ".join(
+                f"<code>{html.escape(str(c))}</code> ({', '.join(html.escape(label) for label, cs in cols.items() if c in cs)})"
+                for c in odd_cols
+            )
+        )
     firsts = {df.columns[0] for _, df in tables if len(df.columns)}
     if len(firsts) == 1:
         keys = {label: [str(v) for v in df.iloc[:, 0]] for label, df in tables}
         all_keys = list(dict.fromkeys(k for ks in keys.values() for k in ks))
         odd = [k for k in all_keys if not all(k in ks for ks in keys.values())]
         if odd:
-            notes.append(f"Rows (by <code>{html.escape(str(next(iter(firsts))))}</code>) not on every machine: " +
-                         "; ".join(f"<code>{html.escape(k)}</code> ({', '.join(html.escape(l) for l, ks in keys.items() if k in ks)})"
-                                   for k in odd))
+            notes.append(
+                f"Rows (by <code>{html.escape(str(next(iter(firsts))))}</code>) not on every machine: "
+                + "; ".join(
+                    f"<code>{html.escape(k)}</code> ({', '.join(html.escape(label) for label, ks in keys.items() if k in ks)})"
+                    for k in odd
+                )
+            )
     return "".join(f"<p class='amp-compare-note'>{n}.</p>" for n in notes)
 
 
@@ -134,22 +145,34 @@ def comparison_html(site: str | Path, root: str | Path = REFERENCE_ROOT) -> str:
     skipped = skipped_measurements(site)
     refs = reference_machines(root)
     timing = _timing_html(site, refs)
+
     def named(k: str) -> str:  # each machine's stamp is said here, once; a table repeats it only if its own differs
         label, stamp = refs[k]["machine"].get("label"), refs[k]["machine"].get("stamp")
-        return (f"<li><code>{html.escape(k)}</code>{': ' + html.escape(label) if label else ''}"
-                + (f"<p class='amp-stamp amp-stamp--measured'>measured on {html.escape(stamp)}</p>" if stamp else "")
-                + "</li>")
+        return (
+            f"<li><code>{html.escape(k)}</code>{': ' + html.escape(label) if label else ''}"
+            + (f"<p class='amp-stamp amp-stamp--measured'>measured on {html.escape(stamp)}</p>" if stamp else "")
+            + "</li>"
+        )
 
-    committed = (f"<p class='amp-references'>Reference machines committed with this site:</p>"
-                 f"<ul class='amp-references'>{''.join(named(k) for k in sorted(refs))}</ul>" if refs else
-                 "<p class='amp-references'>No reference machine is committed with this site yet, so "
-                 "every table below has only this build's column. A machine is added with "
-                 "<code>amp-docs package-reference</code> (see Rebuild on your GPU).</p>")
+    committed = (
+        f"<p class='amp-references'>Reference machines committed with this site:</p>"
+        f"<ul class='amp-references'>{''.join(named(k) for k in sorted(refs))}</ul>"
+        if refs
+        else "<p class='amp-references'>No reference machine is committed with this site yet, so "
+        "every table below has only this build's column. A machine is added with "
+        "<code>amp-docs package-reference</code> (see Rebuild on your GPU).</p>"
+    )
 
     names = sorted(set(mine) | {n for r in refs.values() for n in r["measurements"]})
     if not names:
-        return committed + ("<p>No chapter publishes a key measurement yet (chapters publish with "
-                            "<code>amp_docs_lib.page.publish.publish</code>).</p>") + timing
+        return (
+            committed
+            + (
+                "<p>No chapter publishes a key measurement yet (chapters publish with "
+                "<code>amp_docs_lib.page.publish.publish</code>).</p>"
+            )
+            + timing
+        )
     parts = []
     this_build: dict[str, None] = {}  # this build's stamps, in order, once each
     for name in names:
@@ -164,25 +187,34 @@ def comparison_html(site: str | Path, root: str | Path = REFERENCE_ROOT) -> str:
                 body = tbl(m)
                 tables.append((label, _table(m)))
             elif label == "This build" and name in skipped:
-                body = (f"<p class='amp-skip'>not measured on this machine: its cell needs "
-                        f"{html.escape(' and '.join(_describe(r) for r in skipped[name]))}</p>")
+                body = (
+                    f"<p class='amp-skip'>not measured on this machine: its cell needs "
+                    f"{html.escape(' and '.join(_describe(r) for r in skipped[name]))}</p>"
+                )
             elif label == "This build":
                 body = "<p class='amp-skip'>not measured on this machine: no chapter of this build published it</p>"
             else:
                 body = "<p class='amp-skip'>not measured on this reference machine</p>"
             if m and label == "This build":  # said once, at the top of the page
                 this_build.setdefault(m.get("stamp") or "")
-            machine_stamp = refs[label[len("Reference: "):]]["machine"].get("stamp") if label != "This build" else None
-            stamp = (f"<div class='amp-stamp amp-stamp--measured'>{html.escape(m.get('stamp') or '')}</div>"
-                     if m and label != "This build" and _bare(m.get("stamp")) != _bare(machine_stamp) else "")
+            machine_stamp = refs[label[len("Reference: ") :]]["machine"].get("stamp") if label != "This build" else None
+            stamp = (
+                f"<div class='amp-stamp amp-stamp--measured'>{html.escape(m.get('stamp') or '')}</div>"
+                if m and label != "This build" and _bare(m.get("stamp")) != _bare(machine_stamp)
+                else ""
+            )
             if m and m.get("caption") and m["caption"] != heading:  # e.g. another profile's problem size
                 label = f"{label}: {m['caption']}"
-            blocks.append(f"<div class='amp-result amp-compare'><figcaption>{html.escape(label)}</figcaption>"
-                          f"{body}{stamp}</div>")
+            blocks.append(
+                f"<div class='amp-result amp-compare'><figcaption>{html.escape(label)}</figcaption>{body}{stamp}</div>"
+            )
         parts.append(_differences_html(tables))
         parts += blocks
-    provenance = "".join(f"<p class='amp-stamp amp-stamp--measured'>This build: measured on {html.escape(s)}</p>"
-                         for s in this_build if s)
+    provenance = "".join(
+        f"<p class='amp-stamp amp-stamp--measured'>This build: measured on {html.escape(s)}</p>"
+        for s in this_build
+        if s
+    )
     return committed + provenance + "\n".join(parts) + timing
 
 
@@ -202,15 +234,20 @@ def _timing_html(site: str | Path, refs: dict[str, dict]) -> str:
     chapters = sorted(set(mine) | {c for r in refs.values() for c in r["machine"].get("chapters", {})})
     rows = []
     for c in chapters:
-        row = {"chapter": c, "this build (s)": (mine.get(c) or {}).get("seconds"),
-               "this build's profile": (mine.get(c) or {}).get("profile")}
+        row = {
+            "chapter": c,
+            "this build (s)": (mine.get(c) or {}).get("seconds"),
+            "this build's profile": (mine.get(c) or {}).get("profile"),
+        }
         for k, r in refs.items():
             row[f"{k} (s)"] = (r["machine"].get("chapters", {}).get(c) or {}).get("seconds")
         rows.append(row)
     from amp_docs_lib.docsite.fragments import TIMING_ANCHOR
     from amp_docs_lib.page.tables import table_html
 
-    return (f'<h2 id="{TIMING_ANCHOR}">Chapter execution time</h2>'
-            "<p>Seconds each chapter took to execute, read from the executed notebooks of this "
-            "build and from each reference machine's <code>machine.json</code>.</p>"
-            + table_html(table_from_rows(rows), float_format=".3g"))
+    return (
+        f'<h2 id="{TIMING_ANCHOR}">Chapter execution time</h2>'
+        "<p>Seconds each chapter took to execute, read from the executed notebooks of this "
+        "build and from each reference machine's <code>machine.json</code>.</p>"
+        + table_html(table_from_rows(rows), float_format=".3g")
+    )

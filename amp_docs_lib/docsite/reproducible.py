@@ -83,8 +83,9 @@ def _copy_project(project: Path, dest: Path, chapters: list[str]) -> Path:
     return dest
 
 
-def cold_builds(project: str | Path = REPO_ROOT, chapters: list[str] | None = None,
-                workdir: str | Path | None = None) -> dict[str, str]:
+def cold_builds(
+    project: str | Path = REPO_ROOT, chapters: list[str] | None = None, workdir: str | Path | None = None
+) -> dict[str, str]:
     """Build ``project`` twice from empty caches with only ``chapters``; return ``compare_builds``."""
     project = Path(project)
     have = sorted(p.stem for p in (project / "docs" / "chapters").glob("*.md"))
@@ -98,10 +99,18 @@ def cold_builds(project: str | Path = REPO_ROOT, chapters: list[str] | None = No
     sites = []
     for i in (1, 2):
         root = _copy_project(project, work / f"build{i}", chapters)
-        env = dict(os.environ, NO_MKDOCS_2_WARNING="1",
-                   PYTHONPATH=os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")])))
-        r = subprocess.run([sys.executable, "-m", "mkdocs", "build", "-d", str(root / "site")],
-                           cwd=root, env=env, capture_output=True, text=True)
+        env = dict(
+            os.environ,
+            NO_MKDOCS_2_WARNING="1",
+            PYTHONPATH=os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")])),
+        )
+        r = subprocess.run(
+            [sys.executable, "-m", "mkdocs", "build", "-d", str(root / "site")],
+            cwd=root,
+            env=env,
+            capture_output=True,
+            text=True,
+        )
         if r.returncode != 0:
             raise RuntimeError(f"build {i} failed:\n{r.stderr[-3000:]}")
         sites.append(root / "site")
@@ -109,8 +118,10 @@ def cold_builds(project: str | Path = REPO_ROOT, chapters: list[str] | None = No
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m amp_docs_lib.docsite.reproducible",
-                                 description="build chapters twice from empty caches and compare the pages")
+    ap = argparse.ArgumentParser(
+        prog="python -m amp_docs_lib.docsite.reproducible",
+        description="build chapters twice from empty caches and compare the pages",
+    )
     ap.add_argument("chapters", nargs="*", help="chapter names (default: the smallest chapter)")
     args = ap.parse_args(argv)
     try:

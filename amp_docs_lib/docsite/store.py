@@ -97,8 +97,10 @@ def check_site_dir(site: str | os.PathLike) -> Path:
     try:  # a real try: os.access says yes to root, even under /proc
         os.rmdir(tempfile.mkdtemp(dir=parent, prefix=f".{site.name}.amp-docs-check-"))
     except OSError:
-        raise SiteDirError(f"site directory {site} cannot be written: {parent} is not a writable folder; "
-                           "give a folder you can write with -d/--site-dir") from None
+        raise SiteDirError(
+            f"site directory {site} cannot be written: {parent} is not a writable folder; "
+            "give a folder you can write with -d/--site-dir"
+        ) from None
     return site
 
 

@@ -70,6 +70,20 @@ def read_manifest(path: Path) -> dict:
     return last if isinstance(last, dict) else {}
 
 
+def is_up_to_date(root: Path, mkdocs_args: list[str], manifest: str | None = None) -> bool:
+    """Whether the site ``mkdocs build MKDOCS_ARGS`` would write in ``root`` was built by the last successful
+    build with the same inputs, none of which changed since (what ``amp-docs build`` checks before it builds).
+    ``manifest``: ``input_manifest(root, mkdocs_args)``, if the caller has it."""
+    site = _site_dir(root, mkdocs_args)
+    entry = read_manifest(root / MANIFEST).get(str(site))
+    return (
+        isinstance(entry, dict)
+        and entry.get("manifest") == (input_manifest(root, mkdocs_args) if manifest is None else manifest)
+        and (site / "index.html").exists()
+        and not recorded_inputs_changed(root, entry.get("inputs"))
+    )
+
+
 def build(mkdocs_args: list[str], *, force: bool = False, root: Path | None = None) -> int:
     """Build the site with ``mkdocs build MKDOCS_ARGS`` unless it is up to date; return the exit code.
 
@@ -83,9 +97,7 @@ def build(mkdocs_args: list[str], *, force: bool = False, root: Path | None = No
     manifest_path = root / MANIFEST
     manifest = input_manifest(root, mkdocs_args)
     last = read_manifest(manifest_path)
-    entry = last.get(str(site))
-    if not force and isinstance(entry, dict) and entry.get("manifest") == manifest \
-            and (site / "index.html").exists() and not recorded_inputs_changed(root, entry.get("inputs")):
+    if not force and is_up_to_date(root, mkdocs_args, manifest):
         print(f"amp-docs build: {site} is up to date (no input changed since its last build)")
         return 0
     if str(site) in last:  # from here until mkdocs succeeds, nothing says this site is up to date

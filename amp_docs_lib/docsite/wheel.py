@@ -26,8 +26,17 @@ import tomllib
 import zipfile
 from pathlib import Path
 
-from amp_docs_lib.core.paths import (CACHE_DIR, CHAPTERS_DIR, EXAMPLES_DIR, LIBRARY_ROOT, PACKAGED_CHAPTERS_DIR,
-                                     PACKAGED_EXAMPLES_DIR, REPO_ROOT, REVISION_FILE)
+from amp_docs_lib.core.paths import (
+    CHAPTERS_DIR,
+    EXAMPLES_DIR,
+    LIBRARY_ROOT,
+    PACKAGED_CHAPTERS_DIR,
+    PACKAGED_EXAMPLES_DIR,
+    REPO_ROOT,
+    REVISION_FILE,
+    WHEEL_CACHE_DIR,
+)
+from amp_docs_lib.docsite.hashing import tree_hash
 
 NOTEBOOK_EXTRA = "notebook"  # the wheel's extra that runs a downloaded notebook (pyproject.toml)
 WHEEL_PATTERN = "amp_docs_lib-*.whl"  # what an example's install line names (one wheel per site)
@@ -50,22 +59,22 @@ def wheel_dependencies(pyproject: Path = REPO_ROOT / "pyproject.toml") -> list[s
     return [re.split(r"[<>=!~;\[ ]", d, maxsplit=1)[0].strip() for d in project_metadata(pyproject)["dependencies"]]
 
 
-def _source_files(folder: Path) -> list[Path]:
-    return sorted(q for q in folder.rglob("*") if q.is_file() and "__pycache__" not in q.parts)
-
-
 def notebook_requirements(pyproject: Path = REPO_ROOT / "pyproject.toml") -> list[str]:
     """The distributions the wheel's ``notebook`` extra adds (names only)."""
-    return [re.split(r"[<>=!~;\[ ]", d, maxsplit=1)[0].strip()
-            for d in project_metadata(pyproject)["optional-dependencies"][NOTEBOOK_EXTRA]]
+    return [
+        re.split(r"[<>=!~;\[ ]", d, maxsplit=1)[0].strip()
+        for d in project_metadata(pyproject)["optional-dependencies"][NOTEBOOK_EXTRA]
+    ]
 
 
 def sources_key() -> str:
-    """Hash of what goes into the wheel: the library's files, the examples, the chapters and ``pyproject.toml``."""
-    h = hashlib.sha256((REPO_ROOT / "pyproject.toml").read_bytes())
-    for folder, prefix in ((LIBRARY_ROOT, ""), (EXAMPLES_DIR, "examples/"), (CHAPTERS_DIR, "chapters/")):
-        for p in _source_files(folder):
-            h.update((prefix + p.relative_to(folder).as_posix()).encode() + b"\0" + p.read_bytes() + b"\0")
+    """Hash of what goes into the wheel: the library's files, the examples, the chapters, ``pyproject.toml``
+    and ``README.md`` (the wheel's description), each as ``build_wheel`` copies it."""
+    h = hashlib.sha256()
+    for name in ("pyproject.toml", "README.md"):
+        h.update((REPO_ROOT / name).read_bytes() + b"\0")
+    for folder, suffixes in ((LIBRARY_ROOT, None), (EXAMPLES_DIR, None), (CHAPTERS_DIR, (".md",))):
+        h.update(tree_hash(folder, suffixes, skip_dirs=("__pycache__",)).encode())  # copied whole but bytecode
     return h.hexdigest()[:16]
 
 
@@ -111,9 +120,11 @@ def build_wheel(dest: Path) -> Path:
     """
     unmet = _unmet_build_requirements(REPO_ROOT / "pyproject.toml")
     if unmet:
-        raise RuntimeError(f"building the amp_docs_lib wheel for the site's downloads needs "
-                           f"{', '.join(_described(unmet))}, from pyproject.toml's "
-                           f"[build-system] requires; run: pip install {' '.join(repr(spec) for spec, _ in unmet)}")
+        raise RuntimeError(
+            f"building the amp_docs_lib wheel for the site's downloads needs "
+            f"{', '.join(_described(unmet))}, from pyproject.toml's "
+            f"[build-system] requires; run: pip install {' '.join(repr(spec) for spec, _ in unmet)}"
+        )
     dest.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="amp-docs-wheel-") as tmp:
         src = Path(tmp) / "src"
@@ -121,18 +132,43 @@ def build_wheel(dest: Path) -> Path:
 
         package = src / LIBRARY_ROOT.name
         shutil.copytree(LIBRARY_ROOT, package, ignore=shutil.ignore_patterns("__pycache__"))
-        shutil.copytree(EXAMPLES_DIR, package / PACKAGED_EXAMPLES_DIR.name, dirs_exist_ok=True,
-                        ignore=shutil.ignore_patterns("__pycache__"))
-        shutil.copytree(CHAPTERS_DIR, package / PACKAGED_CHAPTERS_DIR.name, dirs_exist_ok=True,
-                        ignore=lambda folder, names: [n for n in names if not n.endswith(".md")])
+        shutil.copytree(
+            EXAMPLES_DIR,
+            package / PACKAGED_EXAMPLES_DIR.name,
+            dirs_exist_ok=True,
+            ignore=shutil.ignore_patterns("__pycache__"),
+        )
+        shutil.copytree(
+            CHAPTERS_DIR,
+            package / PACKAGED_CHAPTERS_DIR.name,
+            dirs_exist_ok=True,
+            ignore=lambda folder, names: [n for n in names if not n.endswith(".md")],
+        )
         (package / REVISION_FILE.name).write_text(git_revision() + "\n", encoding="utf-8")
         for name in ("pyproject.toml", "README.md"):  # README.md: the project's ``readme``
             shutil.copy2(REPO_ROOT / name, src / name)
-        r = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--no-index",
-                            "--quiet", "--wheel-dir", str(dest), str(src)], capture_output=True, text=True)
+        r = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "wheel",
+                "--no-deps",
+                "--no-build-isolation",
+                "--no-index",
+                "--quiet",
+                "--wheel-dir",
+                str(dest),
+                str(src),
+            ],
+            capture_output=True,
+            text=True,
+        )
         if r.returncode != 0:
-            raise RuntimeError(f"building the amp_docs_lib wheel failed (pip exit {r.returncode}):\n"
-                               f"{r.stdout[-2000:]}\n{r.stderr[-4000:]}")
+            raise RuntimeError(
+                f"building the amp_docs_lib wheel failed (pip exit {r.returncode}):\n"
+                f"{r.stdout[-2000:]}\n{r.stderr[-4000:]}"
+            )
     built = dest / wheel_filename()
     if not built.is_file():
         raise RuntimeError(f"pip built {sorted(p.name for p in dest.glob('*.whl'))}, expected {built.name}")
@@ -148,15 +184,19 @@ def is_sound_wheel(path: Path) -> bool:
         return False
 
 
+def cached_wheel_path(project_root: Path) -> Path:
+    """Where ``library_wheel`` keeps the wheel of the library's current sources for a site in ``project_root``."""
+    return project_root / WHEEL_CACHE_DIR / sources_key() / wheel_filename()
+
+
 def library_wheel(project_root: Path) -> Path:
     """The wheel of the library as it is now, built once per change of its sources (cached).
 
     Built into a temporary folder renamed into place, so a build killed mid-way leaves no
     partial wheel; a cached wheel that is not a sound zip (``is_sound_wheel``) is rebuilt.
     """
-    cache = project_root / CACHE_DIR / "wheel"
-    folder = cache / sources_key()
-    path = folder / wheel_filename()
+    path = cached_wheel_path(project_root)
+    folder, cache = path.parent, path.parent.parent
     if is_sound_wheel(path):
         return path
     for old in cache.glob("*"):  # older sources' wheels, a corrupt one, leftovers of killed builds
