@@ -72,6 +72,7 @@ RENDER_ONLY = {
     "mkdocs-jupyter": "renders executed notebooks as pages",
     "mkdocstrings": "the API reference pages",
     "mkdocs-glightbox": "the site's figure viewer",
+    "beautifulsoup4": "parses each built page (docsite/pages.py)",
     "setuptools": "builds the library's wheel for the site's downloads (torch brings its own)",
 }
 # In the `docs` extra and needed to execute: `amp-docs execute` reads the chapters' jupytext Markdown.

@@ -35,7 +35,9 @@ def test_quiet_needs_a_steady_reference_and_no_more_runnable_tasks_than_cores():
     drifted = _check(steady, [2.0, 2.1, 1.9], [1, 1, 1])  # the reference slowed down during the measurement
     assert not drifted.quiet and not drifted.reference_steady
     assert "busy" in drifted.note() and "no conclusion" in drifted.note()
-    crowded = _check(steady, steady, [3, 4, 3])  # a load present before and after slows both alike: only the count sees it
+    crowded = _check(
+        steady, steady, [3, 4, 3]
+    )  # a load present before and after slows both alike: only the count sees it
     assert crowded.reference_steady and not crowded.load_ok and not crowded.quiet
     assert "more runnable tasks than cores" in crowded.note()
     with pytest.raises(ValueError, match="finish"):
@@ -105,6 +107,7 @@ def test_fma_units_resolved_only_when_the_best_rate_exceeds_one_unit(monkeypatch
     def units(best):
         t = peaks.cpu_peak_table(best).set_index("quantity")
         return t.loc["FMA units per core, from the measurement", "value"]
+
     assert units(one_unit * 1.2) == "2"
     assert units(one_unit * 0.9) == "not resolved"
 
@@ -122,6 +125,7 @@ def test_compile_comparison_interleaves_and_reports_failures(monkeypatch):
 
     def broken(m):
         raise RuntimeError("no compiler here")
+
     monkeypatch.setattr(compiled.torch, "compile", broken)
     r = compiled.compile_comparison(cfg, 2, ("fp32",), "cpu", rounds=5, min_run_time=0.001).iloc[0]
     assert r["compiled (ms)"] is None and r["note"].startswith("RuntimeError: no compiler here")

@@ -17,8 +17,9 @@ def test_loss_scaling_rejects_a_scale_that_overflows():
     assert bad.status == L.DOES_NOT_HOLD and "to inf with scale 1.09951e+12: 52" in bad.measured
 
 
-@pytest.mark.parametrize("bound, ok", [(65504.0, True), (83000.0, False), (80000.0, False), (60000.0, False),
-                                       (1.25 * 65504.0, False)])
+@pytest.mark.parametrize(
+    "bound, ok", [(65504.0, True), (83000.0, False), (80000.0, False), (60000.0, False), (1.25 * 65504.0, False)]
+)
 def test_constant_scale_bound_is_resolved_to_one_percent(bound, ok):
     assert (V.constant_scale_bound(bound).status == L.HOLDS) is ok
 
@@ -34,8 +35,11 @@ def test_promotion_gain_is_square_root_not_linear():
 
 
 def test_promotion_verdict_fails_when_promotion_does_nothing(monkeypatch):
-    monkeypatch.setattr(fine_grained, "limited_precision_matmul",
-                        lambda a, b, bits=14, promote_every=None, rounding="nearest": (a @ b) * 1.01)
+    monkeypatch.setattr(
+        fine_grained,
+        "limited_precision_matmul",
+        lambda a, b, bits=14, promote_every=None, rounding="nearest": (a @ b) * 1.01,
+    )
     assert V.promotion_helps(128, 0.5).status == L.DOES_NOT_HOLD
 
 
@@ -62,7 +66,9 @@ def test_no_false_variant_is_the_claims_baseline():
 def test_cards_show_the_false_variant_and_the_kind_of_check():
     df = L.reading_map()
     row = df.set_index("claim").loc[L.get_claim("mpt-loss-scaling").text]
-    assert row["false variant"].startswith("Scaling the loss by 1.09951e+12") and "does not hold" in row["false variant"]
+    assert (
+        row["false variant"].startswith("Scaling the loss by 1.09951e+12") and "does not hold" in row["false variant"]
+    )
     assert set(df["checks"]) == set(L.registry.KINDS.values())
 
 
@@ -84,7 +90,7 @@ def test_rounding_noise_prediction_rejects_a_truncating_cast():
     y = x.double() * (448.0 / x.abs().max())
     trunc = fine_grained.round_significand(y, 4, "toward_zero") / (448.0 / x.abs().max())
     err = trunc - x.double()
-    trunc_db = float(10 * torch.log10((x.double() ** 2).sum() / (err ** 2).sum()))
+    trunc_db = float(10 * torch.log10((x.double() ** 2).sum() / (err**2).sum()))
     assert abs(trunc_db - predicted) > 1.0  # the chapter's check would reject it
     assert scaling.sqnr_prediction_db("FP8 E4M3FN") < trunc_db  # the old bound accepted it
 
@@ -95,7 +101,7 @@ def test_outlier_channels_in_a_wide_tensor_spare_most_mx_blocks():
     narrow_blocks = act.shape[1] // 32
     assert scaling.outlier_channel_blocks(act) == narrow_blocks  # the old experiment: every block hit
     wide = scaling.tiled_columns(act, 1024)
-    assert wide.shape == (act.shape[0], 1024) and torch.equal(wide[:, :act.shape[1]], act)
+    assert wide.shape == (act.shape[0], 1024) and torch.equal(wide[:, : act.shape[1]], act)
     assert scaling.outlier_channel_blocks(wide) <= 4
     t = scaling.outlier_channel_table(wide, fmts=("FP8 E4M3FN",), factors=(1000.0,)).set_index("strategy")
     assert t.loc[scaling.MX_STRATEGY, "flushed to zero"] < t.loc["per-row", "flushed to zero"]
@@ -139,8 +145,13 @@ def test_training_counts_what_ran():
     assert n == 4 and first.loc["float8 tensorwise", "converted linears"] == n
     assert first.loc["float8 tensorwise", "_scaled_mm calls per step"] == 3 * n  # three GEMMs per layer
     if gemm.rowwise_scaled_mm_supported("cpu"):  # torch 2.11's CPU kernel takes per-tensor scales only
-        assert float8_training.scaled_mm_calls(float8_training.build_model("float8 rowwise_with_gw_hp", cfg),
-                                               *float8_training.pattern_batches(cfg, 2, 1)[0]) == 2 * n
+        assert (
+            float8_training.scaled_mm_calls(
+                float8_training.build_model("float8 rowwise_with_gw_hp", cfg),
+                *float8_training.pattern_batches(cfg, 2, 1)[0],
+            )
+            == 2 * n
+        )
     assert first.loc["bf16", "_scaled_mm calls per step"] == 0
 
 
@@ -173,8 +184,11 @@ def test_mx_training_converts_every_linear_and_quantizes():
 def test_double_quantization_costs_about_3_db():
     g = torch.Generator().manual_seed(0)
     # rows and columns of different scales, as tokens and channels differ
-    x = torch.randn(128, 256, generator=g) * torch.exp2(torch.randn(128, 1, generator=g)) \
+    x = (
+        torch.randn(128, 256, generator=g)
+        * torch.exp2(torch.randn(128, 1, generator=g))
         * torch.exp2(torch.randn(1, 256, generator=g))
+    )
     dq = scaling.double_quantization_table({"activation:x": x})
     drops = dq.set_index("format")["drop (dB)"]
     assert all(abs(d - scaling.DOUBLE_QUANTIZATION_DB) <= 0.5 for d in drops)
@@ -195,8 +209,9 @@ def test_fp4_ablation_separates_scale_type_from_block_size():
     # E4M3 at 16 is NVFP4 itself, bit for bit the library's quantizer
     assert ab[(16, "E4M3 + FP32 per tensor")] == scaling.error_metrics(x, nvfp4.nvfp4_quantize(x))["SQNR (dB)"]
     from_scale = ab[(32, "E4M3 + FP32 per tensor")] - max(ab[(32, "E8M0, FLOOR")], ab[(32, "E8M0, RCEIL")])
-    from_block = max(ab[(16, "E8M0, FLOOR")], ab[(16, "E8M0, RCEIL")]) - max(ab[(32, "E8M0, FLOOR")],
-                                                                            ab[(32, "E8M0, RCEIL")])
+    from_block = max(ab[(16, "E8M0, FLOOR")], ab[(16, "E8M0, RCEIL")]) - max(
+        ab[(32, "E8M0, FLOOR")], ab[(32, "E8M0, RCEIL")]
+    )
     assert from_scale > 0.5 > from_block  # the false variant, "the smaller block does most", fails
     with pytest.raises(ValueError, match="block size"):
         scaling.mx_quantize(x, "FP4 E2M1", 16)  # MX proper stays k = 32

@@ -223,7 +223,7 @@ def test_largest_batch_search_finds_the_boundary_from_any_guess(start):
     from amp_docs_lib.bench.memory import search_largest
 
     for threshold in [0, 1, 2, 5, 37, 64, 99, 100, 101, 300, 512]:
-        found, _ = search_largest(lambda b: b <= threshold, start, 512)
+        found, _ = search_largest(lambda b, t=threshold: b <= t, start, 512)
         assert found == threshold, (start, threshold)
 
 
@@ -233,9 +233,9 @@ def test_largest_batch_search_from_a_good_plan_takes_few_trials():
     from amp_docs_lib.bench.memory import search_largest
 
     for threshold in (100, 250, 400):
-        found, trials = search_largest(lambda b: b <= threshold, int(threshold * 0.8), 512)
+        found, trials = search_largest(lambda b, t=threshold: b <= t, int(threshold * 0.8), 512)
         assert found == threshold and trials <= 9
-        assert search_largest(lambda b: b <= threshold, 1, 512)[1] > 12  # the old start
+        assert search_largest(lambda b, t=threshold: b <= t, 1, 512)[1] > 12  # the old start
 
 
 @pytest.mark.parametrize("gib", [16, 24, 80])

@@ -24,11 +24,15 @@ def test_torchao_stochastic_rounding_leaves_bf16_moments_round_to_nearest(decay)
 def test_optimi_stores_bias_corrected_moments(decay):
     """The docstring said optimi's AdamW is torch's with other defaults; its v follows the debiased average."""
     beta2, warm, quiet = 0.999, 50, 50
-    debiased = beta2**quiet * (1 - beta2**warm) / (1 - beta2**(warm + quiet))
-    assert decay.loc[("optimi.AdamW (kahan_sum=False)", "float32"), "v after / v before"] == pytest.approx(debiased, rel=1e-4)
+    debiased = beta2**quiet * (1 - beta2**warm) / (1 - beta2 ** (warm + quiet))
+    assert decay.loc[("optimi.AdamW (kahan_sum=False)", "float32"), "v after / v before"] == pytest.approx(
+        debiased, rel=1e-4
+    )
     assert decay.loc[("torch.optim.AdamW", "float32"), "v after / v before"] == pytest.approx(beta2**quiet, rel=1e-4)
     # stored in BF16, optimi's v still decays; torch's ratchets
-    assert decay.loc[("optimi.AdamW (kahan_sum=False)", "bfloat16"), "v after / v before"] == pytest.approx(debiased, rel=0.1)
+    assert decay.loc[("optimi.AdamW (kahan_sum=False)", "bfloat16"), "v after / v before"] == pytest.approx(
+        debiased, rel=0.1
+    )
     assert decay.loc[("torch.optim.AdamW", "bfloat16"), "v after / v before"] == 1.0
 
 
@@ -44,7 +48,9 @@ def test_step_speed_verdicts_come_from_the_harness():
     cfg = tl.TrainConfig(steps=2, batch_size=2, eval_windows=2)
     speed = tl.step_speed(["fp32", "amp_bf16"], config=cfg, device="cpu", rounds=5).set_index("regime")
     assert speed.loc["fp32", "verdict"] is None and speed.loc["fp32", "speed vs fp32 (x)"] is None
-    verdicts = {Comparison(None, None, r, lo, hi, 5, 0.9).verdict for r, lo, hi in ((1, 1.1, 1.2), (1, 0.8, 0.9), (1, 0.9, 1.1))}
+    verdicts = {
+        Comparison(None, None, r, lo, hi, 5, 0.9).verdict for r, lo, hi in ((1, 1.1, 1.2), (1, 0.8, 0.9), (1, 0.9, 1.1))
+    }
     assert speed.loc["amp_bf16", "verdict"] in verdicts
     lo, hi = (float(v) for v in speed.loc["amp_bf16", "interval"].strip("[]").split(","))
     assert lo <= speed.loc["amp_bf16", "speed vs fp32 (x)"] <= hi and math.isfinite(hi)
@@ -67,8 +73,11 @@ def test_autocast_saves_a_bf16_copy_of_every_linear_weight():
 
     cfg = tl.TrainConfig(steps=2, batch_size=2, eval_windows=2)
     saved = tl.saved_for_backward(["fp32", "amp_bf16"], config=cfg, device="cpu").set_index("regime")
-    linear = sum({id(m.weight): m.weight.numel() for m in GPT(tl.model_config()).modules()
-                  if isinstance(m, torch.nn.Linear)}.values())
+    linear = sum(
+        {
+            id(m.weight): m.weight.numel() for m in GPT(tl.model_config()).modules() if isinstance(m, torch.nn.Linear)
+        }.values()
+    )
     assert saved.loc["amp_bf16", "of which parameter copies (bytes)"] == 2 * linear
     assert saved.loc["fp32", "of which parameter copies (bytes)"] == 0
     assert saved.loc["amp_bf16", "saved for backward (bytes)"] < saved.loc["fp32", "saved for backward (bytes)"]

@@ -108,13 +108,13 @@ class LoadCheck:
     load_after: float | None = None
 
     @classmethod
-    def start(cls, *, threads: int | None = None, min_run_time: float = 0.2) -> "LoadCheck":
+    def start(cls, *, threads: int | None = None, min_run_time: float = 0.2) -> LoadCheck:
         """Time the reference kernel and read the load average, before the measurement."""
         runnable = runnable_samples()
         return cls(machine_cores(), timing_threads() if threads is None else threads,
                    reference_blocks(min_run_time), load_average(), runnable)
 
-    def finish(self, *, min_run_time: float = 0.2) -> "LoadCheck":
+    def finish(self, *, min_run_time: float = 0.2) -> LoadCheck:
         """Time the reference kernel and read the load average again, after the measurement."""
         self.after = reference_blocks(min_run_time)
         self.load_after = load_average()

@@ -6,7 +6,7 @@ module never imports the others):
 * provenance (``stamp``): ``stamp_text``, ``provenance``, ``Stamped``;
 * tables (``tables``): ``table_html``, ``csv_link``, ``StampedTable``, ``NoRows``, ``show_table``, ``show_cards``, ``environment_table``;
 * figures (``figures``): ``fit_to_column``, ``show_figure``;
-* claims (``claims``): ``ClaimContradicted``, ``format_value``, ``values_match``, ``Claim``, ``MachineFact``, ``claim``, ``on_this_machine``, ``Statement``, ``check_statements``;
+* claims (``claims``): ``ClaimContradicted``, ``format_value``, ``values_match``, ``Claim``, ``MachineFact``, ``claim``, ``on_this_machine``, ``Statement``, ``check_statements``, ``inline_markdown``;
 * checks that cannot fail (``claim_lint``): ``LintFinding``, ``lint_source``, ``lint_chapter``;
 * example programs (``snippets``): ``example_path``, ``Code``, ``show_source``, ``show_diff``, ``Tabs``, ``show_pattern``, ``SnippetRun``, ``run_snippet``;
 * key measurements (``publish``): ``PublishedTable``, ``publish``, ``measurements_from_notebook``;
@@ -23,7 +23,7 @@ __all__, __getattr__, __dir__ = lazy_exports(__name__, {
     # figures
     "figures": ("fit_to_column", "show_figure",),
     # claims
-    "claims": ("ClaimContradicted", "format_value", "values_match", "Claim", "MachineFact", "claim", "on_this_machine", "Statement", "check_statements",),
+    "claims": ("ClaimContradicted", "format_value", "values_match", "Claim", "MachineFact", "claim", "on_this_machine", "Statement", "check_statements", "inline_markdown",),
     # checks that cannot fail
     "claim_lint": ("LintFinding", "lint_source", "lint_chapter",),
     # example programs
