@@ -84,14 +84,17 @@ def _tensor_dtypes(values, torch) -> tuple:
     return tuple(out)
 
 
-def trace_ops(fn: Callable[[], Any], *, keep_args: bool = False) -> OpTrace:
+def trace_ops(
+    fn: Callable[[], Any], *, keep_args: bool = False, on_op: Callable[[Any, tuple, dict, Any], None] | None = None
+) -> OpTrace:
     """Run ``fn()`` once under a dispatch mode; return the operators that ran (reached the dispatcher and
     returned: one that raised, which ``fn`` may catch and replace, as torchao's ``safe_int_mm`` does, is not
     counted).
 
     The mode sits after the Autocast keys in dispatch order, so it sees the dtypes autocast handed on,
     also for the ops a composite calls inside. ``keep_args`` keeps each call's positional arguments (and
-    so the tensors in them alive until the trace is dropped).
+    so the tensors in them alive until the trace is dropped). ``on_op(func, args, kwargs, out)`` is called
+    after each op that ran, for inspections other than recording (the debugging chapter's non-finite tracer).
     """
     import torch
     from torch.utils._python_dispatch import TorchDispatchMode
@@ -112,6 +115,8 @@ def trace_ops(fn: Callable[[], Any], *, keep_args: bool = False) -> OpTrace:
             trace.counts[name] += 1
             if is_matmul(name):
                 trace.matmuls.append((name, tuple(str(d).removeprefix("torch.") for d in dtypes)))
+            if on_op is not None:
+                on_op(func, args, kwargs, out)
             return out
 
     with _Recorder():

@@ -272,8 +272,10 @@ def first_nonfinite_ops(model: nn.Module, x: Any, y: torch.Tensor | None = None,
     import os
     import traceback
 
-    from torch.utils._python_dispatch import TorchDispatchMode
+    from amp_docs_lib.core import dispatch
+    from amp_docs_lib.core.dispatch import trace_ops
 
+    dispatch_file = dispatch.__file__
     check_input(x, "x")
     if not isinstance(model, nn.Module):
         raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
@@ -292,33 +294,34 @@ def first_nonfinite_ops(model: nn.Module, x: Any, y: torch.Tensor | None = None,
                 flat += floating(v)
         return flat
 
-    class _Checker(TorchDispatchMode):
-        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-            out = func(*args, **(kwargs or {}))
-            if len(rows) >= limit:
-                return out
-            outs = floating(out if isinstance(out, (list, tuple)) else [out])
-            bad = [t for t in outs if t.numel() and not bool(torch.isfinite(t).all())]
-            if bad and all(bool(torch.isfinite(t).all()) for t in floating(list(args) + list((kwargs or {}).values()))
-                           if t.numel()):
-                frame = next((f for f in reversed(traceback.extract_stack()[:-1])
-                              if not f.filename.startswith(torch_dir) and f.filename != __file__), None)
-                rows.append({"pass": phase["pass"], "op": str(func), "dtype": str(bad[0].dtype).removeprefix("torch."),
-                             "infs": int(sum(int(torch.isinf(t).sum()) for t in bad)),
-                             "nans": int(sum(int(torch.isnan(t).sum()) for t in bad)),
-                             "file": None if frame is None else frame.filename,
-                             "line": None if frame is None else frame.lineno,
-                             "code": None if frame is None else frame.line})
-            return out
+    def check(func, args, kwargs, out) -> None:
+        if len(rows) >= limit:
+            return
+        outs = floating(out if isinstance(out, (list, tuple)) else [out])
+        bad = [t for t in outs if t.numel() and not bool(torch.isfinite(t).all())]
+        if bad and all(bool(torch.isfinite(t).all()) for t in floating(list(args) + list(kwargs.values()))
+                       if t.numel()):
+            frame = next((fr for fr in reversed(traceback.extract_stack()[:-1])
+                          if not fr.filename.startswith(torch_dir) and fr.filename not in (__file__, dispatch_file)),
+                         None)
+            rows.append({"pass": phase["pass"], "op": str(func), "dtype": str(bad[0].dtype).removeprefix("torch."),
+                         "infs": int(sum(int(torch.isinf(t).sum()) for t in bad)),
+                         "nans": int(sum(int(torch.isnan(t).sum()) for t in bad)),
+                         "file": None if frame is None else frame.filename,
+                         "line": None if frame is None else frame.lineno,
+                         "code": None if frame is None else frame.line})
 
     device_type = (x[0] if isinstance(x, tuple) else x).device.type
     model.zero_grad(set_to_none=True)
-    with _Checker():
+
+    def run() -> None:
         with torch.autocast(device_type, dtype=autocast_dtype or torch.float32, enabled=autocast_dtype is not None):
             out = model_output(call_model(model, x))
         loss = loss_fn(out.float(), y) if y is not None else out.float().sum()
         if backward and loss.requires_grad:
             phase["pass"] = "backward"
             loss.backward()
+
+    trace_ops(run, on_op=check)
     model.zero_grad(set_to_none=True)
     return pd.DataFrame(rows, columns=["pass", "op", "dtype", "infs", "nans", "file", "line", "code"])
