@@ -483,6 +483,52 @@ def reduction_flags_restored():
             setattr(m, flag, value)
 
 
+FP32_PRECISION_ATTRIBUTES = (  # parent first: restoring writes them back in this order
+    "torch.backends.fp32_precision",
+    "torch.backends.cuda.matmul.fp32_precision",
+    "torch.backends.cudnn.fp32_precision", "torch.backends.cudnn.conv.fp32_precision",
+    "torch.backends.cudnn.rnn.fp32_precision",
+    "torch.backends.mkldnn.fp32_precision", "torch.backends.mkldnn.matmul.fp32_precision",
+    "torch.backends.mkldnn.conv.fp32_precision", "torch.backends.mkldnn.rnn.fp32_precision")
+
+
+def _attribute_owner(path: str):
+    owner, attr = path.rsplit(".", 1)
+    obj = torch
+    for part in owner.split(".")[1:]:
+        obj = getattr(obj, part)
+    return obj, attr
+
+
+def fp32_precision_state() -> dict[str, str]:
+    """Every ``fp32_precision`` attribute this torch has, by its path (the state the old API reads)."""
+    state = {}
+    for path in FP32_PRECISION_ATTRIBUTES:
+        try:
+            obj, attr = _attribute_owner(path)
+            state[path] = getattr(obj, attr)
+        except AttributeError:
+            continue
+    return state
+
+
+@contextlib.contextmanager
+def fp32_precision_restored():
+    """Restore every ``fp32_precision`` attribute on exit.
+
+    Writing back an old-API value is not a restore: ``set_float32_matmul_precision("highest")`` or
+    ``matmul.allow_tf32 = False`` turns a ``matmul.fp32_precision`` of "none" (defer to the parent)
+    into "ieee", and ``get_float32_matmul_precision()`` reads "highest" for both.
+    """
+    before = fp32_precision_state()
+    try:
+        yield
+    finally:
+        for path, value in before.items():
+            obj, attr = _attribute_owner(path)
+            setattr(obj, attr, value)
+
+
 def fp32_precision_values(candidates: Sequence[str] = ("ieee", "tf32", "none", "bf16x9", "bfx9")) -> pd.DataFrame:
     """Which values this torch accepts for ``torch.backends.cuda.matmul.fp32_precision`` (set, then restored).
 
@@ -490,21 +536,17 @@ def fp32_precision_values(candidates: Sequence[str] = ("ieee", "tf32", "none", "
     that error is the table's answer, whatever a note of another version lists.
     """
     m = torch.backends.cuda.matmul
-    try:
-        before = m.fp32_precision
-    except AttributeError:
+    if not hasattr(m, "fp32_precision"):
         return table_from_rows([{"value": v, "accepted": None, "error": "this torch has no fp32_precision"}
                                 for v in candidates])
     rows = []
-    try:
+    with fp32_precision_restored():
         for v in candidates:
             try:
                 m.fp32_precision = v
                 rows.append({"value": v, "accepted": True, "error": None})
             except (RuntimeError, ValueError) as exc:
                 rows.append({"value": v, "accepted": False, "error": str(exc).split("\n")[0]})
-    finally:
-        m.fp32_precision = before
     return table_from_rows(rows)
 
 
@@ -566,7 +608,8 @@ def fp32_precision_settings() -> pd.DataFrame:
     New API (torch 2.9+): ``torch.backends.{fp32_precision, cuda.matmul, cudnn, cudnn.conv,
     cudnn.rnn, mkldnn, ...}.fp32_precision``; old API: ``torch.get_float32_matmul_precision()``,
     ``torch.backends.cuda.matmul.allow_tf32``, ``torch.backends.cudnn.allow_tf32``. A setting this
-    torch does not have is "n/a".
+    torch does not have is "n/a". Each value is also assigned back (for the warning) and every
+    ``fp32_precision`` attribute restored afterwards (``fp32_precision_restored``): no change of state.
     """
     import warnings
 
@@ -594,12 +637,11 @@ def fp32_precision_settings() -> pd.DataFrame:
             except AttributeError:
                 value = None
         set_warning = None
-        if value is not None and not path.endswith("()"):  # assign the current value: no change of state
-            owner, attr = path.rsplit(".", 1)
-            obj = torch
-            for part in owner.split(".")[1:]:
-                obj = getattr(obj, part)
-            with warnings.catch_warnings(record=True) as caught_set:
+        if value is not None and not path.endswith("()"):
+            # assigning the value read is not neutral for the old flags (allow_tf32 rewrites
+            # fp32_precision "none" as "ieee" or "tf32"), hence the restore of every attribute
+            obj, attr = _attribute_owner(path)
+            with warnings.catch_warnings(record=True) as caught_set, fp32_precision_restored():
                 warnings.simplefilter("always")
                 setattr(obj, attr, value)
             set_warning = "; ".join(str(w.message).split("\n")[0] for w in caught_set) or None
@@ -779,7 +821,7 @@ def tf32_matmul_error(n: int | None = None, device: str | torch.device = "cuda",
     """Relative error of an FP32 matmul with TF32 off ("highest") and on ("high") vs float64.
 
     Needs a CUDA GPU (TF32 is a tensor-core mode); raises RuntimeError otherwise.
-    The previous ``torch.get_float32_matmul_precision()`` is restored.
+    Every ``fp32_precision`` attribute is restored afterwards (``fp32_precision_restored``).
     """
     size = _size("n", n, "matmul_size")
     if not torch.cuda.is_available():
@@ -792,9 +834,8 @@ def tf32_matmul_error(n: int | None = None, device: str | torch.device = "cuda",
     a = torch.randn(size, size, generator=g, dtype=torch.float64)
     b = torch.randn(size, size, generator=g, dtype=torch.float64)
     ref = a @ b
-    before = torch.get_float32_matmul_precision()
     rows = []
-    try:
+    with fp32_precision_restored():
         for setting in ("highest", "high"):
             torch.set_float32_matmul_precision(setting)
             c = (a.float().to(dev) @ b.float().to(dev)).double().cpu()
@@ -802,8 +843,6 @@ def tf32_matmul_error(n: int | None = None, device: str | torch.device = "cuda",
                          "mode": "strict FP32" if setting == "highest" else "TF32 allowed",
                          "max relative error": ((c - ref).abs().max() / ref.abs().max()).item(),
                          "mean abs error": (c - ref).abs().mean().item()})
-    finally:
-        torch.set_float32_matmul_precision(before)
     return pd.DataFrame(rows)
 
 
@@ -826,21 +865,18 @@ def tf32_input_rounding(device: str | torch.device = "cuda", n: int = 256,
     Each probe value fills the diagonal of an ``n`` x ``n`` matrix multiplied by the identity, so
     the product is the value as the kernel read it (the product by 1 and the FP32 accumulation
     are exact). The "mode" column names the conversion that matches every probe (see
-    ``TF32_MODES``), "full FP32" when nothing was dropped, or "other". The previous precision
-    setting is restored.
+    ``TF32_MODES``), "full FP32" when nothing was dropped, or "other". Every ``fp32_precision``
+    attribute is restored afterwards.
     """
     dev = check_device(device)
     n = positive_int("n", n)
-    before = torch.get_float32_matmul_precision()
     read = []
-    try:
+    with fp32_precision_restored():
         torch.set_float32_matmul_precision(precision)
         eye = torch.eye(n, device=dev)
         for value in TF32_PROBES.values():
             a = torch.eye(n, device=dev) * value
             read.append(float((a @ eye)[0, 0].item()))
-    finally:
-        torch.set_float32_matmul_precision(before)
     probes = tuple(TF32_PROBES.values())
     mode = ("full FP32" if tuple(read) == probes else
             next((name for name, expect in TF32_MODES.items() if tuple(read) == expect), "other"))
