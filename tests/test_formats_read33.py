@@ -30,3 +30,22 @@ def test_fp32_precision_restored_undoes_an_old_api_write():
             torch.set_float32_matmul_precision("highest")
             assert torch.backends.cuda.matmul.fp32_precision == "ieee"
         assert N.fp32_precision_state() == before
+
+
+# ---- finding 2: the "beyond the largest finite value" probe is a finite FP32 value -----------
+@pytest.mark.parametrize("name", [n for n in F.float_format_names() if n != "FP32"])
+def test_overflow_probe_is_finite_in_fp32_and_rounds_beyond_the_range(name):
+    f = F.get_format(name)
+    probe = F.overflow_probe(f)
+    assert math.isfinite(float(np.float32(probe)))
+    # nearest value with an unbounded exponent: the probe's binade step is above the largest value
+    m = f.mantissa_bits
+    step = 2.0 ** (math.floor(math.log2(probe)) - m)
+    assert round(probe / step) * step > f.max_finite_from_definition()
+
+
+def test_e8m0_finite_overflow_is_nan_while_values_nearer_2_127_round_to_it():
+    rules = F.cast_rules(["E8M0"])["E8M0"]
+    assert rules["overflow"] == "nan"  # FP32's largest value rounds to 2^128: NaN (0xFF)
+    assert F.encode(1.2 * 2.0 ** 127, "E8M0") == 0xFE  # nearer 2^127: ordinary rounding
+    assert F.encode(float(np.finfo(np.float32).max), "E8M0") == 0xFF
