@@ -49,3 +49,22 @@ def test_e8m0_finite_overflow_is_nan_while_values_nearer_2_127_round_to_it():
     assert rules["overflow"] == "nan"  # FP32's largest value rounds to 2^128: NaN (0xFF)
     assert F.encode(1.2 * 2.0 ** 127, "E8M0") == 0xFE  # nearer 2^127: ordinary rounding
     assert F.encode(float(np.finfo(np.float32).max), "E8M0") == 0xFF
+
+
+# ---- finding 8: decimal digits are measured from the cast, not read from the definition -------
+def test_measured_decimal_digits_approach_the_definition_from_the_cast():
+    d = N.measured_decimal_digits().set_index("dtype")["decimal digits (measured)"]
+    for name in ("FP32", "FP16", "BF16"):
+        assert d[name] == pytest.approx(F.get_format(name).decimal_digits(), rel=0.01)
+    assert round(d["BF16"]) == 2 and round(d["FP16"]) == 3
+    # false variants the page's checks reject: "BF16 has ~3 digits", "FP16 has ~3.6 digits"
+    assert round(d["BF16"]) != 3
+    assert abs(d["FP16"] - 3.6) > 0.01 * d["FP16"]
+
+
+# ---- finding 1/10: the TF32 model against the three readings of the dropped bits --------------
+def test_tf32_model_is_ties_to_even_and_differs_from_truncation_and_ties_away():
+    model = tuple(F.decode(v, "TF32").stored for v in N.TF32_PROBES.values())
+    assert model == N.TF32_MODES["round to nearest, ties to even"]
+    assert model[1] == N.TF32_MODES["truncation"][1] != N.TF32_MODES["round to nearest, ties away from zero"][1]
+    assert model[2] == N.TF32_MODES["round to nearest, ties away from zero"][2] != N.TF32_MODES["truncation"][2]
