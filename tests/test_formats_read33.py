@@ -68,3 +68,21 @@ def test_tf32_model_is_ties_to_even_and_differs_from_truncation_and_ties_away():
     assert model == N.TF32_MODES["round to nearest, ties to even"]
     assert model[1] == N.TF32_MODES["truncation"][1] != N.TF32_MODES["round to nearest, ties away from zero"][1]
     assert model[2] == N.TF32_MODES["round to nearest, ties away from zero"][2] != N.TF32_MODES["truncation"][2]
+
+
+# ---- finding 15: the row sum's overflow scale is predicted separately -------------------------
+def test_fp16_row_sum_overflows_before_exp_and_gives_zero_rows_not_nan():
+    scales = (3.5, 3.55, 3.6)  # the naive softmax's inputs: seed 0, 32 x 64 normal logits
+    assert N.predicted_row_sum_overflow_scale(("FP16",), scales=scales)["FP16"] == 3.55
+    assert N.predicted_exp_overflow_scale(("FP16",), scales=scales)["FP16"] == 3.6
+    naive = N.softmax_errors(("FP16",), scales=scales).query("method == 'naive'").set_index("logit scale")
+    assert naive.loc[3.55, "rows with inf/NaN"].startswith("0 ")  # row sum inf: zeros, not NaN
+    assert naive.loc[3.55, "max abs error (finite rows)"] > 0.5
+    assert N.first_failing_scale(N.softmax_errors(("FP16",), scales=scales))["FP16"] == 3.6
+
+
+def test_row_sum_overflow_threshold_is_half_a_step_above_the_largest_value():
+    # FP16: 65504 + 16 = 65520 rounds to inf; just below it does not
+    assert float(torch.tensor(65519.99, dtype=torch.float64).to(torch.float16)) == 65504
+    big = N.predicted_row_sum_overflow_scale(("FP16",), scales=(1.0,), rows=1, width=1)
+    assert big == {"FP16": None}

@@ -317,6 +317,24 @@ def predicted_exp_overflow_scale(dtypes: Iterable[str] = ("FP16", "BF16", "FP32"
     return out
 
 
+def predicted_row_sum_overflow_scale(dtypes: Iterable[str] = ("FP16", "BF16", "FP32"),
+                                     scales: Sequence[float] = (1.0, 10.0, 100.0, 1000.0), width: int = 64,
+                                     rows: int = 32, seed: int = 0) -> dict[str, float | None]:
+    """Per dtype, the smallest scale at which some row's sum of e^x (exact, over the stored logits
+    of ``softmax_errors``' inputs) reaches the dtype's overflow threshold, its largest value plus
+    half its spacing there: where the naive softmax's row sum overflows even if no e^x does."""
+    g = torch.Generator().manual_seed(seed)
+    base = torch.randn(rows, width, generator=g, dtype=torch.float64)
+    out = {}
+    for name, dt in _dtypes(dtypes).items():
+        f = get_format(name)
+        top = f.max_finite_from_definition()
+        threshold = top + (top - bits_to_value(encode(top, f) - 1, f)) / 2
+        out[name] = next((float(sc) for sc in scales
+                          if float(torch.exp((base * sc).to(dt).double()).sum(dim=-1).max()) >= threshold), None)
+    return out
+
+
 def summarize_softmax(df: pd.DataFrame) -> pd.DataFrame:
     """One row per (method, dtype), one column per logit scale: the max error, or how many rows broke."""
     def cell(r: pd.Series) -> str:
