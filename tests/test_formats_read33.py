@@ -86,3 +86,13 @@ def test_row_sum_overflow_threshold_is_half_a_step_above_the_largest_value():
     assert float(torch.tensor(65519.99, dtype=torch.float64).to(torch.float16)) == 65504
     big = N.predicted_row_sum_overflow_scale(("FP16",), scales=(1.0,), rows=1, width=1)
     assert big == {"FP16": None}
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="TF32 probes need a CUDA GPU")
+def test_tf32_probes_restore_every_fp32_precision_attribute():
+    with N.fp32_precision_restored():
+        torch.backends.cuda.matmul.fp32_precision = "none"
+        before = N.fp32_precision_state()
+        N.tf32_input_rounding(n=16)
+        N.tf32_matmul_error(n=64)
+        assert N.fp32_precision_state() == before
