@@ -617,22 +617,34 @@ def _cast_outcome(value: float, f: NumberFormat) -> str:
     raise AssertionError(f"{f.name}: casting {value!r} gave {stored!r}, neither inf, NaN nor the largest value")
 
 
+def overflow_probe(fmt: str | NumberFormat) -> float:
+    """A value whose nearest value in ``fmt`` (unbounded exponent) is beyond its largest finite one,
+    and that is still finite in FP32, since every cast goes through FP32 first.
+
+    Twice the largest value where that fits in FP32; FP32's largest value for the formats whose
+    range reaches FP32's (BF16, TF32, E8M0: it rounds up to 2^128 in each). For FP32 itself, a
+    float64 beyond its range: the cast from float64 is the overflow.
+    """
+    f = _float_format(fmt)
+    fp32_max = float(np.finfo(np.float32).max)
+    if f.name == "FP32":
+        return 2 * fp32_max
+    return min(2 * f.max_finite_from_definition(), fp32_max)
+
+
 def cast_rules(names: Iterable[str] | None = None) -> dict[str, dict[str, str]]:
     """What this build's cast does, per float format, to a finite value beyond the range and to infinity.
 
-    Measured by casting (``encode``) twice the largest finite value and +inf with the storage
-    library; each outcome is "inf", "saturate" (the largest finite value) or "nan". torch's
+    Measured by casting (``encode``) a finite value beyond the range (``overflow_probe``) and +inf
+    with the storage library; each outcome is "inf", "saturate" (the largest finite value) or "nan". torch's
     E4M3FN cast saturates in recent torch and gave NaN before (pytorch/pytorch#178817), so the
     Formats page, its explorer and the tests read these outcomes instead of assuming one.
     """
     rules = {}
     for name in (float_format_names() if names is None else _names(names, "names")):
         f = _float_format(name)
-        if f.special == "e8m0":  # unsigned power-of-two scale: torch maps both to NaN (0xFF)
-            beyond = math.ldexp(1.0, f.max_exponent_field() - f.bias + 2)
-        else:
-            beyond = 2 * f.max_finite_from_definition()
-        rules[f.name] = {"overflow": _cast_outcome(beyond, f), "infinity": _cast_outcome(math.inf, f)}
+        rules[f.name] = {"overflow": _cast_outcome(overflow_probe(f), f),
+                         "infinity": _cast_outcome(math.inf, f)}
     return rules
 
 
@@ -643,7 +655,7 @@ def cast_rules_table(names: Iterable[str] | None = None) -> pd.DataFrame:
         f = get_format(name)
         lib = ("none (emulated rounding)" if f.storage is None else
                "torch" if isinstance(f.storage, torch.dtype) else "ml_dtypes")
-        rows.append({"format": name, "cast by": lib,
+        rows.append({"format": name, "cast by": lib, "finite value cast": overflow_probe(f),
                      "beyond the largest finite value": CAST_OUTCOME_LABELS[r["overflow"]],
                      "infinity": CAST_OUTCOME_LABELS[r["infinity"]],
                      "same for a 64-element tensor": _long_cast_agrees(f)})
@@ -652,12 +664,10 @@ def cast_rules_table(names: Iterable[str] | None = None) -> pd.DataFrame:
 
 def _long_cast_agrees(f: NumberFormat) -> bool | None:
     """Whether a 64-element torch cast (the vectorised CPU path) gives the same bits as ``encode``'s
-    one-element cast for twice the largest value and for inf; None where torch does not cast."""
+    one-element cast for ``overflow_probe`` and for inf; None where torch does not cast."""
     if not isinstance(f.storage, torch.dtype):
         return None
-    beyond = (math.ldexp(1.0, f.max_exponent_field() - f.bias + 2) if f.special == "e8m0"
-              else 2 * f.max_finite_from_definition())
-    for v in (beyond, math.inf):
+    for v in (overflow_probe(f), math.inf):
         bits = torch.full((64,), v, dtype=torch.float64).to(torch.float32).to(f.storage)
         raw = bits.view(_TORCH_INT[f.total_bits]).to(torch.int64) & ((1 << f.total_bits) - 1)
         if set(raw.tolist()) != {encode(v, f)}:

@@ -141,6 +141,26 @@ def subnormal_survival(device: str | torch.device = "cpu") -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+# ---- decimal digits, measured -------------------------------------------------------------
+def measured_decimal_digits(dtypes: Iterable[str] = ("FP32", "FP16", "BF16"), n: int = 1 << 16,
+                            seed: int = 0) -> pd.DataFrame:
+    """Decimal digits each dtype keeps, measured: -log10 of the largest relative error of its cast
+    on ``n`` random float64 values spread over [1, 2) (one binade: the relative spacing repeats).
+
+    A measurement of the cast, independent of the registry's ``decimal_digits()`` definition,
+    (M + 1) log10 2, which it approaches from above as ``n`` grows.
+    """
+    n = positive_int("n", n)
+    g = torch.Generator().manual_seed(seed)
+    x = 1 + torch.rand(n, generator=g, dtype=torch.float64)
+    rows = []
+    for name, dt in _dtypes(dtypes).items():
+        worst = ((x.to(dt).double() - x).abs() / x).max().item()
+        rows.append({"dtype": name, "largest relative rounding error": worst,
+                     "decimal digits (measured)": -math.log10(worst)})
+    return pd.DataFrame(rows)
+
+
 # ---- exp overflow ------------------------------------------------------------------------
 def exp_overflow(dtypes: Iterable[str] = ("FP16", "BF16", "FP32"),
                  device: str | torch.device = "cpu") -> pd.DataFrame:
@@ -294,6 +314,24 @@ def predicted_exp_overflow_scale(dtypes: Iterable[str] = ("FP16", "BF16", "FP32"
     for name, dt in _dtypes(dtypes).items():
         out[name] = next((float(sc) for sc in scales
                           if float((base * sc).to(dt).double().max()) > limit[name]), None)
+    return out
+
+
+def predicted_row_sum_overflow_scale(dtypes: Iterable[str] = ("FP16", "BF16", "FP32"),
+                                     scales: Sequence[float] = (1.0, 10.0, 100.0, 1000.0), width: int = 64,
+                                     rows: int = 32, seed: int = 0) -> dict[str, float | None]:
+    """Per dtype, the smallest scale at which some row's sum of e^x (exact, over the stored logits
+    of ``softmax_errors``' inputs) reaches the dtype's overflow threshold, its largest value plus
+    half its spacing there: where the naive softmax's row sum overflows even if no e^x does."""
+    g = torch.Generator().manual_seed(seed)
+    base = torch.randn(rows, width, generator=g, dtype=torch.float64)
+    out = {}
+    for name, dt in _dtypes(dtypes).items():
+        f = get_format(name)
+        top = f.max_finite_from_definition()
+        threshold = top + (top - bits_to_value(encode(top, f) - 1, f)) / 2
+        out[name] = next((float(sc) for sc in scales
+                          if float(torch.exp((base * sc).to(dt).double()).sum(dim=-1).max()) >= threshold), None)
     return out
 
 
@@ -483,6 +521,52 @@ def reduction_flags_restored():
             setattr(m, flag, value)
 
 
+FP32_PRECISION_ATTRIBUTES = (  # parent first: restoring writes them back in this order
+    "torch.backends.fp32_precision",
+    "torch.backends.cuda.matmul.fp32_precision",
+    "torch.backends.cudnn.fp32_precision", "torch.backends.cudnn.conv.fp32_precision",
+    "torch.backends.cudnn.rnn.fp32_precision",
+    "torch.backends.mkldnn.fp32_precision", "torch.backends.mkldnn.matmul.fp32_precision",
+    "torch.backends.mkldnn.conv.fp32_precision", "torch.backends.mkldnn.rnn.fp32_precision")
+
+
+def _attribute_owner(path: str):
+    owner, attr = path.rsplit(".", 1)
+    obj = torch
+    for part in owner.split(".")[1:]:
+        obj = getattr(obj, part)
+    return obj, attr
+
+
+def fp32_precision_state() -> dict[str, str]:
+    """Every ``fp32_precision`` attribute this torch has, by its path (the state the old API reads)."""
+    state = {}
+    for path in FP32_PRECISION_ATTRIBUTES:
+        try:
+            obj, attr = _attribute_owner(path)
+            state[path] = getattr(obj, attr)
+        except AttributeError:
+            continue
+    return state
+
+
+@contextlib.contextmanager
+def fp32_precision_restored():
+    """Restore every ``fp32_precision`` attribute on exit.
+
+    Writing back an old-API value is not a restore: ``set_float32_matmul_precision("highest")`` or
+    ``matmul.allow_tf32 = False`` turns a ``matmul.fp32_precision`` of "none" (defer to the parent)
+    into "ieee", and ``get_float32_matmul_precision()`` reads "highest" for both.
+    """
+    before = fp32_precision_state()
+    try:
+        yield
+    finally:
+        for path, value in before.items():
+            obj, attr = _attribute_owner(path)
+            setattr(obj, attr, value)
+
+
 def fp32_precision_values(candidates: Sequence[str] = ("ieee", "tf32", "none", "bf16x9", "bfx9")) -> pd.DataFrame:
     """Which values this torch accepts for ``torch.backends.cuda.matmul.fp32_precision`` (set, then restored).
 
@@ -490,21 +574,17 @@ def fp32_precision_values(candidates: Sequence[str] = ("ieee", "tf32", "none", "
     that error is the table's answer, whatever a note of another version lists.
     """
     m = torch.backends.cuda.matmul
-    try:
-        before = m.fp32_precision
-    except AttributeError:
+    if not hasattr(m, "fp32_precision"):
         return table_from_rows([{"value": v, "accepted": None, "error": "this torch has no fp32_precision"}
                                 for v in candidates])
     rows = []
-    try:
+    with fp32_precision_restored():
         for v in candidates:
             try:
                 m.fp32_precision = v
                 rows.append({"value": v, "accepted": True, "error": None})
             except (RuntimeError, ValueError) as exc:
                 rows.append({"value": v, "accepted": False, "error": str(exc).split("\n")[0]})
-    finally:
-        m.fp32_precision = before
     return table_from_rows(rows)
 
 
@@ -566,7 +646,8 @@ def fp32_precision_settings() -> pd.DataFrame:
     New API (torch 2.9+): ``torch.backends.{fp32_precision, cuda.matmul, cudnn, cudnn.conv,
     cudnn.rnn, mkldnn, ...}.fp32_precision``; old API: ``torch.get_float32_matmul_precision()``,
     ``torch.backends.cuda.matmul.allow_tf32``, ``torch.backends.cudnn.allow_tf32``. A setting this
-    torch does not have is "n/a".
+    torch does not have is "n/a". Each value is also assigned back (for the warning) and every
+    ``fp32_precision`` attribute restored afterwards (``fp32_precision_restored``): no change of state.
     """
     import warnings
 
@@ -594,12 +675,11 @@ def fp32_precision_settings() -> pd.DataFrame:
             except AttributeError:
                 value = None
         set_warning = None
-        if value is not None and not path.endswith("()"):  # assign the current value: no change of state
-            owner, attr = path.rsplit(".", 1)
-            obj = torch
-            for part in owner.split(".")[1:]:
-                obj = getattr(obj, part)
-            with warnings.catch_warnings(record=True) as caught_set:
+        if value is not None and not path.endswith("()"):
+            # assigning the value read is not neutral for the old flags (allow_tf32 rewrites
+            # fp32_precision "none" as "ieee" or "tf32"), hence the restore of every attribute
+            obj, attr = _attribute_owner(path)
+            with warnings.catch_warnings(record=True) as caught_set, fp32_precision_restored():
                 warnings.simplefilter("always")
                 setattr(obj, attr, value)
             set_warning = "; ".join(str(w.message).split("\n")[0] for w in caught_set) or None
@@ -779,7 +859,7 @@ def tf32_matmul_error(n: int | None = None, device: str | torch.device = "cuda",
     """Relative error of an FP32 matmul with TF32 off ("highest") and on ("high") vs float64.
 
     Needs a CUDA GPU (TF32 is a tensor-core mode); raises RuntimeError otherwise.
-    The previous ``torch.get_float32_matmul_precision()`` is restored.
+    Every ``fp32_precision`` attribute is restored afterwards (``fp32_precision_restored``).
     """
     size = _size("n", n, "matmul_size")
     if not torch.cuda.is_available():
@@ -792,9 +872,8 @@ def tf32_matmul_error(n: int | None = None, device: str | torch.device = "cuda",
     a = torch.randn(size, size, generator=g, dtype=torch.float64)
     b = torch.randn(size, size, generator=g, dtype=torch.float64)
     ref = a @ b
-    before = torch.get_float32_matmul_precision()
     rows = []
-    try:
+    with fp32_precision_restored():
         for setting in ("highest", "high"):
             torch.set_float32_matmul_precision(setting)
             c = (a.float().to(dev) @ b.float().to(dev)).double().cpu()
@@ -802,8 +881,6 @@ def tf32_matmul_error(n: int | None = None, device: str | torch.device = "cuda",
                          "mode": "strict FP32" if setting == "highest" else "TF32 allowed",
                          "max relative error": ((c - ref).abs().max() / ref.abs().max()).item(),
                          "mean abs error": (c - ref).abs().mean().item()})
-    finally:
-        torch.set_float32_matmul_precision(before)
     return pd.DataFrame(rows)
 
 
@@ -826,21 +903,18 @@ def tf32_input_rounding(device: str | torch.device = "cuda", n: int = 256,
     Each probe value fills the diagonal of an ``n`` x ``n`` matrix multiplied by the identity, so
     the product is the value as the kernel read it (the product by 1 and the FP32 accumulation
     are exact). The "mode" column names the conversion that matches every probe (see
-    ``TF32_MODES``), "full FP32" when nothing was dropped, or "other". The previous precision
-    setting is restored.
+    ``TF32_MODES``), "full FP32" when nothing was dropped, or "other". Every ``fp32_precision``
+    attribute is restored afterwards.
     """
     dev = check_device(device)
     n = positive_int("n", n)
-    before = torch.get_float32_matmul_precision()
     read = []
-    try:
+    with fp32_precision_restored():
         torch.set_float32_matmul_precision(precision)
         eye = torch.eye(n, device=dev)
         for value in TF32_PROBES.values():
             a = torch.eye(n, device=dev) * value
             read.append(float((a @ eye)[0, 0].item()))
-    finally:
-        torch.set_float32_matmul_precision(before)
     probes = tuple(TF32_PROBES.values())
     mode = ("full FP32" if tuple(read) == probes else
             next((name for name, expect in TF32_MODES.items() if tuple(read) == expect), "other"))
@@ -850,9 +924,11 @@ def tf32_input_rounding(device: str | torch.device = "cuda", n: int = 256,
 
 # ---- casting out of range ---------------------------------------------------------------------
 def overflow_casts(values: Sequence[float] = (1e6, math.inf, math.nan),
-                   formats: Sequence[str] = ("FP16", "BF16", "FP8 E4M3FN", "FP8 E5M2", "FP8 E4M3FNUZ",
+                   formats: Sequence[str] = ("FP16", "FP8 E4M3FN", "FP8 E5M2", "FP8 E4M3FNUZ",
                                              "FP8 E5M2FNUZ")) -> pd.DataFrame:
-    """What a cast does to out-of-range values: torch's cast vs ml_dtypes' cast of the same format."""
+    """What a cast does to out-of-range values: torch's cast vs ml_dtypes' cast of the same format.
+
+    The default formats are those whose range 1e6 exceeds (BF16's does not; it can be asked for)."""
     import ml_dtypes
 
     mld = {"FP16": np.float16, "BF16": ml_dtypes.bfloat16, "FP8 E4M3FN": ml_dtypes.float8_e4m3fn,
