@@ -47,7 +47,7 @@ def test_overflow_probe_is_finite_in_fp32_and_rounds_beyond_the_range(name):
 def test_e8m0_finite_overflow_is_nan_while_values_nearer_2_127_round_to_it():
     rules = F.cast_rules(["E8M0"])["E8M0"]
     assert rules["overflow"] == "nan"  # FP32's largest value rounds to 2^128: NaN (0xFF)
-    assert F.encode(1.2 * 2.0 ** 127, "E8M0") == 0xFE  # nearer 2^127: ordinary rounding
+    assert F.encode(1.2 * 2.0**127, "E8M0") == 0xFE  # nearer 2^127: ordinary rounding
     assert F.encode(float(np.finfo(np.float32).max), "E8M0") == 0xFF
 
 
