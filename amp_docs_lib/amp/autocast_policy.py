@@ -215,8 +215,10 @@ OPS: dict[str, OpSpec] = {s.name: s for s in [
     _op("addcmul", torch.addcmul, _S, _S, _S),
     _op("addcdiv", torch.addcdiv, _S, _S, _S, domain=("any", "any", "pos")),
     _op("atan2", torch.atan2, _S, _S),
-    _op("cross", lambda a, b: torch.linalg.cross(a, b), (4, 3), (4, 3),
-        aten=("linalg_cross", "cross")),
+    # torch.cross, not torch.linalg.cross: the lists name aten::cross (AutocastCUDA has a kernel
+    # for it), and linalg_cross, which it calls inside, has none.
+    _op("cross", lambda a, b: torch.cross(a, b, dim=1), (4, 3), (4, 3),
+        aten=("cross", "linalg_cross")),
     _op("dot", torch.dot, _V, _V),
     _op("tensordot", lambda a, b: torch.tensordot(a, b, dims=1), _S, (8, 4)),
     _op("index_put", lambda s, v, i: s.index_put((i,), v), _S, (2, 8),
@@ -529,7 +531,7 @@ def documented_cpu_vs_cuda(only: Sequence[str] | None = None) -> pd.DataFrame:
             rows.append({"op": shown, "CPU (documented)": cats["cpu"], "CUDA (documented)": cats["cuda"],
                          HEADER_COLUMN: header_category(shown),
                          "CUDA autocast kernel": autocast_kernel_registered(
-                             OPS[shown].aten[0] if shown in OPS and OPS[shown].aten else key, "cuda")})
+                             header_aten_name(shown) if shown in OPS else key, "cuda")})
     return pd.DataFrame(rows)
 
 
@@ -656,10 +658,17 @@ def installed_header_lists() -> dict[str, Any]:
     return {"path": path, "ops": ops}
 
 
+def header_aten_name(op: str) -> str:
+    """The ATen name under which the installed header lists ``op``: the first of its registry
+    entry's ATen names that the header names, else the first one (``op`` itself if unregistered)."""
+    names = OPS[op].aten if op in OPS and OPS[op].aten else (op,)
+    listed = installed_header_lists()["ops"]
+    return next((n for n in names if n in listed), names[0])
+
+
 def header_category(op: str) -> str:
-    """Category of ``op`` (ATen name of its registry entry) in the installed header, or "unlisted"."""
-    aten = OPS[op].aten[0] if op in OPS and OPS[op].aten else op
-    hit = installed_header_lists()["ops"].get(aten)
+    """Category of ``op`` (any ATen name of its registry entry) in the installed header, or "unlisted"."""
+    hit = installed_header_lists()["ops"].get(header_aten_name(op))
     return hit[0] if hit else "unlisted"
 
 
