@@ -86,3 +86,20 @@ def test_header_column_finds_an_op_under_any_of_its_aten_names():
     for op, spec in ap.OPS.items():
         if any(n in listed for n in spec.aten):
             assert ap.header_category(op) != "unlisted", op
+
+
+def test_eligibility_is_measured_at_the_kernel_not_by_the_output_dtype():
+    # read findings 2 and 4: out=, in-place and dtype= fix the output dtype whatever autocast does to
+    # the inputs; the dtypes reaching the kernel tell the cases apart
+    st = ap.eligibility_and_state().set_index("observation")["value"]
+    assert st["mm with out=: inputs reaching aten.mm"] == "float32, float32"
+    assert st["addmm_ in place: inputs reaching aten.addmm_"] == "float32, float32, float32"
+    assert st["addmm: inputs reaching aten.addmm"] == "bfloat16, bfloat16, bfloat16"
+    # CPU casts prod's input to FP32 even with an explicit dtype= (CPU's plain FP32 list)
+    assert st["prod, dtype= that dtype: input reaching aten.prod"] == "float32"
+    # the false variant, an eligible mm, is seen lowered by the same measurement
+    a = torch.randn(4, 8)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        assert ap._inputs_reaching("mm", lambda: torch.mm(a, a.T)) == "bfloat16, bfloat16"
+        low = torch.rand(8).bfloat16()
+        assert ap._inputs_reaching("sum", lambda: torch.sum(low, dtype=torch.bfloat16)) == "bfloat16"

@@ -741,6 +741,11 @@ def downstream_vs_inside(device: str = "cpu", dtype: torch.dtype = torch.bfloat1
                 "relu of an FP32 tensor": short_dtype(torch.relu(a).dtype)}
 
 
+def _inputs_reaching(aten_name: str, fn: Callable[[], Any]) -> str:
+    """The dtypes of the tensor inputs of the first ``aten::<aten_name>`` call ``fn`` dispatches below autocast."""
+    return ", ".join(next(dtypes for op, dtypes in dispatch_trace(fn) if op == aten_name))
+
+
 def eligibility_and_state(device: str = "cpu", dtype: torch.dtype = torch.bfloat16) -> pd.DataFrame:
     """Measured: which calls autocast leaves alone, and that its state does not cross into a new thread.
 
@@ -765,6 +770,14 @@ def eligibility_and_state(device: str = "cpu", dtype: torch.dtype = torch.bfloat
         seen["in-place addmm_ (FP32 inputs)"] = short_dtype(m.clone().addmm_(a, a.T).dtype)
         seen["prod of a low-precision tensor"] = short_dtype(torch.prod(low).dtype)
         seen["prod of a low-precision tensor, dtype= that dtype"] = short_dtype(torch.prod(low, dtype=dtype).dtype)
+        # What reaches the kernel below autocast: the output dtype alone cannot tell (out=, in-place
+        # and dtype= fix it whatever autocast did to the inputs).
+        seen["mm with out=: inputs reaching aten.mm"] = _inputs_reaching("mm", lambda: torch.mm(a, a.T, out=out))
+        seen["addmm: inputs reaching aten.addmm"] = _inputs_reaching("addmm", lambda: m.addmm(a, a.T))
+        seen["addmm_ in place: inputs reaching aten.addmm_"] = _inputs_reaching(
+            "addmm_", lambda: m.clone().addmm_(a, a.T))
+        seen["prod, dtype= that dtype: input reaching aten.prod"] = _inputs_reaching(
+            "prod", lambda: torch.prod(low, dtype=dtype))
 
         def in_thread():
             seen["thread: autocast enabled"] = torch.is_autocast_enabled(dev.type)
