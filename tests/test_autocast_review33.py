@@ -103,3 +103,12 @@ def test_eligibility_is_measured_at_the_kernel_not_by_the_output_dtype():
         assert ap._inputs_reaching("mm", lambda: torch.mm(a, a.T)) == "bfloat16, bfloat16"
         low = torch.rand(8).bfloat16()
         assert ap._inputs_reaching("sum", lambda: torch.sum(low, dtype=torch.bfloat16)) == "bfloat16"
+
+
+def test_cpu_low_precision_kernels_are_compared_with_a_bf16_arithmetic_variant():
+    # read finding 10: "left alone" on CPU is about the dtype; the measurement tells FP32-inside kernels
+    # (within a spacing of FP32 rounded once) from arithmetic in bfloat16 (the false variant, many spacings)
+    t = ap.low_precision_kernels_vs_fp32(shape=(8, 2048)).set_index("op")
+    assert set(t["output dtype"]) == {"bfloat16"}
+    assert t["max difference (spacings)"].iloc[-1] > 10
+    assert t.loc["softmax", "max difference (spacings)"] <= 1

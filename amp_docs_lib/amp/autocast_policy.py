@@ -931,3 +931,50 @@ def compiled_backward_effect(size: int = 64, dtype: torch.dtype = torch.bfloat16
                      "relative error of the weight gradient": err(gr), "same as eager": bool(torch.equal(gr, eager))})
     torch._dynamo.reset()
     return pd.DataFrame(rows)
+
+
+# Ops CPU autocast leaves in the input's dtype; their low-precision kernels may still compute in FP32.
+UNCHANGED_ON_CPU = {
+    "softmax": lambda t: torch.softmax(t, -1),
+    "log_softmax": lambda t: torch.log_softmax(t, -1),
+    "layer_norm": lambda t: F.layer_norm(t, t.shape[-1:]),
+    "rms_norm": lambda t: F.rms_norm(t, t.shape[-1:]),
+    "sum": lambda t: t.sum(-1),
+    "exp": torch.exp,
+}
+
+
+def _sum_rounding_each_add(t: torch.Tensor) -> torch.Tensor:
+    """Sum over the last dim, one element at a time, the running sum kept in ``t``'s dtype."""
+    acc = torch.zeros(t.shape[:-1], dtype=t.dtype, device=t.device)
+    for col in t.unbind(-1):
+        acc = acc + col
+    return acc
+
+
+def low_precision_kernels_vs_fp32(device: str = "cpu", dtype: torch.dtype = torch.bfloat16,
+                                  shape: tuple[int, int] = (64, 4096), seed: int = 0) -> pd.DataFrame:
+    """Each op of ``UNCHANGED_ON_CPU`` run under autocast on a ``dtype`` tensor (autocast leaves it in
+    ``dtype``) against the same op in FP32 on the same values, rounded once to ``dtype``.
+
+    "identical" is the share of output elements with the same bits; "max difference (spacings)" is
+    the largest difference in units of ``dtype``'s spacing at the FP32 result. A kernel that did its
+    arithmetic in ``dtype`` would differ by many spacings on a long reduction (the false variant,
+    ``sum`` accumulated in ``dtype``, is the last row).
+    """
+    dev = check_device(device)
+    g = torch.Generator().manual_seed(seed)
+    x = torch.randn(shape, generator=g).to(dev).to(dtype)
+    ops = dict(UNCHANGED_ON_CPU)
+    ops["sum accumulated in the low dtype (not a torch kernel)"] = _sum_rounding_each_add
+    rows = []
+    for name, fn in ops.items():
+        with torch.autocast(dev.type, dtype=dtype):
+            low = fn(x)
+        ref = fn(x.float())
+        once = ref.to(dtype)
+        spacing = torch.finfo(dtype).eps * ref.abs().clamp_min(torch.finfo(dtype).tiny)
+        rows.append({"op": name, "output dtype": short_dtype(low.dtype),
+                     "identical": float((low == once).float().mean()),
+                     "max difference (spacings)": float(((low.float() - ref).abs() / spacing).max())})
+    return pd.DataFrame(rows)
