@@ -978,3 +978,17 @@ def low_precision_kernels_vs_fp32(device: str = "cpu", dtype: torch.dtype = torc
                      "identical": float((low == once).float().mean()),
                      "max difference (spacings)": float(((low.float() - ref).abs() / spacing).max())})
     return pd.DataFrame(rows)
+
+
+def cpu_matmul_times(size: int = 256, min_run_time: float = 0.2) -> dict[str, float]:
+    """Median time (seconds) of a ``size`` x ``size`` CPU matmul per dtype (float32, bfloat16, float16),
+    measured with ``torch.utils.benchmark``: whether FP16 and BF16 have fast kernels on this CPU."""
+    from torch.utils import benchmark
+
+    a = torch.randn(size, size)
+    out = {}
+    for dt in (torch.float32, torch.bfloat16, torch.float16):
+        x = a.to(dt)
+        timer = benchmark.Timer("x @ x", globals={"x": x}, num_threads=torch.get_num_threads())
+        out[short_dtype(dt)] = timer.blocked_autorange(min_run_time=min_run_time).median
+    return out
