@@ -4,8 +4,6 @@ import io
 import runpy
 from contextlib import redirect_stdout
 
-import pytest
-import torch
 import torch.nn.functional as F
 
 from amp_docs_lib.page.snippets import example_path
