@@ -72,3 +72,43 @@ def test_compiled_backward_effect_tells_the_modes_apart():
     same = t.loc["compiled, backward_pass_autocast='same_as_forward'", "relative error of the weight gradient"]
     assert same >= 100 * eager  # lowered to bfloat16: error of BF16's order, not FP32's
     assert bool(t.loc["compiled, backward_pass_autocast='off'", "same as eager"])
+
+
+def test_header_column_finds_an_op_under_any_of_its_aten_names():
+    # read finding 1: `cross` is listed in the header (AT_FORALL_PROMOTE) but was shown "unlisted"
+    # because only the first ATen name of its registry entry was looked up
+    listed = ap.installed_header_lists()["ops"]
+    if "cross" not in listed:
+        pytest.skip("this torch's header does not list cross")
+    d = ap.documented_cpu_vs_cuda(only=["cross"]).set_index("op")
+    assert d.loc["cross", ap.HEADER_COLUMN] == listed["cross"][0] == "promote"
+    assert bool(d.loc["cross", "CUDA autocast kernel"])
+    for op, spec in ap.OPS.items():
+        if any(n in listed for n in spec.aten):
+            assert ap.header_category(op) != "unlisted", op
+
+
+def test_eligibility_is_measured_at_the_kernel_not_by_the_output_dtype():
+    # read findings 2 and 4: out=, in-place and dtype= fix the output dtype whatever autocast does to
+    # the inputs; the dtypes reaching the kernel tell the cases apart
+    st = ap.eligibility_and_state().set_index("observation")["value"]
+    assert st["mm with out=: inputs reaching aten.mm"] == "float32, float32"
+    assert st["addmm_ in place: inputs reaching aten.addmm_"] == "float32, float32, float32"
+    assert st["addmm: inputs reaching aten.addmm"] == "bfloat16, bfloat16, bfloat16"
+    # CPU casts prod's input to FP32 even with an explicit dtype= (CPU's plain FP32 list)
+    assert st["prod, dtype= that dtype: input reaching aten.prod"] == "float32"
+    # the false variant, an eligible mm, is seen lowered by the same measurement
+    a = torch.randn(4, 8)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        assert ap._inputs_reaching("mm", lambda: torch.mm(a, a.T)) == "bfloat16, bfloat16"
+        low = torch.rand(8).bfloat16()
+        assert ap._inputs_reaching("sum", lambda: torch.sum(low, dtype=torch.bfloat16)) == "bfloat16"
+
+
+def test_cpu_low_precision_kernels_are_compared_with_a_bf16_arithmetic_variant():
+    # read finding 10: "left alone" on CPU is about the dtype; the measurement tells FP32-inside kernels
+    # (within a spacing of FP32 rounded once) from arithmetic in bfloat16 (the false variant, many spacings)
+    t = ap.low_precision_kernels_vs_fp32(shape=(8, 2048)).set_index("op")
+    assert set(t["output dtype"]) == {"bfloat16"}
+    assert t["max difference (spacings)"].iloc[-1] > 10
+    assert t.loc["softmax", "max difference (spacings)"] <= 1

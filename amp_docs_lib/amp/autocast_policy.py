@@ -215,8 +215,10 @@ OPS: dict[str, OpSpec] = {s.name: s for s in [
     _op("addcmul", torch.addcmul, _S, _S, _S),
     _op("addcdiv", torch.addcdiv, _S, _S, _S, domain=("any", "any", "pos")),
     _op("atan2", torch.atan2, _S, _S),
-    _op("cross", lambda a, b: torch.linalg.cross(a, b), (4, 3), (4, 3),
-        aten=("linalg_cross", "cross")),
+    # torch.cross, not torch.linalg.cross: the lists name aten::cross (AutocastCUDA has a kernel
+    # for it), and linalg_cross, which it calls inside, has none.
+    _op("cross", lambda a, b: torch.cross(a, b, dim=1), (4, 3), (4, 3),
+        aten=("cross", "linalg_cross")),
     _op("dot", torch.dot, _V, _V),
     _op("tensordot", lambda a, b: torch.tensordot(a, b, dims=1), _S, (8, 4)),
     _op("index_put", lambda s, v, i: s.index_put((i,), v), _S, (2, 8),
@@ -529,7 +531,7 @@ def documented_cpu_vs_cuda(only: Sequence[str] | None = None) -> pd.DataFrame:
             rows.append({"op": shown, "CPU (documented)": cats["cpu"], "CUDA (documented)": cats["cuda"],
                          HEADER_COLUMN: header_category(shown),
                          "CUDA autocast kernel": autocast_kernel_registered(
-                             OPS[shown].aten[0] if shown in OPS and OPS[shown].aten else key, "cuda")})
+                             header_aten_name(shown) if shown in OPS else key, "cuda")})
     return pd.DataFrame(rows)
 
 
@@ -656,10 +658,17 @@ def installed_header_lists() -> dict[str, Any]:
     return {"path": path, "ops": ops}
 
 
+def header_aten_name(op: str) -> str:
+    """The ATen name under which the installed header lists ``op``: the first of its registry
+    entry's ATen names that the header names, else the first one (``op`` itself if unregistered)."""
+    names = OPS[op].aten if op in OPS and OPS[op].aten else (op,)
+    listed = installed_header_lists()["ops"]
+    return next((n for n in names if n in listed), names[0])
+
+
 def header_category(op: str) -> str:
-    """Category of ``op`` (ATen name of its registry entry) in the installed header, or "unlisted"."""
-    aten = OPS[op].aten[0] if op in OPS and OPS[op].aten else op
-    hit = installed_header_lists()["ops"].get(aten)
+    """Category of ``op`` (any ATen name of its registry entry) in the installed header, or "unlisted"."""
+    hit = installed_header_lists()["ops"].get(header_aten_name(op))
     return hit[0] if hit else "unlisted"
 
 
@@ -723,6 +732,11 @@ def downstream_vs_inside(device: str = "cpu", dtype: torch.dtype = torch.bfloat1
                 "relu of an FP32 tensor": short_dtype(torch.relu(a).dtype)}
 
 
+def _inputs_reaching(aten_name: str, fn: Callable[[], Any]) -> str:
+    """The dtypes of the tensor inputs of the first ``aten::<aten_name>`` call ``fn`` dispatches below autocast."""
+    return ", ".join(next(dtypes for op, dtypes in dispatch_trace(fn) if op == aten_name))
+
+
 def eligibility_and_state(device: str = "cpu", dtype: torch.dtype = torch.bfloat16) -> pd.DataFrame:
     """Measured: which calls autocast leaves alone, and that its state does not cross into a new thread.
 
@@ -747,6 +761,14 @@ def eligibility_and_state(device: str = "cpu", dtype: torch.dtype = torch.bfloat
         seen["in-place addmm_ (FP32 inputs)"] = short_dtype(m.clone().addmm_(a, a.T).dtype)
         seen["prod of a low-precision tensor"] = short_dtype(torch.prod(low).dtype)
         seen["prod of a low-precision tensor, dtype= that dtype"] = short_dtype(torch.prod(low, dtype=dtype).dtype)
+        # What reaches the kernel below autocast: the output dtype alone cannot tell (out=, in-place
+        # and dtype= fix it whatever autocast did to the inputs).
+        seen["mm with out=: inputs reaching aten.mm"] = _inputs_reaching("mm", lambda: torch.mm(a, a.T, out=out))
+        seen["addmm: inputs reaching aten.addmm"] = _inputs_reaching("addmm", lambda: m.addmm(a, a.T))
+        seen["addmm_ in place: inputs reaching aten.addmm_"] = _inputs_reaching(
+            "addmm_", lambda: m.clone().addmm_(a, a.T))
+        seen["prod, dtype= that dtype: input reaching aten.prod"] = _inputs_reaching(
+            "prod", lambda: torch.prod(low, dtype=dtype))
 
         def in_thread():
             seen["thread: autocast enabled"] = torch.is_autocast_enabled(dev.type)
@@ -900,3 +922,64 @@ def compiled_backward_effect(size: int = 64, dtype: torch.dtype = torch.bfloat16
                      "relative error of the weight gradient": err(gr), "same as eager": bool(torch.equal(gr, eager))})
     torch._dynamo.reset()
     return pd.DataFrame(rows)
+
+
+# Ops CPU autocast leaves in the input's dtype; their low-precision kernels may still compute in FP32.
+UNCHANGED_ON_CPU = {
+    "softmax": lambda t: torch.softmax(t, -1),
+    "log_softmax": lambda t: torch.log_softmax(t, -1),
+    "layer_norm": lambda t: F.layer_norm(t, t.shape[-1:]),
+    "rms_norm": lambda t: F.rms_norm(t, t.shape[-1:]),
+    "sum": lambda t: t.sum(-1),
+    "exp": torch.exp,
+}
+
+
+def _sum_rounding_each_add(t: torch.Tensor) -> torch.Tensor:
+    """Sum over the last dim, one element at a time, the running sum kept in ``t``'s dtype."""
+    acc = torch.zeros(t.shape[:-1], dtype=t.dtype, device=t.device)
+    for col in t.unbind(-1):
+        acc = acc + col
+    return acc
+
+
+def low_precision_kernels_vs_fp32(device: str = "cpu", dtype: torch.dtype = torch.bfloat16,
+                                  shape: tuple[int, int] = (64, 4096), seed: int = 0) -> pd.DataFrame:
+    """Each op of ``UNCHANGED_ON_CPU`` run under autocast on a ``dtype`` tensor (autocast leaves it in
+    ``dtype``) against the same op in FP32 on the same values, rounded once to ``dtype``.
+
+    "identical" is the share of output elements with the same bits; "max difference (spacings)" is
+    the largest difference in units of ``dtype``'s spacing at the FP32 result. A kernel that did its
+    arithmetic in ``dtype`` would differ by many spacings on a long reduction (the false variant,
+    ``sum`` accumulated in ``dtype``, is the last row).
+    """
+    dev = check_device(device)
+    g = torch.Generator().manual_seed(seed)
+    x = torch.randn(shape, generator=g).to(dev).to(dtype)
+    ops = dict(UNCHANGED_ON_CPU)
+    ops["sum accumulated in the low dtype (not a torch kernel)"] = _sum_rounding_each_add
+    rows = []
+    for name, fn in ops.items():
+        with torch.autocast(dev.type, dtype=dtype):
+            low = fn(x)
+        ref = fn(x.float())
+        once = ref.to(dtype)
+        spacing = torch.finfo(dtype).eps * ref.abs().clamp_min(torch.finfo(dtype).tiny)
+        rows.append({"op": name, "output dtype": short_dtype(low.dtype),
+                     "identical": float((low == once).float().mean()),
+                     "max difference (spacings)": float(((low.float() - ref).abs() / spacing).max())})
+    return pd.DataFrame(rows)
+
+
+def cpu_matmul_times(size: int = 256, min_run_time: float = 0.2) -> dict[str, float]:
+    """Median time (seconds) of a ``size`` x ``size`` CPU matmul per dtype (float32, bfloat16, float16),
+    measured with ``torch.utils.benchmark``: whether FP16 and BF16 have fast kernels on this CPU."""
+    from torch.utils import benchmark
+
+    a = torch.randn(size, size)
+    out = {}
+    for dt in (torch.float32, torch.bfloat16, torch.float16):
+        x = a.to(dt)
+        timer = benchmark.Timer("x @ x", globals={"x": x}, num_threads=torch.get_num_threads())
+        out[short_dtype(dt)] = timer.blocked_autorange(min_run_time=min_run_time).median
+    return out

@@ -197,7 +197,8 @@ def plot_scale(results: dict[str, pd.DataFrame], title: str = "Loss scale over t
         if len(sk):
             ax.scatter(sk["step"], s[df["skipped"]].fillna(np.nan), marker="x", color="C3", s=14,
                        lw=1, label=f"skipped step ({len(sk)})", zorder=3)
-        if ax is axes[0, 0] and len(df) and bool(df["skipped"].iloc[0]):  # once: every run starts so
+        # once, on the first panel, when its step 0 overflowed (it depends on the seed's noise)
+        if ax is axes[0, 0] and len(df) and bool(df["skipped"].iloc[0]):
             ax.annotate("step 0 skipped: the first scaled gradient overflowed, scale halved",
                         xy=(0, s.iloc[0]), xytext=(0.3, 0.1), textcoords="axes fraction", fontsize=7,
                         color="0.25", arrowprops=dict(arrowstyle="->", color="0.4", lw=0.8))

@@ -86,6 +86,19 @@ def predicted_fraction_below(threshold: float, log10_low: float = -12.0, log10_h
     return float(min(max(x, 0.0), 1.0))
 
 
+def cast_overflow_point(dtype: str = "fp16") -> float:
+    """The smallest float32 value that the cast to ``dtype`` turns into inf, found by casting every
+    float32 between the format's largest finite value and twice it. Round-to-nearest puts it half a
+    spacing above that value (65520 for FP16), not at it (65504)."""
+    low = _dtype(dtype)
+    top = torch.finfo(low).max
+    if 2 * top > torch.finfo(torch.float32).max:
+        raise ValueError(f"{dtype}'s overflow point lies beyond float32's range")
+    bits = torch.tensor([top, 2 * top], dtype=torch.float32).view(torch.int32)
+    candidates = torch.arange(int(bits[0]), int(bits[1]) + 1, dtype=torch.int32).view(torch.float32)
+    return float(candidates[torch.isinf(candidates.to(low))][0])
+
+
 def format_limits(dtype: str) -> dict[str, float]:
     """Smallest normal, smallest subnormal and largest finite value of ``dtype``."""
     fi = torch.finfo(_dtype(dtype))
