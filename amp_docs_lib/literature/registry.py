@@ -69,33 +69,38 @@ E4, E5 = "FP8 E4M3FN", "FP8 E5M2"
 CLAIMS: tuple[LiteratureClaim, ...] = (
     LiteratureClaim(
         "mpt-master-weights",
-        "In FP16 a weight update can be lost once the weight is {ratio:g} times larger than the update, and never "
-        "while it is less; an FP32 master copy of the weights keeps it.",
+        "In FP16 a weight update can be lost once the weight is {ratio:g} times larger than the update as FP16 holds "
+        "it, and never while it is less; an FP32 master copy of the weights keeps it.",
         "micikevicius2018mixed", "§3.1 (FP32 master copy of weights)",
         "chapters/formats.md#lost-updates-and-fp32-master-weights", V.fp16_update_lost,
         params={"ratio": 2048}, false_params={"ratio": 1024},
-        note="tested on 4096 weights over 8 binades at ratios below the threshold and 1% above it; the paper "
-             "says such an update 'can' be lost: whether it is depends on where the weight falls in its binade"),
+        note="tested on FP16 weights over FP16's whole range (subnormals included), updates of both signs, the "
+             "ratio taken between the FP16 weight and the FP16 update; the paper says such an update 'can' be "
+             "lost: whether it is depends on where the weight falls in its binade. An update computed in higher "
+             "precision and rounded to FP16 can be lost at a smaller nominal ratio, when it rounds to a subnormal "
+             "(measured)"),
     LiteratureClaim(
         "mpt-underflow",
         "Values below 2^{log2_threshold} become zero in FP16; larger ones round to at least its smallest "
         "subnormal, 2^-24.",
-        "micikevicius2018mixed", "§3.2 (loss scaling)",
+        "micikevicius2018mixed", "§3.1 (FP32 master copy of weights: 'any value whose magnitude is smaller than "
+        "2^-24 becomes zero in FP16')",
         "chapters/gradscaler.md#why-fp16-needs-loss-scaling", V.fp16_flush_threshold,
         params={"log2_threshold": -25}, false_params={"log2_threshold": -24}, kind="definition",
         note="the paper's shorthand, 'values smaller than 2^-24 become zero', is the false variant: torch's "
              "round-to-nearest cast keeps values between 2^-25 and 2^-24 as 2^-24"),
     LiteratureClaim(
         "mpt-loss-scaling",
-        "Scaling the loss by {scale:g} shifts gradient values into FP16's representable range, preserving values "
-        "that would otherwise become zero without overflowing any.",
+        "Scaling the loss by {scale:,.0f} keeps the gradients between 2^-25/{scale:,.0f} and 2^-25, which FP16 would "
+        "otherwise flush to zero, and overflows none of the gradients up to 1e-2.",
         "micikevicius2018mixed", "§3.2 (loss scaling; its SSD example scales by 8)",
         "chapters/gradscaler.md#why-fp16-needs-loss-scaling", V.loss_scaling_recovers,
-        params={"scale": 8.0}, false_params={"scale": 2.0**40},
+        params={"scale": 8.0}, false_params={"scale": 2.0**24},
         note="the paper's histogram was recorded in FP32 training; this test uses synthetic gradients from 1e-12 to "
-             "1e-2 and counts both what is flushed to zero and what overflows to inf (the false variant, 2^40, "
-             "leaves nothing at zero but overflows half of them); 65536 is torch.amp.GradScaler's initial scale, "
-             "not the paper's"),
+             "1e-2 and counts what is flushed to zero (against the log-uniform prediction) and what overflows to "
+             "inf. Gradients below 2^-25/8 are still flushed: a scale of 8 keeps three binades, not everything. The "
+             "false variant, 2^24 (a scale GradScaler's growth reaches), overflows the largest gradients; 65536 is "
+             "torch.amp.GradScaler's initial scale, not the paper's"),
     LiteratureClaim(
         "mpt-fp32-accumulation",
         "Reductions of FP16 values should accumulate in {accumulator} (then be stored in FP16) to keep accuracy.",
@@ -127,11 +132,14 @@ CLAIMS: tuple[LiteratureClaim, ...] = (
         false_params={"lower_op": "layer_norm", "unlisted_op": "mm"}, kind="definition"),
     LiteratureClaim(
         "bf16-range",
-        "{fmt} represents the same range of values as FP32.",
+        "{fmt} covers FP32's range of normal values: from 2^-126 to FP32's largest, none becomes zero and only values "
+        "within 0.2% of the largest overflow.",
         "kalamkar2019bfloat16", "Abstract",
         "chapters/formats.md#the-format-table", V.range_of_fp32,
         params={"fmt": "BF16"}, false_params={"fmt": "FP16"}, kind="definition",
-        note="tested as: FP32 values spread over FP32's whole normal range stay finite and non-zero when cast"),
+        note="tested as: FP32 values log-uniform over [2^-126, 2^128) and densely over the top binade, cast; "
+             "FP32's largest values round past BF16's largest to infinity, and BF16's subnormals stop at 2^-133 "
+             "where FP32's reach 2^-149 (both measured)"),
     LiteratureClaim(
         "bf16-conversion",
         "Conversion between FP32 and BF16 is simple.",
@@ -143,19 +151,21 @@ CLAIMS: tuple[LiteratureClaim, ...] = (
     LiteratureClaim(
         "bf16-no-scaling",
         "Because {fmt} keeps FP32's range, it needs no hyper-parameter tuning (such as loss scaling) for "
-        "convergence, unlike FP16.",
+        "convergence.",
         "kalamkar2019bfloat16", "Abstract",
         "chapters/gradscaler.md#why-fp16-needs-loss-scaling", V.no_scaling_needed,
         params={"fmt": "BF16"}, false_params={"fmt": "FP16"}, kind="definition",
-        note="tested on the range half of the claim: gradients that FP16 flushes survive in BF16"),
+        note="tested on the range half of the claim: gradients that FP16 flushes survive in BF16; the paper "
+             "contrasts BF16 with FP16, the false variant"),
     LiteratureClaim(
         "fp8-maxima",
         "E4M3's largest finite value is {e4m3:g} and E5M2's is {e5m2:g}.",
         "micikevicius2022fp8", "§3, Table 1",
         "chapters/fp8.md#what-the-formats-can-represent", V.fp8_maxima,
         params={"e4m3": 448.0, "e5m2": 57344.0}, false_params={"e4m3": 480.0}, kind="definition",
-        note="decoded from all 256 codes of torch's FP8 dtypes; 480 (the false variant) is E4M3's maximum "
-             "with IEEE-style special values"),
+        note="decoded from all 256 codes of torch's FP8 dtypes; 480 (the false variant) = 1.875 x 2^8 is what "
+             "E4M3 would reach if its all-ones mantissa at the top exponent were not NaN; with IEEE-style special "
+             "values (the whole top exponent reserved) E4M3's maximum would be 240"),
     LiteratureClaim(
         "fp8-specials",
         "E5M2 follows IEEE 754 for special values ({e5m2_inf} infinities); E4M3 represents {e4m3_inf} infinities "
@@ -183,12 +193,13 @@ CLAIMS: tuple[LiteratureClaim, ...] = (
     LiteratureClaim(
         "mx-block",
         "An MX block is {block} consecutive elements sharing one power-of-two scale, "
-        "X = 2^(floor(log2(amax)) - emax) (the {rule} rule).",
+        "X = 2^({rule}(log2(amax)) - emax).",
         "ocp2023mx", "MX format definition (k = 32, scale type E8M0)",
         "chapters/fp8.md#mx-block-scaling-bit-for-bit-against-torchao", V.mx_block,
-        params={"block": 32, "rule": "floor"}, false_params={"block": 16}, kind="definition",
-        note="tested as: torchao's MX quantizer (its FLOOR mode) produces exactly the scales the rule predicts "
-             "from each block's amax"),
+        params={"block": 32, "rule": "floor"}, false_params={"rule": "ceil"}, kind="definition",
+        note="tested as: torchao's MX quantizer at its default block size and FLOOR mode produces exactly the "
+             "scales the rule predicts from each block's amax over blocks of the claimed size (another block size "
+             "is rejected too); the false variant is the rule rounded up, which Mishra et al. propose instead"),
     LiteratureClaim(
         "mx-training",
         "MX formats train generative language models at sub-8-bit weights, activations and gradients with "
@@ -216,10 +227,14 @@ CLAIMS: tuple[LiteratureClaim, ...] = (
     LiteratureClaim(
         "zero-16-bytes",
         "Mixed-precision Adam needs {bytes_per_parameter:g} bytes of model state per parameter: 2 + 2 for 16-bit "
-        "weights and gradients, 12 for the FP32 master copy, momentum and variance.",
+        "weights and gradients, 4 for the FP32 master copy and {moments:g} for Adam's momentum and variance.",
         "rajbhandari2020zero", "§3.1",
         "chapters/distributed.md#memory-and-communication-for-n-parameters-on-k-devices", V.mixed_adam_bytes,
-        params={"bytes_per_parameter": 16}, false_params={"bytes_per_parameter": 12}, kind="definition"),
+        params={"bytes_per_parameter": 16, "moments": 8}, false_params={"bytes_per_parameter": 12, "moments": 4},
+        kind="definition",
+        note="measured: the state torch.optim.Adam allocates in one step; the 2 + 2 + 4 bytes of the BF16 weights "
+             "and gradients and FP32 master are the dtype sizes of tensors the check allocates. The false variant "
+             "keeps the moments in 16 bits"),
     LiteratureClaim(
         "zero-7.5b",
         "A 7.5B-parameter model on 64 devices needs {ddp:g} GB per device under data parallelism, and {zero1:g}, "
@@ -247,11 +262,13 @@ CLAIMS: tuple[LiteratureClaim, ...] = (
         "chapters/fp8.md#what-a-short-run-cannot-show", V.fishman_long_runs, hardware_dependent=True),
     LiteratureClaim(
         "nvidia-fp16-multiples-of-8",
-        "For FP16 Tensor Core GEMMs, all three dimensions (M, N, K) should be multiples of 8.",
+        "For FP16 Tensor Core GEMMs, all three dimensions (M, N, K) should be multiples of 8: other sizes run "
+        "{unaligned}.",
         "nvidia_mpt_guide", "Tensor Core shape constraints",
         "chapters/performance.md#alignment-multiples-of-8-and-16", V.fp16_multiples_of_8,
-        params={"slower_than": 0.9}, false_params={"slower_than": 0.0}, hardware_dependent=True,
-        note="tested as: on a CUDA GPU, FP16 sizes that are not multiples of 8 run below 90% of their aligned neighbour"),
+        params={"unaligned": "slower"}, false_params={"unaligned": "as fast"}, hardware_dependent=True,
+        note="tested as: on a CUDA GPU, FP16 n = 1023 and 1025 run below 90% of the rate of n = 1024 and 1032 "
+             "('slower') or at 90% of it or more ('as fast', the false variant)"),
     LiteratureClaim(
         "nvidia-constant-scale",
         "A constant loss scale S is safe from overflow when the largest gradient magnitude times S stays below "
@@ -272,13 +289,15 @@ CLAIMS: tuple[LiteratureClaim, ...] = (
         false_params={"backoff_factor": 0.25}, kind="definition"),
     LiteratureClaim(
         "deepseek-fine-grained",
-        "Scaling per 1x128 activation tile (E4M3 for all tensors) confines an outlier's effect to at most the "
-        "{group_elements} elements of its own tile, where per-tensor scaling degrades the whole tensor.",
+        "Scaling per 1x128 activation tile (E4M3 for all tensors) confines an outlier's effect to its own "
+        "{group_elements}-element group (it changes most of the others there and none outside), where per-tensor "
+        "scaling changes most of the tensor.",
         "deepseek2024v3", "§3.3.2 (fine-grained quantization), Figure 7(a)",
         "chapters/fp8.md#deepseek-v3s-recipe-tiles-blocks-and-promoted-accumulation", V.tiles_contain_outliers,
-        params={"group_elements": 128}, false_params={"group_elements": 32},
-        note="tested as: the other elements whose quantized value changes when outliers are planted, per outlier; "
-             "the false variant states the extent of an MX block (32)"),
+        params={"group_elements": 128}, false_params={"group_elements": 32}, kind="definition",
+        note="the 1x128 tiles are the library's emulation of the report's scaling, so this checks that emulation: "
+             "where the elements whose quantized value changes when outliers are planted lie; the false variant "
+             "states the extent of an MX block (32); a group of 256 fails too (half of it is unchanged)"),
     LiteratureClaim(
         "deepseek-accumulator",
         "FP8 GEMM accumulation on H800 tensor cores retains only about 14 bits, far fewer than FP32.",
@@ -286,30 +305,34 @@ CLAIMS: tuple[LiteratureClaim, ...] = (
         "chapters/fp8.md#accumulation-knobs", V.deepseek_h800_accumulator, hardware_dependent=True),
     LiteratureClaim(
         "deepseek-promotion",
-        "Copying partial sums to FP32 registers on the CUDA cores every N_C = {promote_every} elements of K divides "
-        "the error of a limited-precision, round-to-nearest accumulator by about (K/N_C)^{exponent:g}.",
-        "deepseek2024v3", "§3.3.2 (increasing accumulation precision), Figure 7(b)",
+        "Copying partial sums to FP32 registers on the CUDA cores every N_C = {promote_every} elements of K makes a "
+        "limited-precision accumulator more accurate; for a round-to-nearest accumulator, by a factor of about "
+        "(K/N_C)^{exponent:g} (the factor is this site's prediction, not the report's).",
+        "deepseek2024v3", "§3.3.2 (increasing accumulation precision; the size is this site's prediction)",
         "chapters/fp8.md#deepseek-v3s-recipe-tiles-blocks-and-promoted-accumulation", V.promotion_helps,
         params={"promote_every": 128, "exponent": 0.5}, false_params={"exponent": 1.0},
         note="the report states the improvement; the size, sqrt(K/N_C) for a random walk of rounding errors, is this "
              "site's prediction (the FP8 chapter's). Tested with an emulated 14-bit accumulator on the CPU, K = 4096, "
-             "1024 outputs, within a factor of 1.5; the false variant predicts a linear gain, as truncation gives"),
+             "1024 outputs, within a factor of 1.5 (measured exponents between about 0.38 and 0.62 pass: the test "
+             "tells 1/2 from 1, not 1/2 from 0.45); the false variant predicts a linear gain, as truncation gives"),
     LiteratureClaim(
         "nvfp4-vs-mxfp4",
-        "{better} (16-element blocks, E4M3 block scales, an FP32 tensor scale) represents values more accurately "
-        "than {worse} (32-element blocks, power-of-two E8M0 scales).",
+        "NVFP4 (16-element blocks, E4M3 block scales, an FP32 tensor scale) represents values {nvfp4_is} accurately "
+        "than MXFP4 (32-element blocks, power-of-two E8M0 scales).",
         "nvidia2025nvfp4", "§2 (NVFP4 format)",
         "chapters/fp8.md#nvfp4-against-mxfp4", V.nvfp4_beats_mxfp4,
-        params={"better": "NVFP4", "worse": "MXFP4"}, false_params={"better": "MXFP4", "worse": "NVFP4"},
+        params={"nvfp4_is": "more"}, false_params={"nvfp4_is": "less"},
         note="tested on Gaussian data: quantization SQNR"),
     LiteratureClaim(
         "nvfp4-amax",
-        "With E4M3 block scales, each block's largest value is represented at near-FP8 precision (relative error "
-        "at most {bound:g}).",
+        "With E4M3 block scales, each block whose scale stays in E4M3's normal range (amax at least 2^-6/448 of the "
+        "tensor's) keeps its largest value at near-FP8 precision: relative error at most {bound:g}, and close to it.",
         "nvidia2025nvfp4", "§2 (NVFP4 format)",
         "chapters/fp8.md#nvfp4-against-mxfp4", V.nvfp4_amax_precision,
         params={"bound": 2.0**-4}, false_params={"bound": 2.0**-6},
-        note="2^-4 is E4M3's rounding bound (3 mantissa bits)"),
+        note="2^-4 is E4M3's rounding bound (3 mantissa bits); 'close to it' is checked as above half of it, so "
+             "a loose bound fails too. Tested on Gaussian blocks and on the same with one block ×10^6, whose other "
+             "blocks' scales fall below E4M3's range and lose far more (measured, outside the claim)"),
     LiteratureClaim(
         "nvfp4-training",
         "A 12B-parameter model pretrained with NVFP4 on 10 trillion tokens reaches training loss and downstream "
