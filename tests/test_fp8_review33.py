@@ -41,3 +41,49 @@ def test_mx_override_drops_bias_is_measured():
     with torch.no_grad():
         same = torch.equal(torch.nn.functional.linear(x, w, torch.ones(64)), torch.nn.functional.linear(x, w))
     assert dropped == same
+
+
+def test_double_quantization_costs_3_db_with_amax_scales_and_nothing_with_power_of_two_scales():
+    # Finding 2: the 3 dB loss belongs to exact amax scales; torchao's rowwise (power-of-two) scales requantize exactly.
+    from amp_docs_lib.fp8 import scaling
+
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(128, 256, generator=g) * torch.exp2(torch.randn(128, 1, generator=g)) \
+        * torch.exp2(torch.randn(1, 256, generator=g))
+    dq = scaling.double_quantization_table({"activation:x": x}).set_index(["scales", "format"])
+    amax_drops, p2_drops = dq.loc["amax", "drop (dB)"], dq.loc["power of two", "drop (dB)"]
+    assert all(abs(d - scaling.DOUBLE_QUANTIZATION_DB) <= 0.5 for d in amax_drops)
+    assert all(d < 0.1 for d in p2_drops)
+    # the chapter's power-of-two check (< 0.1 dB) rejects the amax result, its plausible false variant
+    assert not any(d < 0.1 for d in amax_drops)
+    assert all(c < 0.05 for c in dq.loc["power of two", "elements changed"])
+    with pytest.raises(ValueError, match="unknown scale rule"):
+        scaling.double_quantization_table({"activation:x": x}, scales=("exact",))
+
+
+def test_power_of_two_rowwise_scales_are_powers_of_two():
+    from amp_docs_lib.fp8 import scaling
+
+    x = torch.randn(16, 64) * 3.7
+    s = scaling.quantize_rowwise(x, power_of_two=True).scale
+    assert torch.equal(s, torch.exp2(torch.log2(s).round()))
+    assert torch.all(s <= scaling.quantize_rowwise(x).scale)  # rounded down: the row amax still fits
+
+
+def test_code_summary_disagreements_catch_a_read_back_that_differs_from_the_specification():
+    # Finding 3: the chapter's format counts are checked as agreement of torch / ml_dtypes with the definition.
+    from amp_docs_lib.fp8 import formats as fp8f
+
+    summary = fp8f.code_summary(fp8f.CODE_TABLE_FORMATS)
+    assert fp8f.code_summary_disagreements(summary, names=fp8f.CODE_TABLE_FORMATS).empty
+    assert fp8f.counts_from_definition("FP8 E4M3FN") == {"finite values": 254, "infinities": 0, "NaNs": 2,
+                                                         "distinct positive values": 126, "largest finite": 448.0}
+    assert fp8f.counts_from_definition("FP8 E5M2")["finite values"] == 248
+    assert fp8f.counts_from_definition("FP4 E2M1")["distinct positive values"] == 7
+    # a read-back in which E4M3FN's top code were NaN-free and reached 480 (no "fn" NaN) must be caught
+    wrong = summary.copy()
+    row = wrong["format"] == "FP8 E4M3FN"
+    wrong.loc[row, "largest finite"] = 480.0
+    wrong.loc[row, "finite values"] = 256
+    bad = fp8f.code_summary_disagreements(wrong)
+    assert set(bad["column"]) == {"largest finite", "finite values"}
