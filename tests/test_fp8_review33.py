@@ -87,3 +87,18 @@ def test_code_summary_disagreements_catch_a_read_back_that_differs_from_the_spec
     wrong.loc[row, "finite values"] = 256
     bad = fp8f.code_summary_disagreements(wrong)
     assert set(bad["column"]) == {"largest finite", "finite values"}
+
+
+def test_rowwise_scale_rule_table_compares_exact_and_power_of_two_scales():
+    # Finding 2, last point: the per-row strategy uses exact amax scales; the table shows torchao's power-of-two ones
+    from amp_docs_lib.fp8 import scaling
+
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(64, 128, generator=g) * torch.exp2(torch.randn(64, 1, generator=g))
+    t = scaling.rowwise_scale_rule_table({"activation:x": x}, fmts=("FP8 E5M2",)).iloc[0]
+    exact = scaling.error_metrics(x, scaling.quantize_rowwise(x, "FP8 E5M2"))["SQNR (dB)"]
+    p2 = scaling.error_metrics(x, scaling.quantize_rowwise(x, "FP8 E5M2", power_of_two=True))["SQNR (dB)"]
+    assert t["per-row, amax scales (dB)"] == pytest.approx(exact)
+    assert t["per-row, power-of-two scales (dB)"] == pytest.approx(p2)
+    assert exact != p2  # the two rules differ on this tensor, so the table would show a swapped column
+    assert t["edge, power-of-two scales (dB)"] == pytest.approx(p2 - t["per-tensor (dB)"])

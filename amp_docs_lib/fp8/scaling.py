@@ -588,6 +588,27 @@ def rounding_noise_sqnr_db(x: torch.Tensor, fmt: str = "FP8 E4M3FN") -> float:
 DOUBLE_QUANTIZATION_DB = 10 * math.log10(2)  # a second, independent rounding of the same size doubles the noise
 
 
+def rowwise_scale_rule_table(tensors: dict[str, torch.Tensor], fmts=FP8_FORMATS) -> pd.DataFrame:
+    """Median SQNR per tensor kind and format: per-tensor scaling, and per-row scaling with exact amax scales
+    (the strategy table's "per-row") and with scales rounded down to powers of two (torchao's rowwise
+    recipes); each per-row rule's edge over per-tensor in dB."""
+    rows = []
+    for name, x in tensors.items():
+        x = _check_2d(x)
+        if x.dim() != 2:
+            continue
+        for fmt in fmts:
+            rows.append({"kind": name.split(":")[0], "format": fmt,
+                         "per-tensor (dB)": error_metrics(x, quantize_tensorwise(x, fmt))["SQNR (dB)"],
+                         "per-row, amax scales (dB)": error_metrics(x, quantize_rowwise(x, fmt))["SQNR (dB)"],
+                         "per-row, power-of-two scales (dB)":
+                             error_metrics(x, quantize_rowwise(x, fmt, power_of_two=True))["SQNR (dB)"]})
+    med = pd.DataFrame(rows).groupby(["kind", "format"], sort=False).median().reset_index()
+    med["edge, amax scales (dB)"] = med["per-row, amax scales (dB)"] - med["per-tensor (dB)"]
+    med["edge, power-of-two scales (dB)"] = med["per-row, power-of-two scales (dB)"] - med["per-tensor (dB)"]
+    return med
+
+
 DOUBLE_QUANTIZATION_SCALES = ("amax", "power of two")
 
 
