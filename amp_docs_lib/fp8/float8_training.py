@@ -135,22 +135,69 @@ def convert_mx(model: torch.nn.Module, rule: str = "rceil", *, skip=("lm_head",)
     BF16 input against the FP32 master weight under autocast, so these linears run outside autocast on
     FP32 inputs (both operands are quantized to MXFP8 either way) and hand on their output in the
     autocast dtype, as an autocast linear does.
+
+    The bias stays an ordinary parameter and is added here: ``quantize_`` wraps every parameter of the
+    module, bias included, and torchao 0.18's linear override of ``MXFP8TrainingWeightWrapperTensor``
+    drops the bias argument (``torchao/prototype/moe_training/tensor.py``, the ``linear`` branch calls
+    ``_to_mxfp8_then_scaled_mm(A, B)`` only; :func:`mx_override_drops_bias` measures it). The weight is
+    passed alone, so a torchao that adds the bias itself would not add it twice.
     """
     from torchao.quantization import quantize_
 
-    quantize_(model, mx_training_config(rule), filter_fn=lambda m, fqn: isinstance(m, torch.nn.Linear) and fqn not in skip)
+    def wanted(m, fqn):
+        return isinstance(m, torch.nn.Linear) and fqn not in skip
+
+    biases = {fqn: m.bias for fqn, m in model.named_modules() if wanted(m, fqn) and m.bias is not None}
+    quantize_(model, mx_training_config(rule), filter_fn=wanted)
     for name in mx_modules(model):
         mod = model.get_submodule(name)
-        fwd = mod.forward
+        if name in biases:
+            mod.bias = biases[name]  # the plain parameter quantize_ replaced: not a GEMM operand
 
-        def forward(x, _fwd=fwd):
+        def forward(x, _mod=mod):
             dev = x.device.type
             out_dtype = torch.get_autocast_dtype(dev) if torch.is_autocast_enabled(dev) else None
             with torch.autocast(dev, enabled=False):
-                y = _fwd(x.float())
+                y = torch.nn.functional.linear(x.float(), _mod.weight)
+                if _mod.bias is not None:
+                    y = y + _mod.bias
             return y if out_dtype is None else y.to(out_dtype)  # what an autocast linear hands on
         mod.forward = forward
     return model
+
+
+def mx_override_drops_bias(features: int = 64, *, seed: int = 0) -> bool:
+    """Whether this torchao's MXFP8 linear override ignores ``F.linear``'s bias: the same wrapped weight
+    with a bias of ones and with no bias gives identical outputs."""
+    from torchao.prototype.moe_training.tensor import MXFP8TrainingWeightWrapperTensor
+
+    g = torch.Generator().manual_seed(seed)
+    x = torch.randn(features, features, generator=g)
+    w = MXFP8TrainingWeightWrapperTensor(torch.randn(features, features, generator=g), mx_training_config())
+    with torch.no_grad():
+        return bool(torch.equal(torch.nn.functional.linear(x, w, torch.ones(features)),
+                                torch.nn.functional.linear(x, w)))
+
+
+def mx_linear_bias_errors(features: int = 256, rule: str = "rceil", *, seed: int = 0) -> dict:
+    """One linear with a bias of the output's own size, converted with :func:`convert_mx`: the relative
+    error (Frobenius norm) of its output against ``x @ W.T + b`` (MXFP8 rounding alone) and against
+    ``x @ W.T`` (what a linear that dropped its bias would match), and the gradient the bias received."""
+    torch.manual_seed(seed)
+    layer = torch.nn.Sequential(torch.nn.Linear(features, features))
+    x = torch.randn(2 * features, features)
+    with torch.no_grad():
+        layer[0].bias.copy_(torch.randn(features) * (x @ layer[0].weight.T).std())
+        w, b = layer[0].weight.clone(), layer[0].bias.clone()
+    convert_mx(layer, rule, skip=())
+    y = layer(x)
+    y.sum().backward()
+
+    def rel(ref):
+        return float((y.detach() - ref).norm() / ref.norm())
+    grad = layer[0].bias.grad
+    return {"vs x@W.T + b": rel(x @ w.T + b), "vs x@W.T": rel(x @ w.T),
+            "bias gradient": None if grad is None else float(grad.abs().sum())}
 
 
 def mx_modules(model: torch.nn.Module) -> list[str]:

@@ -91,6 +91,34 @@ def code_summary(names=("FP8 E4M3FN", "FP8 E5M2", "FP6 E2M3", "FP6 E3M2", "FP4 E
     return pd.DataFrame(rows)
 
 
+def counts_from_definition(name: str | NumberFormat) -> dict:
+    """What the layout and encoding family define, in closed form, for the columns of :func:`code_summary`
+    that a specification states: finite values, infinities, NaNs, distinct positive values, largest finite."""
+    f = get_format(name)
+    M = f.mantissa_bits
+    signs = 2 if f.signed else 1
+    per_sign_nan = {"ieee": 2 ** M - 1, "fn": 1, "fnuz": 0, "finite": 0, "e8m0": 0}[f.special]
+    nans = signs * per_sign_nan + (1 if f.special in ("fnuz", "e8m0") else 0)  # fnuz: -0's pattern; e8m0: 0xFF
+    infs = signs if f.special == "ieee" else 0
+    finite = 2 ** f.total_bits - nans - infs
+    zero_codes = 0 if f.special == "e8m0" else 1  # the positive zero, not a positive value
+    positive = 2 ** (f.total_bits - (1 if f.signed else 0)) - zero_codes - per_sign_nan - (infs // signs)
+    if f.special == "e8m0":
+        positive -= 1  # 0xFF is NaN
+    return {"finite values": finite, "infinities": infs, "NaNs": nans, "distinct positive values": positive,
+            "largest finite": f.max_finite_from_definition()}
+
+
+def code_summary_disagreements(summary: pd.DataFrame, names=("FP8 E4M3FN", "FP8 E5M2", "FP4 E2M1")) -> pd.DataFrame:
+    """Rows of ``summary`` (:func:`code_summary`, read back through torch / ml_dtypes) whose counts or
+    largest value differ from :func:`counts_from_definition`: format, column, read back, definition."""
+    s = summary.set_index("format")
+    rows = [{"format": get_format(n).name, "column": col, "read back": s.loc[get_format(n).name, col], "definition": want}
+            for n in names for col, want in counts_from_definition(n).items()
+            if s.loc[get_format(n).name, col] != want]
+    return pd.DataFrame(rows, columns=["format", "column", "read back", "definition"])
+
+
 def plot_codes(names=("FP8 E4M3FN", "FP8 E5M2", "FP6 E2M3", "FP6 E3M2", "FP4 E2M1")):
     """Every positive finite value of each format as a tick on a log axis (a matplotlib Figure)."""
     import matplotlib.pyplot as plt

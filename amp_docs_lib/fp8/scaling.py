@@ -109,13 +109,18 @@ def quantize_tensorwise(x: torch.Tensor, fmt: str = "FP8 E4M3FN", *, amax: float
     return _finish(x, scale_from_amax(a, f, margin), f, "per-tensor")
 
 
-def quantize_rowwise(x: torch.Tensor, fmt: str = "FP8 E4M3FN") -> Quantized:
-    """Per-row scaling: one scale per row of a 2-D tensor (amax over the last dimension)."""
+def quantize_rowwise(x: torch.Tensor, fmt: str = "FP8 E4M3FN", *, power_of_two: bool = False) -> Quantized:
+    """Per-row scaling: one scale per row of a 2-D tensor (amax over the last dimension). ``power_of_two``
+    rounds each scale down to a power of two, as torchao's rowwise recipes do
+    (``round_scales_to_power_of_2=True``; ``torchao/float8/float8_utils.py``, ``_round_scale_down_to_power_of_2``)."""
     x = _check_2d(x)
     if x.dim() != 2:
         raise ValueError(f"rowwise scaling takes a 2-D tensor, got shape {tuple(x.shape)}")
     f = element_format(fmt).name
-    return _finish(x, scale_from_amax(x.abs().amax(dim=1, keepdim=True), f), f, "per-row")
+    scale = scale_from_amax(x.abs().amax(dim=1, keepdim=True), f)
+    if power_of_two:
+        scale = torch.exp2(torch.floor(torch.log2(scale)))
+    return _finish(x, scale, f, "per-row, power-of-two scales" if power_of_two else "per-row")
 
 
 def emax_elem(fmt: str) -> int:
@@ -583,11 +588,42 @@ def rounding_noise_sqnr_db(x: torch.Tensor, fmt: str = "FP8 E4M3FN") -> float:
 DOUBLE_QUANTIZATION_DB = 10 * math.log10(2)  # a second, independent rounding of the same size doubles the noise
 
 
-def double_quantization_table(tensors: dict[str, torch.Tensor], fmts=FP8_FORMATS) -> pd.DataFrame:
+def rowwise_scale_rule_table(tensors: dict[str, torch.Tensor], fmts=FP8_FORMATS) -> pd.DataFrame:
+    """Median SQNR per tensor kind and format: per-tensor scaling, and per-row scaling with exact amax scales
+    (the strategy table's "per-row") and with scales rounded down to powers of two (torchao's rowwise
+    recipes); each per-row rule's edge over per-tensor in dB."""
+    rows = []
+    for name, x in tensors.items():
+        x = _check_2d(x)
+        if x.dim() != 2:
+            continue
+        for fmt in fmts:
+            rows.append({"kind": name.split(":")[0], "format": fmt,
+                         "per-tensor (dB)": error_metrics(x, quantize_tensorwise(x, fmt))["SQNR (dB)"],
+                         "per-row, amax scales (dB)": error_metrics(x, quantize_rowwise(x, fmt))["SQNR (dB)"],
+                         "per-row, power-of-two scales (dB)":
+                             error_metrics(x, quantize_rowwise(x, fmt, power_of_two=True))["SQNR (dB)"]})
+    med = pd.DataFrame(rows).groupby(["kind", "format"], sort=False).median().reset_index()
+    med["edge, amax scales (dB)"] = med["per-row, amax scales (dB)"] - med["per-tensor (dB)"]
+    med["edge, power-of-two scales (dB)"] = med["per-row, power-of-two scales (dB)"] - med["per-tensor (dB)"]
+    return med
+
+
+DOUBLE_QUANTIZATION_SCALES = ("amax", "power of two")
+
+
+def double_quantization_table(tensors: dict[str, torch.Tensor], fmts=FP8_FORMATS,
+                              scales=DOUBLE_QUANTIZATION_SCALES) -> pd.DataFrame:
     """Columnwise scaling of each 2-D tensor (one scale per column: what ``grad_weight = input^T @ grad_output``
     needs of both operands), quantized from high precision, against quantizing it rowwise first (what the
     forward GEMM used), reading it back and requantizing columnwise: the *double quantization* that Transformer
-    Engine and torchao avoid. SQNR against the high-precision tensor, and the drop, per tensor and format."""
+    Engine avoids. Scales are either exact (``"amax"``: max_finite / amax) or rounded down to a power of two
+    (``"power of two"``, torchao's rowwise recipes; MX's E8M0 scales are powers of two too). SQNR against the
+    high-precision tensor, the drop, and the fraction of elements the second quantization changed, per tensor,
+    format and scale rule."""
+    bad = [s for s in scales if s not in DOUBLE_QUANTIZATION_SCALES]
+    if bad:
+        raise ValueError(f"unknown scale rule(s) {bad}; valid: {list(DOUBLE_QUANTIZATION_SCALES)}")
     rows = []
     for name, x in tensors.items():
         x = _check_2d(x)
@@ -595,10 +631,15 @@ def double_quantization_table(tensors: dict[str, torch.Tensor], fmts=FP8_FORMATS
             continue
         xt = x.t().contiguous()  # columns of x as rows: quantize_rowwise then scales per column of x
         for fmt in fmts:
-            direct = error_metrics(xt, quantize_rowwise(xt, fmt))["SQNR (dB)"]
-            again = quantize_rowwise(quantize_rowwise(x, fmt).dequantized.t().contiguous(), fmt)
-            twice = error_metrics(xt, again)["SQNR (dB)"]
-            rows.append({"tensor": name, "kind": name.split(":")[0], "format": fmt,
-                         "columnwise from high precision (dB)": direct, "rowwise, then columnwise (dB)": twice,
-                         "drop (dB)": direct - twice})
+            for rule in scales:
+                p2 = rule == "power of two"
+                once = quantize_rowwise(xt, fmt, power_of_two=p2)
+                again = quantize_rowwise(quantize_rowwise(x, fmt, power_of_two=p2).dequantized.t().contiguous(), fmt,
+                                         power_of_two=p2)
+                direct = error_metrics(xt, once)["SQNR (dB)"]
+                twice = error_metrics(xt, again)["SQNR (dB)"]
+                rows.append({"tensor": name, "kind": name.split(":")[0], "format": fmt, "scales": rule,
+                             "columnwise from high precision (dB)": direct, "rowwise, then columnwise (dB)": twice,
+                             "drop (dB)": direct - twice,
+                             "elements changed": float((once.dequantized != again.dequantized).float().mean())})
     return pd.DataFrame(rows)
