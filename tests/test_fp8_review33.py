@@ -1,4 +1,5 @@
 """Issue 33, independent read of the fp8 chapter: what its findings fixed."""
+
 import pytest
 import torch
 
@@ -36,6 +37,7 @@ def test_mx_override_drops_bias_is_measured():
     # torchao 0.18 drops it (moe_training/tensor.py, linear branch); the function must tell a dropped bias from an added one.
     dropped = ft.mx_override_drops_bias()
     from torchao.prototype.moe_training.tensor import MXFP8TrainingWeightWrapperTensor
+
     w = MXFP8TrainingWeightWrapperTensor(torch.randn(64, 64), ft.mx_training_config())
     x = torch.randn(64, 64)
     with torch.no_grad():
@@ -48,8 +50,11 @@ def test_double_quantization_costs_3_db_with_amax_scales_and_nothing_with_power_
     from amp_docs_lib.fp8 import scaling
 
     g = torch.Generator().manual_seed(0)
-    x = torch.randn(128, 256, generator=g) * torch.exp2(torch.randn(128, 1, generator=g)) \
+    x = (
+        torch.randn(128, 256, generator=g)
+        * torch.exp2(torch.randn(128, 1, generator=g))
         * torch.exp2(torch.randn(1, 256, generator=g))
+    )
     dq = scaling.double_quantization_table({"activation:x": x}).set_index(["scales", "format"])
     amax_drops, p2_drops = dq.loc["amax", "drop (dB)"], dq.loc["power of two", "drop (dB)"]
     assert all(abs(d - scaling.DOUBLE_QUANTIZATION_DB) <= 0.5 for d in amax_drops)
@@ -76,8 +81,13 @@ def test_code_summary_disagreements_catch_a_read_back_that_differs_from_the_spec
 
     summary = fp8f.code_summary(fp8f.CODE_TABLE_FORMATS)
     assert fp8f.code_summary_disagreements(summary, names=fp8f.CODE_TABLE_FORMATS).empty
-    assert fp8f.counts_from_definition("FP8 E4M3FN") == {"finite values": 254, "infinities": 0, "NaNs": 2,
-                                                         "distinct positive values": 126, "largest finite": 448.0}
+    assert fp8f.counts_from_definition("FP8 E4M3FN") == {
+        "finite values": 254,
+        "infinities": 0,
+        "NaNs": 2,
+        "distinct positive values": 126,
+        "largest finite": 448.0,
+    }
     assert fp8f.counts_from_definition("FP8 E5M2")["finite values"] == 248
     assert fp8f.counts_from_definition("FP4 E2M1")["distinct positive values"] == 7
     # a read-back in which E4M3FN's top code were NaN-free and reached 480 (no "fn" NaN) must be caught
