@@ -1,0 +1,46 @@
+"""Exercises page, independent read 34: what the exercises measure counts each stored tensor once."""
+
+import runpy
+
+import pytest
+import torch
+from torch import nn
+
+from conftest import REPO_ROOT
+from amp_docs_lib.amp.precision import precision_setup
+
+EX = REPO_ROOT / "examples" / "exercises"
+
+
+@pytest.fixture(scope="module")
+def batch_size_limit():
+    return runpy.run_path(str(EX / "batch_size_limit.py"), run_name="batch_size_limit")
+
+
+def test_fp32_step_counts_the_input_batch_and_the_weights_once(batch_size_limit):
+    """Read 34, exercises finding 1: in FP32 the Linear saves the input batch and its weight themselves; the
+    step's bytes counted both twice (the input as saved and as input, the weight as saved and as state)."""
+    step_bytes, state_bytes = batch_size_limit["step_bytes"], batch_size_limit["model_state_bytes"]
+    torch.manual_seed(0)
+    model, setup = nn.Linear(256, 10), precision_setup("fp32", "cpu")
+    small, large = (step_bytes(model, b, setup, "cpu") for b in (64, 128))
+    per_sample = (large - small) / 64
+    # the input (256 FP32 values) plus what the loss saves (FP32 log-probabilities, an int64 target): not 2x input
+    assert 256 * 4 + 10 * 4 <= per_sample < 2 * 256 * 4, per_sample
+    fixed = small - 64 * per_sample  # what does not grow with the batch: the model state, weights not counted again
+    assert state_bytes(model) <= fixed < state_bytes(model) + 10 * 256 * 4, (fixed, state_bytes(model))
+
+
+def test_amp_step_counts_the_bf16_copies_beside_the_fp32_originals(batch_size_limit):
+    """Under autocast the saved input and weight are BF16 copies, new storages: 2 bytes per input feature more."""
+    step_bytes = batch_size_limit["step_bytes"]
+    model = nn.Linear(256, 10)
+    fp32, amp = (
+        (
+            step_bytes(model, 128, precision_setup(n, "cpu"), "cpu")
+            - step_bytes(model, 64, precision_setup(n, "cpu"), "cpu")
+        )
+        / 64
+        for n in ("fp32", "amp_bf16")
+    )
+    assert amp - fp32 >= 256 * 2, (fp32, amp)
