@@ -33,7 +33,7 @@ def main() -> dict:
     ap.add_argument("--hidden", type=int, default=256)
     ap.add_argument("--min-time", type=float, default=0.2, help="seconds of timing per model")
     ap.add_argument("--predict", choices=["weight-only", "dynamic", "same"], default=None,
-                    help="your prediction: which INT8 scheme loses more test accuracy")
+                    help="your prediction: which INT8 scheme moves the logits further from FP32's (largest |logit error|)")
     args = ap.parse_args()
     torch.manual_seed(0)
     d = load_digits()
