@@ -44,3 +44,46 @@ def test_amp_step_counts_the_bf16_copies_beside_the_fp32_originals(batch_size_li
         for n in ("fp32", "amp_bf16")
     )
     assert amp - fp32 >= 256 * 2, (fp32, amp)
+
+
+def _run_fp32_vs_amp(monkeypatch, capsys, load):
+    import sys
+
+    monkeypatch.setattr("os.getloadavg", lambda: (load, load, load))
+    monkeypatch.setattr("os.cpu_count", lambda: 2)
+    monkeypatch.setattr(
+        sys,
+        "argv",
+        [
+            "fp32_vs_amp.py",
+            "--steps",
+            "2",
+            "--samples",
+            "64",
+            "--rounds",
+            "5",
+            "--precisions",
+            "fp32",
+            "amp_bf16",
+            "--predict",
+            "slower",
+            "--device",
+            "cpu",
+        ],
+    )
+    res = runpy.run_path(str(EX / "fp32_vs_amp.py"), run_name="__main__")["RESULT"]
+    return res, capsys.readouterr().out
+
+
+def test_fp32_vs_amp_draws_no_speed_verdict_on_a_busy_machine(monkeypatch, capsys):
+    """Read 34, exercises finding 2: the page published 0.601 ms +- 194 ms IQR from a loaded machine as a result.
+    More runnable tasks than cores (load average 5 on 2 cores) gives no verdict and no checked prediction."""
+    res, out = _run_fp32_vs_amp(monkeypatch, capsys, load=5.0)
+    assert res["busy"] and res["amp_bf16"]["vs fp32"] == "no verdict (machine busy)"
+    assert "machine busy" in out and "not checked" in out
+
+
+def test_fp32_vs_amp_draws_a_verdict_on_a_quiet_machine(monkeypatch, capsys):
+    res, out = _run_fp32_vs_amp(monkeypatch, capsys, load=1.0)  # one runnable task (this one) on two cores
+    assert not res["busy"] and res["amp_bf16"]["vs fp32"] in ("faster", "slower", "same")
+    assert "machine busy" not in out
