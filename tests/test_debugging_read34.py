@@ -16,3 +16,17 @@ def test_offset_layer_rounds_negative_outputs_to_1_and_non_negative_ones_to_2():
     assert (fp16[fp16 < 0] % 1 == 0).all()
     assert not (fp16 % 2 == 0).all()  # the old sentence ("every output a multiple of 2") is false here
     assert (out[torch.float32] % 1 != 0).any()  # FP32 keeps the fraction
+
+
+def test_fp16_overflow_threshold_is_where_a_cast_turns_inf():
+    """Read 34, debugging finding 10: 65504 is FP16's largest finite value; values round to inf from 65520."""
+    import math
+
+    from amp_docs_lib.debugging import stats
+
+    t = stats.overflow_threshold(torch.float16)
+    assert t == 65520
+    assert math.isinf(torch.tensor(t).half().item())
+    below = torch.nextafter(torch.tensor(t), torch.tensor(0.0))  # float32: a float64 goes to FP16 via FP32
+    assert torch.isfinite(below.half()).item()  # just below it still rounds to 65504
+    assert math.isinf(torch.tensor(stats.overflow_threshold(torch.bfloat16)).bfloat16().item())
