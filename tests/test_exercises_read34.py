@@ -87,3 +87,18 @@ def test_fp32_vs_amp_draws_a_verdict_on_a_quiet_machine(monkeypatch, capsys):
     res, out = _run_fp32_vs_amp(monkeypatch, capsys, load=1.0)  # one runnable task (this one) on two cores
     assert not res["busy"] and res["amp_bf16"]["vs fp32"] in ("faster", "slower", "same")
     assert "machine busy" not in out
+
+
+@pytest.mark.parametrize("load, busy", [(5.0, True), (1.0, False)])
+def test_quantize_model_says_when_its_latencies_are_not_comparable(monkeypatch, capsys, load, busy):
+    """Read 34, exercises finding 4: latencies published without a spread from a loaded machine read as results."""
+    import sys
+
+    monkeypatch.setattr("os.getloadavg", lambda: (load, load, load))
+    monkeypatch.setattr("os.cpu_count", lambda: 2)
+    monkeypatch.setattr(sys, "argv", ["quantize_model.py", "--epochs", "2", "--hidden", "16", "--min-time", "0.01"])
+    res = runpy.run_path(str(EX / "quantize_model.py"), run_name="__main__")["RESULT"]
+    out = capsys.readouterr().out
+    assert res["load per core"] == load / 2
+    assert ("the latencies above are not comparable" in out) == busy
+    assert "IQR" in out
