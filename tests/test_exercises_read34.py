@@ -6,8 +6,8 @@ import pytest
 import torch
 from torch import nn
 
-from conftest import REPO_ROOT
 from amp_docs_lib.amp.precision import precision_setup
+from conftest import REPO_ROOT
 
 EX = REPO_ROOT / "examples" / "exercises"
 

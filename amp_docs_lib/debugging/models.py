@@ -134,7 +134,7 @@ class CancellationMLP(nn.Module):
         return self.head(self.blocks(x))
 
 
-def hot_layer_outputs(model: "CancellationMLP", x: torch.Tensor,
+def hot_layer_outputs(model: CancellationMLP, x: torch.Tensor,
                       dtype: torch.dtype = torch.float16) -> dict[torch.dtype, torch.Tensor]:
     """The planted layer's output in FP32 and under CPU autocast to ``dtype``, as FP32 tensors keyed by dtype."""
     out = {}
