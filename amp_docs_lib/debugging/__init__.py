@@ -5,7 +5,7 @@ module never imports the others):
 
 * planted-fault models (``models``): ``Magnitude``, ``UnstableMLP``, ``ScaledResidual``, ``FunctionalFaultMLP``, ``OffsetLinear``, ``CancellationMLP``, ``make_inputs``;
 * locating non-finite values (``locate``): ``check_floating``, ``check_input``, ``model_output``, ``default_loss``, ``call_model``, ``resolve_modules``, ``NonfiniteReport``, ``locate_nonfinite``, ``anomaly_report``, ``first_nonfinite_ops``;
-* per-layer statistics (``stats``): ``tensor_stats``, ``layer_stats``, ``compare_precisions``, ``first_divergence``, ``growth_before_overflow``, ``plot_activation_growth``;
+* per-layer statistics (``stats``): ``tensor_stats``, ``layer_stats``, ``compare_precisions``, ``first_divergence``, ``overflow_threshold``, ``growth_before_overflow``, ``plot_activation_growth``;
 * precision bisection (``bisect``): ``lowered``, ``output_error``, ``bisect_precision``.
 """
 
@@ -17,7 +17,7 @@ __all__, __getattr__, __dir__ = lazy_exports(__name__, {
     # locating non-finite values
     "locate": ("check_floating", "check_input", "model_output", "default_loss", "call_model", "resolve_modules", "NonfiniteReport", "locate_nonfinite", "anomaly_report", "first_nonfinite_ops",),
     # per-layer statistics
-    "stats": ("tensor_stats", "layer_stats", "compare_precisions", "first_divergence", "growth_before_overflow", "plot_activation_growth",),
+    "stats": ("tensor_stats", "layer_stats", "compare_precisions", "first_divergence", "overflow_threshold", "growth_before_overflow", "plot_activation_growth",),
     # precision bisection
     "bisect": ("lowered", "output_error", "bisect_precision",),
 })

@@ -100,8 +100,9 @@ class OffsetLinear(nn.Linear):
     """A Linear that adds a large constant and subtracts it again: exact in FP32, finite but wrong in FP16.
 
     ``(x W^T + b + offset) - offset``: in FP32 the offset (2048 by default) leaves 12 of 24
-    significant bits for values of order 1; in FP16, whose spacing at 2048 is 2, the result is
-    rounded to a multiple of 2. Nothing overflows: only a comparison with FP32 finds it.
+    significant bits for values of order 1; in FP16 the sum is rounded to the spacing where it
+    lands: 2 in [2048, 4096) (non-negative outputs), 1 in [1024, 2048) (negative outputs down to
+    -1024). Nothing overflows: only a comparison with FP32 finds it.
     """
 
     def __init__(self, in_features: int, out_features: int, offset: float = 2048.0):
@@ -131,6 +132,22 @@ class CancellationMLP(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.head(self.blocks(x))
+
+
+def hot_layer_outputs(model: CancellationMLP, x: torch.Tensor,
+                      dtype: torch.dtype = torch.float16) -> dict[torch.dtype, torch.Tensor]:
+    """The planted layer's output in FP32 and under CPU autocast to ``dtype``, as FP32 tensors keyed by dtype."""
+    out = {}
+    hook = model.get_submodule(model.hot_name).register_forward_hook(
+        lambda m, i, o: out.__setitem__(o.dtype, o.detach().float()))
+    try:
+        with torch.no_grad():
+            model(x)
+            with torch.autocast("cpu", dtype=dtype):
+                model(x)
+    finally:
+        hook.remove()
+    return out
 
 
 def make_inputs(batch: int = 32, width: int = 32, *, zero_row: bool = False, seed: int = 0

@@ -9,6 +9,7 @@ the two side by side.
 
 from __future__ import annotations
 
+import math
 from typing import Any, Iterable
 
 import pandas as pd
@@ -101,6 +102,13 @@ def first_divergence(comparison: pd.DataFrame) -> str | None:
         if sum(r[c] or 0 for c in amp_cols) > 0 and sum(r[c] or 0 for c in fp_cols) == 0:
             return r["module"]
     return None
+
+
+def overflow_threshold(dtype: torch.dtype = torch.float16) -> float:
+    """The smallest magnitude a cast to ``dtype`` rounds to inf: its largest finite value plus half the spacing
+    of the top binade (65520 for FP16; values between 65504 and it round down to 65504)."""
+    fi = torch.finfo(dtype)
+    return fi.max + 2.0 ** math.floor(math.log2(fi.max)) * fi.eps / 2
 
 
 def growth_before_overflow(activation_max: pd.DataFrame, *, limit: float = 65504.0, top: int = 5) -> pd.DataFrame:

@@ -4,7 +4,12 @@ Every precision trains the same seeded model on the same data; then one training
 is timed with the book's harness (``amp_docs_lib.core.timing.interleaved``: every round times a
 block of each precision, the order reversed every other round, so a busy machine slows all of
 them alike). A precision is called faster or slower than FP32 only when the interval of the
-median per-round speed ratio excludes 1; otherwise "same" (no difference resolved).
+median per-round speed ratio excludes 1; otherwise "same" (no difference resolved). On a CPU the
+steps run on ``--threads`` threads (default 1, fewer than the machine's cores) and the OS load
+average is read before and after: where it exceeds the number of cores (more runnable tasks than
+cores, so the timed threads waited for a core) the script says the machine was busy and draws no
+verdict. All final losses and accuracies are evaluated in FP32 (a copy of each model), so a gap
+is the trained weights', not the evaluation's rounding.
 
 Task: predict, for this machine, whether AMP BF16 steps are faster or slower than FP32 steps
 (``--predict faster|slower|same``); the script prints whether the prediction held.
@@ -12,6 +17,8 @@ Task: predict, for this machine, whether AMP BF16 steps are faster or slower tha
 # Install: pip install amp_docs_lib-*.whl  (the wheel: Downloads bar of any chapter page)
 
 import argparse
+import copy
+import os
 
 import torch
 import torch.nn.functional as F
@@ -28,12 +35,21 @@ def compare(comparison) -> str:
     return {"no difference resolved": "same"}.get(comparison.verdict, comparison.verdict)
 
 
+def load_per_core() -> float | None:
+    """The OS's 1-minute load average (runnable tasks, this process included) per core; None where there is none."""
+    try:
+        return os.getloadavg()[0] / os.cpu_count()
+    except (AttributeError, OSError):  # no load average (Windows)
+        return None
+
+
 def main() -> dict:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--steps", type=int, default=active_profile()["exercise_steps"], help="training steps")
     ap.add_argument("--precisions", nargs="+", default=["fp32", "amp_bf16", "amp_fp16"], choices=PRECISIONS)
     ap.add_argument("--samples", type=int, default=512, help="training set size (one full batch)")
     ap.add_argument("--rounds", type=int, default=15, help="interleaved timing rounds (at least 5)")
+    ap.add_argument("--threads", type=int, default=1, help="CPU threads for the timed steps")
     ap.add_argument("--device", default=default_device())
     ap.add_argument("--predict", choices=["faster", "slower", "same"], default=None,
                     help="your prediction for AMP BF16 against FP32 on this machine")
@@ -51,26 +67,36 @@ def main() -> dict:
         xs = x.to(setup.param_dtype)
         for _ in range(args.steps):
             loss = train_step(model, opt, xs, y, setup)
-        with torch.no_grad(), setup.autocast():
-            out = model(xs)
+        with torch.no_grad():  # in FP32 for every precision: the gap is the weights', not the evaluation's rounding
+            out = copy.deepcopy(model).float()(x)
             acc = (out.argmax(1) == y).float().mean().item()
-            final = F.cross_entropy(out.float(), y).item()
+            final = F.cross_entropy(out, y).item()
         steps[name] = (lambda m=model, o=opt, xs=xs, s=setup: train_step(m, o, xs, y, s))
         rows[name] = {"final loss": final, "accuracy": acc, "last training loss": loss}
-    timed = interleaved(steps, baseline="fp32", device=args.device, rounds=args.rounds)
+    cpu = not args.device.startswith("cuda")
+    load_before = load_per_core() if cpu else None
+    timed = interleaved(steps, baseline="fp32", device=args.device, rounds=args.rounds,
+                        num_threads=args.threads if cpu else None)
+    loads = [v for v in (load_before, load_per_core() if cpu else None) if v is not None]
+    busy = bool(loads) and max(loads) > 1
+    if busy:
+        print(f"machine busy: load average {max(loads):.2f} per core (more runnable tasks than cores) during the "
+              f"timing; the times below are printed but no speed verdict is drawn")
     print(f"{'precision':>10} {'final loss':>11} {'accuracy':>9} {'ms/step':>8} {'IQR ms':>7} "
           f"{'speed vs fp32 [interval]':>25}  vs fp32")
     for name, r in rows.items():
         t = r["timing"] = timed.timings[name]
         c = None if name == "fp32" else timed.compare(name)
-        r["vs fp32"] = "baseline" if c is None else compare(c)
+        r["vs fp32"] = "baseline" if c is None else "no verdict (machine busy)" if busy else compare(c)
         r["speed vs fp32"] = None if c is None else (c.ratio, c.ratio_lo, c.ratio_hi)
         print(f"{name:>10} {r['final loss']:11.4f} {r['accuracy']:9.3f} {t.median_s * 1e3:8.3f} "
               f"{t.iqr_s * 1e3:7.3f} {'' if c is None else c.interval_text():>25}  {r['vs fp32']}")
     if args.predict is not None and "amp_bf16" in rows:
         held = args.predict == rows["amp_bf16"]["vs fp32"]
-        print(f"your prediction: amp_bf16 {args.predict} -> {'held' if held else 'did not hold'} "
-              f"(measured: {rows['amp_bf16']['vs fp32']})")
+        outcome = "not checked, the machine was busy" if busy else "held" if held else "did not hold"
+        print(f"your prediction: amp_bf16 {args.predict} -> {outcome} (measured: {rows['amp_bf16']['vs fp32']})")
+    rows["load per core"] = max(loads) if loads else None
+    rows["busy"] = busy
     return rows
 
 

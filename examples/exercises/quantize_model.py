@@ -18,6 +18,7 @@ one sample is a large step, so it cannot rank two schemes whose errors are this 
 
 import argparse
 import copy
+import os
 
 import torch
 import torch.nn.functional as F
@@ -32,8 +33,9 @@ def main() -> dict:
     ap.add_argument("--epochs", type=int, default=60)
     ap.add_argument("--hidden", type=int, default=256)
     ap.add_argument("--min-time", type=float, default=0.2, help="seconds of timing per model")
+    ap.add_argument("--threads", type=int, default=1, help="CPU threads for the timed inference")
     ap.add_argument("--predict", choices=["weight-only", "dynamic", "same"], default=None,
-                    help="your prediction: which INT8 scheme loses more test accuracy")
+                    help="your prediction: which INT8 scheme moves the logits further from FP32's (largest |logit error|)")
     args = ap.parse_args()
     torch.manual_seed(0)
     d = load_digits()
@@ -56,18 +58,27 @@ def main() -> dict:
         quantize_(q, cfg)
         variants[name] = q
     print(f"{'model':>26} {'test accuracy':>14} {'correct':>8} {'max |logit err|':>16} {'changed preds':>14} "
-          f"{'latency (us)':>13}")
+          f"{'latency us [IQR]':>18}")
     correct, logits = {}, {}
     for name, m in variants.items():
         with torch.inference_mode():
             logits[name] = m(x[te]).float()
             correct[name] = int((logits[name].argmax(1) == y[te]).sum())
-            t = benchmark.Timer("m(xb)", globals={"m": m, "xb": x[te]}).blocked_autorange(min_run_time=args.min_time)
+            t = benchmark.Timer("m(xb)", globals={"m": m, "xb": x[te]},
+                                num_threads=args.threads).blocked_autorange(min_run_time=args.min_time)
         err = float((logits[name] - logits["fp32"]).abs().max())
         changed = int((logits[name].argmax(1) != logits["fp32"].argmax(1)).sum())
         print(f"{name:>26} {correct[name] / len(te):14.4f} {correct[name]:8d} {err:16.4f} {changed:14d} "
-              f"{t.median * 1e6:13.1f}")
-    print(f"test samples: {len(te)}")
+              f"{t.median * 1e6:9.1f} [{t.iqr * 1e6:5.1f}]")
+    print(f"test samples: {len(te)}; latencies on {args.threads} thread(s), timed one model after another: a "
+          f"difference smaller than the IQRs, or measured on a busy machine, is not one")
+    try:  # the OS load average (runnable tasks, this process included) per core; none on Windows
+        load = os.getloadavg()[0] / os.cpu_count()
+    except (AttributeError, OSError):
+        load = None
+    if load is not None and load > 1:
+        print(f"machine busy: load average {load:.2f} per core (more runnable tasks than cores); "
+              f"the latencies above are not comparable")
     short = {"weight-only": "int8 weight-only", "dynamic": "int8 dynamic act + weight"}
     lost = {k: correct["fp32"] - correct[v] for k, v in short.items()}
     logit_error = {k: float((logits[v] - logits["fp32"]).abs().max()) for k, v in short.items()}
@@ -80,7 +91,7 @@ def main() -> dict:
     if args.predict is not None:
         print(f"your prediction: {args.predict} -> {'held' if args.predict == further else 'did not hold'}")
     return {"correct": correct, "lost": lost, "changed": changed, "logit error": logit_error,
-            "further from fp32": further, "test samples": len(te)}
+            "further from fp32": further, "test samples": len(te), "load per core": load}
 
 
 if __name__ == "__main__":
