@@ -73,7 +73,8 @@ def fsdp_worker(rank: int, world_size: int, device: torch.device, *, features: i
 
     def pre_hook(module: nn.Module, args: tuple[torch.Tensor, ...]) -> None:
         name = module_names[module]
-        rows.append(_row("2 parameter seen in forward", f"{name}.weight", module.weight))
+        rows.extend(_row("2 parameter seen in forward", f"{name}.{pn}", p)
+                    for pn, p in module.named_parameters(recurse=False))
         rows.append(_row("3 layer input in forward", f"{name} input", args[0]))
 
     def post_hook(module: nn.Module, args: Any, out: torch.Tensor) -> None:
