@@ -51,6 +51,7 @@ def test_measured_comm_ratio_is_amp_bf16s_not_the_papers_fp32(probes):
     def sent(df, kind):
         c = df[(df["stage"] == "7 collective") & (df["rank"] == 0)]
         return int(c[c["tensor"] == kind]["local bytes"].sum())
+
     fsdp, ddp = probes["FSDP2"], probes["DDP + allreduce_hook"]
     measured = (sent(fsdp, "all_gather") + sent(fsdp, "reduce_scatter")) / (2 * sent(ddp, "all_reduce"))
     comm = memory.comm_table(1000, 2).groupby(["precision", "strategy"])["bytes sent per rank"].sum()
