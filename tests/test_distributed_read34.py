@@ -88,3 +88,21 @@ def test_fsdp2_holds_and_sends_padded_shards_when_rows_do_not_divide():
     assert int(held[0]) != memory.per_rank_bytes(n, 2, "FSDP", "amp_bf16")["total"]  # the even split is wrong here
     coll = df[(df["stage"] == "7 collective") & (df["rank"] == 0)]
     assert int(coll[coll["tensor"] == "reduce_scatter"]["local shape"].map(lambda s: s[0]).sum()) == 2 * shard
+
+
+def test_fsdp2_averages_fp32_in_the_collective_and_sums_fp16(probes):
+    acc = probes[ddp_compare.ACCUMULATION]
+    last = acc[acc["microbatch"] == 1]
+    ops = {rd: set(grp["reduce ops"]) for rd, grp in last.groupby("reduce_dtype")}
+    assert ops == {"float32": {"AVG"}, "float16": {"SUM"}}
+
+
+def test_collective_log_records_the_reduction_op_default_included():
+    from amp_docs_lib.distributed import comm_log
+
+    def all_reduce(tensor, op="SUM", group=None, async_op=False):  # the shape of torch's signature
+        return None
+
+    assert comm_log._op(all_reduce, (None,), {}) == "SUM"
+    assert comm_log._op(all_reduce, (None, "AVG"), {}) == "AVG"
+    assert comm_log._op(lambda output_tensor, input_tensor, group=None: None, (None, None), {}) is None
