@@ -7,7 +7,7 @@ module never imports the others):
 * collective dtypes (``comm_log``): ``log_collectives``;
 * FSDP2 probe (``fsdp_probe``): ``make_mlp``, ``fsdp_worker``, ``accumulation_worker``, ``norm_softmax_worker``, ``run_fsdp_probe``, ``summary``;
 * DDP (``ddp_compare``): ``distinct_storage_bytes``, ``ddp_worker``, ``run_ddp_compare``, ``run_distributed_probes``;
-* memory and communication model (``memory``): ``per_rank_bytes``, ``memory_table``, ``comm_per_step``, ``comm_table``;
+* memory and communication model (``memory``): ``per_rank_bytes``, ``fsdp_shard_elements``, ``memory_table``, ``comm_per_step``, ``comm_table``;
 * loss scaling across ranks (``loss_scaling``): ``scaler_agreement_worker``.
 """
 
@@ -23,7 +23,7 @@ __all__, __getattr__, __dir__ = lazy_exports(__name__, {
     # DDP
     "ddp_compare": ("distinct_storage_bytes", "ddp_worker", "run_ddp_compare", "run_distributed_probes",),
     # memory and communication model
-    "memory": ("per_rank_bytes", "memory_table", "comm_per_step", "comm_table",),
+    "memory": ("per_rank_bytes", "fsdp_shard_elements", "memory_table", "comm_per_step", "comm_table",),
     # loss scaling across ranks
     "loss_scaling": ("scaler_agreement_worker",),
 })

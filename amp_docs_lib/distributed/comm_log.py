@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import inspect
 from typing import Any, Iterator
 
 import torch
@@ -32,13 +33,28 @@ def _buffer(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> torch.T
     return args[pos]
 
 
+def _op(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str | None:
+    """The reduction a call asked for (``SUM``, ``AVG``, ``PREMUL_SUM``...), the function's default included;
+    None for a collective without one (all-gather)."""
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return None
+    if "op" not in sig.parameters:
+        return None
+    bound = sig.bind_partial(*args, **kwargs)
+    op = bound.arguments.get("op", sig.parameters["op"].default)
+    name = str(op).split(".")[-1].split(":")[0].strip("<> ")
+    return name if name.isidentifier() else type(op).__name__
+
+
 @contextlib.contextmanager
 def log_collectives() -> Iterator[list[dict[str, Any]]]:
     """Within the block, record every all-gather, reduce-scatter and all-reduce.
 
     Yields a list that fills with one dict per call: ``collective``, ``dtype``,
     ``elements`` (of the full buffer: the all-gather output, the reduce-scatter input,
-    the all-reduce tensor) and ``bytes``.
+    the all-reduce tensor), ``bytes`` and ``op`` (the reduction asked for; None for an all-gather).
     """
     records: list[dict[str, Any]] = []
     saved = {name: getattr(dist, name) for name in LOGGED if hasattr(dist, name)}
@@ -51,7 +67,8 @@ def log_collectives() -> Iterator[list[dict[str, Any]]]:
                 t = _buffer(name, args, kwargs)
                 records.append({"collective": LOGGED[name][0], "function": name,
                                 "dtype": str(t.dtype).removeprefix("torch."),
-                                "elements": t.numel(), "bytes": t.numel() * t.element_size()})
+                                "elements": t.numel(), "bytes": t.numel() * t.element_size(),
+                                "op": _op(fn, args, kwargs)})
             depth[0] += 1
             try:
                 return fn(*args, **kwargs)

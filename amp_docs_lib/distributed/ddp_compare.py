@@ -32,6 +32,8 @@ REDUCTION_ERROR = "BF16 reduction error"
 LOSS_SCALING = "FP16 loss scaling"
 ACCUMULATION = "FSDP2 gradient accumulation"
 NORM_SOFTMAX = "norm and softmax dtypes"
+# reduce_dtype of the accumulation runs (param_dtype is bfloat16): both differ from param_dtype
+ACCUMULATION_REDUCE_DTYPES = ("float32", "float16")
 
 
 def _hook(name: str) -> Any:
@@ -74,7 +76,8 @@ def ddp_worker(rank: int, world_size: int, device: torch.device, *, features: in
     distinct storages; and, tagged ``hook="reduction error"``, how far the BF16-compressed
     averaged gradients are from the FP32-reduced ones, per parameter, once for the autocast step
     (whose gradients are BF16 values widened to FP32) and once for the same step in plain FP32
-    (gradients that BF16 cannot hold exactly), with whether each rank's gradients were BF16 values.
+    (gradients that BF16 cannot hold exactly), with whether each rank's gradients were BF16 values
+    and the share of elements equal to the FP32-reduced result rounded once to BF16.
     """
     from torch.nn.parallel import DistributedDataParallel as DDP
 
@@ -96,7 +99,8 @@ def ddp_worker(rank: int, world_size: int, device: torch.device, *, features: in
         names = {m: n for n, m in model.named_modules() if isinstance(m, nn.Linear)}
 
         def pre_hook(module: nn.Module, args: tuple[torch.Tensor, ...]) -> None:
-            these.append(_row("2 parameter seen in forward", f"{names[module]}.weight", module.weight))
+            these.extend(_row("2 parameter seen in forward", f"{names[module]}.{pn}", p)
+                         for pn, p in module.named_parameters(recurse=False))
             these.append(_row("3 layer input in forward", f"{names[module]} input", args[0]))
 
         def post_hook(module: nn.Module, args: Any, out: torch.Tensor) -> None:
@@ -144,6 +148,9 @@ def ddp_worker(rank: int, world_size: int, device: torch.device, *, features: in
             rows.append({"hook": "reduction error", "step": "autocast(bfloat16)" if use_autocast else "FP32, no autocast",
                          "local gradients are BF16 values": all(exact[("bf16_compress_hook", use_autocast)]),
                          "tensor": n, "elements": ref.numel(),
+                         # one rounding of the exact average, or more (inputs rounded before the sum)?
+                         "share equal to the FP32 result rounded once to BF16":
+                             float((bf16_run[n] == ref.to(torch.bfloat16).float()).float().mean()),
                          "max abs error": float(err.max()),
                          "max relative error": float((err / ref.abs().clamp_min(torch.finfo(torch.float32).tiny)).max()),
                          "relative error of the norm": float(err.norm() / ref.norm())})
@@ -162,7 +169,9 @@ def _both_worker(rank: int, world_size: int, device: torch.device, *, fsdp_kwarg
 
     fsdp += [{**r, "setup": LOSS_SCALING, "variant": r["setup"]}
              for r in scaler_agreement_worker(rank, world_size, device, **fsdp_kwargs)]
-    for reduce_dtype in ("float32", "bfloat16"):
+    # float16, not bfloat16: with reduce_dtype == param_dtype there is no cast to observe
+    # (to_accumulated_grad_if_needed returns early), so only a third dtype can tell the two apart
+    for reduce_dtype in ACCUMULATION_REDUCE_DTYPES:
         fsdp += [{"setup": ACCUMULATION, "reduce_dtype": reduce_dtype, **r}
                  for r in accumulation_worker(rank, world_size, device, reduce_dtype=reduce_dtype, **fsdp_kwargs)]
     fsdp += [{**r, "setup": NORM_SOFTMAX, "variant": r["setup"]}

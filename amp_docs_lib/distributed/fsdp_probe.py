@@ -73,7 +73,8 @@ def fsdp_worker(rank: int, world_size: int, device: torch.device, *, features: i
 
     def pre_hook(module: nn.Module, args: tuple[torch.Tensor, ...]) -> None:
         name = module_names[module]
-        rows.append(_row("2 parameter seen in forward", f"{name}.weight", module.weight))
+        rows.extend(_row("2 parameter seen in forward", f"{name}.{pn}", p)
+                    for pn, p in module.named_parameters(recurse=False))
         rows.append(_row("3 layer input in forward", f"{name} input", args[0]))
 
     def post_hook(module: nn.Module, args: Any, out: torch.Tensor) -> None:
@@ -104,7 +105,7 @@ def accumulation_worker(rank: int, world_size: int, device: torch.device, *, fea
 
     ``model.set_requires_gradient_sync(False)`` before the first backwards and ``True`` before
     the last one. Returns one row per microbatch: the reduce-scatter and all-gather calls it
-    issued (with dtypes), the dtype of the gradients held afterwards, and the dtype in which
+    issued (with dtypes, and the reduction op of the reduce-scatters), the dtype of the gradients held afterwards, and the dtype in which
     FSDP holds the gradients it accumulates while reduction is off (``reduce_dtype`` when set:
     ``FSDPParam.to_accumulated_grad_if_needed``).
     """
@@ -132,6 +133,8 @@ def accumulation_worker(rank: int, world_size: int, device: torch.device, *, fea
                      "reduce-scatters": sum(c["collective"] == "reduce_scatter" for c in comms),
                      "reduce dtypes": ", ".join(sorted({c["dtype"] for c in comms
                                                         if c["collective"] == "reduce_scatter"})) or None,
+                     "reduce ops": ", ".join(sorted({str(c["op"]) for c in comms
+                                                     if c["collective"] == "reduce_scatter"})) or None,
                      "all-gathers": sum(c["collective"] == "all_gather" for c in comms),
                      "gradients held": len(grads),
                      "gradient dtypes": ", ".join(sorted({str((t.to_local() if hasattr(t, "to_local") else t).dtype)

@@ -18,6 +18,7 @@ per rank and setup, whether the rank found an inf and skipped, and the scale aft
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import torch
@@ -66,20 +67,31 @@ def scaler_agreement_worker(rank: int, world_size: int, device: torch.device, *,
         g = torch.Generator().manual_seed(1000 + rank)
         x = torch.randn(batch, features, generator=g).to(device)
         y = torch.randint(0, classes, (batch,), generator=g).to(device)
-        error, local_inf = None, None
-        try:
-            scaler.scale(F.cross_entropy(wrapped(x), y)).backward()
-            local_inf = any(not torch.isfinite((p.grad.to_local() if hasattr(p.grad, "to_local") else p.grad)).all()
-                            for p in model.parameters() if p.grad is not None)
-            scaler.unscale_(opt)
-            found = bool(sum(float(v) for v in scaler._found_inf_per_device(opt).values()))
-            scaler.step(opt)
-            scaler.update()
-        except (RuntimeError, TypeError, NotImplementedError) as e:  # a setup that cannot run says why
-            found, error = None, f"{type(e).__name__}: {str(e).splitlines()[0][:120]}"
+        with warnings.catch_warnings():
+            # GradScaler's found-inf flag has shape (1,) by design (torch/amp/grad_scaler.py); DTensor warns
+            # that it replicates it, which is what the probe relies on and nothing a reader can change
+            warnings.filterwarnings("ignore", message="Found a non-scalar tensor with numel=1", category=UserWarning)
+            error, found, local_inf = _scaled_step(scaler, wrapped, model, opt, x, y)
         handle.remove()
         local = [(p.to_local() if hasattr(p, "to_local") else p).detach() for p in model.parameters()]
         changed = any(not torch.equal(a, (b.to_local() if hasattr(b, "to_local") else b)) for a, b in zip(local, before))
         rows.append({"setup": setup, "inf in this rank's gradients": local_inf, "found inf": found, "stepped": changed,
                      "scale after": float(scaler.get_scale()) if error is None else None, "error": error})
     return rows
+
+
+def _scaled_step(scaler: Any, wrapped: torch.nn.Module, model: torch.nn.Module, opt: torch.optim.Optimizer,
+                 x: torch.Tensor, y: torch.Tensor) -> tuple[str | None, bool | None, bool | None]:
+    """One scaled step: (error, found inf, inf in this rank's gradients); a setup that cannot run says why."""
+    error, found, local_inf = None, None, None
+    try:
+        scaler.scale(F.cross_entropy(wrapped(x), y)).backward()
+        local_inf = any(not torch.isfinite((p.grad.to_local() if hasattr(p.grad, "to_local") else p.grad)).all()
+                        for p in model.parameters() if p.grad is not None)
+        scaler.unscale_(opt)
+        found = bool(sum(float(v) for v in scaler._found_inf_per_device(opt).values()))
+        scaler.step(opt)
+        scaler.update()
+    except (RuntimeError, TypeError, NotImplementedError) as e:
+        found, error = None, f"{type(e).__name__}: {str(e).splitlines()[0][:120]}"
+    return error, found, local_inf

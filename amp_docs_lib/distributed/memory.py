@@ -27,7 +27,8 @@ vocabulary for the training, bench and distributed memory calculators; a test ch
 name                    param  grad   master  Adam m, v  communicated
 ======================  =====  =====  ======  =========  ==============================================
 ``fp32``                4      4      0       4 + 4      FP32 params and grads
-``bf16_master``         2      2      4       4 + 4      BF16 params and grads (ZeRO paper)
+``bf16_master``         2      2      4       4 + 4      BF16 params and grads (the ZeRO paper's
+                                                         regime, with BF16 in place of its FP16)
 ``amp_bf16``            4      4      0       4 + 4      FP32 reduced; BF16 gathered for compute
                                                          (ZeRO-3/FSDP), FP32 stored params
                                                          gathered after the step (ZeRO-1/2)
@@ -107,6 +108,21 @@ def per_rank_bytes(n_params: int, k: int, strategy: str, precision: str, *,
     out["buckets"] = out["grad"] if (ddp_buckets and strategy == "DDP") else 0
     out["total"] = sum(out.values())
     return out
+
+
+def fsdp_shard_elements(shapes: list[tuple[int, ...]], k: int) -> int:
+    """Elements of FSDP2's largest shard (rank 0's): each parameter is split on its first dimension,
+    ``ceil(rows / k)`` rows per rank, rather than the model's ``n_params`` split evenly.
+
+    ``fully_shard`` chunks every parameter on dim 0 and pads the chunks to the first one's size
+    (``FSDPParam._init_sharded_param``, ``torch/distributed/fsdp/_fully_shard/_fsdp_param.py``,
+    torch 2.14.1 lines 331-349); its all-gather and reduce-scatter buffers hold ``k`` such padded
+    shards. ``per_rank_bytes`` uses ``ceil(n_params / k)``, which is smaller when a first dimension
+    is not a multiple of ``k``.
+    """
+    if not isinstance(k, int) or isinstance(k, bool) or k < 1:
+        raise ValueError(f"k must be an int >= 1, got {k!r}")
+    return sum(math.ceil(s[0] / k) * math.prod(s[1:]) for s in shapes)
 
 
 def memory_table(n_params: int, k: int) -> pd.DataFrame:

@@ -1,9 +1,10 @@
 """FSDP2 with a mixed-precision policy, run by real processes; prints what each rank holds.
 
-Two processes on CPU (gloo); on CUDA one process per GPU (at most two, NCCL). The same
-code path: ``fully_shard`` with ``MixedPrecisionPolicy(param_dtype=bfloat16,
-reduce_dtype=float32)``, one Adam step, hooks that record the dtype and shape of every
-tensor. The per-rank code is ``amp_docs_lib.distributed.fsdp_probe.fsdp_worker``.
+Two processes: NCCL ranks, one per GPU, on a machine with two or more GPUs; gloo processes on
+the CPU otherwise (one GPU would give one rank, with nothing to reduce). The same code path:
+``fully_shard`` with ``MixedPrecisionPolicy(param_dtype=bfloat16, reduce_dtype=float32)``, one
+Adam step, hooks that record the dtype and shape of the parameters, layer inputs and outputs,
+gradients, collectives and optimizer state. The per-rank code is ``amp_docs_lib.distributed.fsdp_probe.fsdp_worker``.
 
     python examples/distributed/fsdp_mixed_precision.py --world-size 2
 """
@@ -28,26 +29,29 @@ def main() -> None:
                     help="float32, bfloat16, float16 or none (reduce_dtype=None: since torch 2.15 the "
                          "parameters' own dtype, before that param_dtype)")
     ap.add_argument("--hidden", type=int, default=p["dist_hidden"])
+    ap.add_argument("--classes", type=int, default=5, help="rows of the last layer (5: not a multiple of 2)")
     args = ap.parse_args()
     reduce_dtype = None if args.reduce_dtype.lower() == "none" else args.reduce_dtype
 
     df = fsdp_probe.run_fsdp_probe(args.world_size, backend=args.backend, param_dtype=args.param_dtype,
                                    reduce_dtype=reduce_dtype, features=p["dist_features"],
-                                   hidden=args.hidden, batch=p["dist_batch"])
+                                   hidden=args.hidden, classes=args.classes, batch=p["dist_batch"])
     with pd.option_context("display.width", 200, "display.max_rows", 500):
         print(f"backend={args.backend} world_size={args.world_size} param_dtype={args.param_dtype} "
               f"reduce_dtype={reduce_dtype}")
         print(fsdp_probe.summary(df).to_string(index=False))
         print()
         print(df[df["rank"] == 0].drop(columns="rank").to_string(index=False))
-    n = int(df[(df["rank"] == 0) & (df["stage"] == "1 sharded parameter (stored)")]["global shape"]
-            .map(lambda s: pd.Series(s).prod()).sum())
+    params = df[(df["rank"] == 0) & (df["stage"] == "1 sharded parameter (stored)")]
+    shapes = list(params["global shape"])
+    n = int(sum(pd.Series(s).prod() for s in shapes))
+    shard = memory.fsdp_shard_elements(shapes, args.world_size)  # each parameter split on its first dimension
     stored = df[df["stage"].isin(["1 sharded parameter (stored)", "6 gradient (sharded)", "8 optimizer state"])]
     print(f"\nparameters N={n}; measured model-state bytes per rank: "
           f"{stored.groupby('rank')['local bytes'].sum().to_dict()}; "
-          f"memory.per_rank_bytes(N, K, 'FSDP', 'amp_bf16') predicts "
-          f"{memory.per_rank_bytes(n, args.world_size, 'FSDP', 'amp_bf16')['total']} (largest shard)")
-
+          f"memory.per_rank_bytes(K * shard, K, 'FSDP', 'amp_bf16') predicts "
+          f"{memory.per_rank_bytes(args.world_size * shard, args.world_size, 'FSDP', 'amp_bf16')['total']} "
+          f"for the largest shard ({shard} elements)")
 
 if __name__ == "__main__":
     main()
