@@ -24,7 +24,7 @@ decay that rounds away) is measured directly:
   ``param.mul_(1 - lr * wd)`` directly on the 16-bit parameter, before and outside its
   compensated update: ``optimi/adam.py``): the relative change of the weight norm.
 * :func:`fp16_second_moment_threshold`: the smallest gradient whose first second moment
-  ``(1 - beta2) * g**2`` is not flushed to zero in FP16.
+  ``(1 - beta2) * g**2``, as ``torch.optim.AdamW`` computes it on FP16 state, is not flushed to zero.
 """
 
 from __future__ import annotations
@@ -205,9 +205,18 @@ def _drift(w0: torch.Tensor, steps: int, lr: float, weight_decay: float) -> pd.D
 
 
 def fp16_second_moment_threshold(beta2: float = 0.999) -> float:
-    """Smallest FP32 ``g > 0`` for which FP16 stores ``(1 - beta2) * g**2`` (computed in FP16) as nonzero."""
+    """Smallest gradient ``g > 0`` whose first ``torch.optim.AdamW`` second moment is nonzero in FP16.
+
+    One AdamW step on an FP16 parameter whose gradient holds every positive finite FP16 value;
+    torch computes ``exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)`` in its own
+    arithmetic, which is what is measured (not a re-derivation of it).
+    """
     if not 0 < beta2 < 1:
         raise ValueError(f"beta2 must be in (0, 1), got {beta2!r}")
     g = torch.arange(1, 0x7C00, dtype=torch.int16).view(torch.float16)  # every positive finite FP16 value
-    v = torch.tensor(1 - beta2, dtype=torch.float16) * g * g            # the first second moment, in FP16
+    p = torch.nn.Parameter(torch.zeros_like(g))
+    opt = torch.optim.AdamW([p], lr=1e-3, betas=(0.9, beta2), weight_decay=0.0, foreach=False)
+    p.grad = g.clone()
+    opt.step()
+    v = opt.state[p]["exp_avg_sq"]
     return float(g[v != 0].min())
