@@ -49,3 +49,13 @@ def test_fp16_threshold_is_torch_adamw_not_a_double_fp16_rounding():
     every = torch.arange(1, 0x7C00, dtype=torch.int16).view(torch.float16)
     double_rounded = float(every[(torch.tensor(1e-3, dtype=torch.float16) * every * every) != 0].min())
     assert double_rounded < g  # the false variant the page used to compute
+
+
+def test_master_weights_keep_weight_decay_that_bf16_loses():
+    from amp_docs_lib.regimes import rounding
+
+    wd = rounding.weight_decay_drift(steps=200, n=512)
+    w = wd.set_index("weights")["norm change"]
+    exact = float(wd["exact (1 - lr wd)^steps - 1"].iloc[0])
+    assert w.loc["BF16, torch AdamW"] == 0.0  # the update rounds away on the BF16 weight itself
+    assert math.isclose(w.loc["BF16, FP32 master weights"], exact, rel_tol=0.05)

@@ -394,8 +394,9 @@ def saved_for_backward(names: list[str], *, corpus: Corpus | None = None, config
 
     Records every tensor autograd saves (``torch.autograd.graph.saved_tensors_hooks``) in one
     forward and loss on a training batch, each distinct storage once. Columns: bytes saved in all,
-    and the part that is a copy of a parameter in another dtype (autocast casts each FP32 weight to
-    BF16/FP16 for its matmul and saves that copy for backward), with both per parameter.
+    the part that is a copy of a parameter in another dtype (autocast casts each FP32 weight to
+    BF16/FP16 for its matmul and saves that copy for backward), the part held in FP32 tensors,
+    and the first two per parameter.
     """
     dev = check_device(device or default_device())
     corpus = corpus or corpus_from_profile(profile)
@@ -434,8 +435,11 @@ def saved_for_backward(names: list[str], *, corpus: Corpus | None = None, config
         total = sum(t.untyped_storage().nbytes() for ptr, t in saved.items() if ptr not in stored)
         copies = sum(t.untyped_storage().nbytes() for ptr, t in saved.items()
                      if ptr not in stored and is_param_copy(t))
+        fp32 = sum(t.untyped_storage().nbytes() for ptr, t in saved.items()
+                   if ptr not in stored and t.dtype == torch.float32)
         n = sum(p.numel() for p in params)
         rows.append({"regime": name, "saved for backward (bytes)": total, "of which parameter copies (bytes)": copies,
+                     "of which FP32 (bytes)": fp32,
                      "saved (B/param)": total / n, "parameter copies (B/param)": copies / n})
         del loss
     return pd.DataFrame(rows)

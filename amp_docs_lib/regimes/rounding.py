@@ -19,7 +19,8 @@ decay that rounds away) is measured directly:
   stores bias-corrected moments: ``optimi/adam.py`` updates ``v`` with
   ``debias_beta(beta2, step)``, so its per-step change is about ``1/step``, not ``1 - beta2``).
 * :func:`weight_decay_drift`: AdamW with zero gradients, so only decoupled weight decay
-  acts, on FP32 weights, BF16 weights (``torch.optim.AdamW``), BF16 with stochastic rounding
+  acts, on FP32 weights, BF16 weights (``torch.optim.AdamW``), BF16 with FP32 master weights
+  (``MasterWeights``: the decay acts on the FP32 copy), BF16 with stochastic rounding
   and BF16 with Kahan summation (``optimi``, which applies decoupled weight decay as
   ``param.mul_(1 - lr * wd)`` directly on the 16-bit parameter, before and outside its
   compensated update: ``optimi/adam.py``): the relative change of the weight norm.
@@ -179,7 +180,7 @@ def weight_decay_drift(steps: int = 500, *, lr: float = 3e-4, weight_decay: floa
 
 
 def _drift(w0: torch.Tensor, steps: int, lr: float, weight_decay: float) -> pd.DataFrame:
-    from amp_docs_lib.regimes.optimizers import kahan_adamw, stochastic_round_adamw
+    from amp_docs_lib.regimes.optimizers import MasterWeights, kahan_adamw, stochastic_round_adamw
 
     exact = (1 - lr * weight_decay) ** steps
     makers = {
@@ -187,6 +188,8 @@ def _drift(w0: torch.Tensor, steps: int, lr: float, weight_decay: float) -> pd.D
                                                                           foreach=False)),
         "BF16, torch AdamW": (torch.bfloat16, lambda ps: torch.optim.AdamW(ps, lr=lr, weight_decay=weight_decay,
                                                                            foreach=False)),
+        "BF16, FP32 master weights": (torch.bfloat16, lambda ps: MasterWeights(
+            ps, lambda masters: torch.optim.AdamW(masters, lr=lr, weight_decay=weight_decay, foreach=False))),
         "BF16, stochastic rounding (torchao)": (torch.bfloat16,
                                                 lambda ps: stochastic_round_adamw(ps, lr=lr, weight_decay=weight_decay)),
         "BF16, Kahan summation (optimi)": (torch.bfloat16, lambda ps: kahan_adamw(ps, lr=lr, weight_decay=weight_decay)),
