@@ -59,3 +59,15 @@ def test_master_weights_keep_weight_decay_that_bf16_loses():
     exact = float(wd["exact (1 - lr wd)^steps - 1"].iloc[0])
     assert w.loc["BF16, torch AdamW"] == 0.0  # the update rounds away on the BF16 weight itself
     assert math.isclose(w.loc["BF16, FP32 master weights"], exact, rel_tol=0.05)
+
+
+def test_saved_for_backward_counts_the_fp32_part():
+    """Under CPU autocast not every saved tensor is BF16: the FP32 part is counted (the rest of FP32 training's
+    saved bytes are integer tensors: positions, targets)."""
+    from amp_docs_lib.regimes import loop as tl
+
+    cfg = tl.TrainConfig(steps=2, batch_size=2, eval_windows=2)
+    saved = tl.saved_for_backward(["fp32", "amp_bf16"], config=cfg, device="cpu").set_index("regime")
+    fp32, amp = saved.loc["fp32"], saved.loc["amp_bf16"]
+    assert 0.99 * fp32["saved for backward (bytes)"] < fp32["of which FP32 (bytes)"] <= fp32["saved for backward (bytes)"]
+    assert 0 < amp["of which FP32 (bytes)"] < amp["saved for backward (bytes)"] - amp["of which parameter copies (bytes)"]
