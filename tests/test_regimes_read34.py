@@ -20,8 +20,9 @@ def test_bf16_train_loss_is_logged_in_fp32():
     # the first step's forward, replayed as the loop sets it up: seeded init cast to BF16, seeded batch order
     torch.manual_seed(cfg.seed)
     model = GPT(TINY_MODEL).to(get_regime("bf16").param_dtype)
-    x, y = corpus.batch("train", cfg.batch_size, TINY_MODEL.block_size, torch.Generator().manual_seed(cfg.seed + 1),
-                        torch.device("cpu"))
+    x, y = corpus.batch(
+        "train", cfg.batch_size, TINY_MODEL.block_size, torch.Generator().manual_seed(cfg.seed + 1), torch.device("cpu")
+    )
     with torch.no_grad():
         logits, own = model(x, y)
     assert own.dtype == torch.bfloat16
@@ -69,5 +70,9 @@ def test_saved_for_backward_counts_the_fp32_part():
     cfg = tl.TrainConfig(steps=2, batch_size=2, eval_windows=2)
     saved = tl.saved_for_backward(["fp32", "amp_bf16"], config=cfg, device="cpu").set_index("regime")
     fp32, amp = saved.loc["fp32"], saved.loc["amp_bf16"]
-    assert 0.99 * fp32["saved for backward (bytes)"] < fp32["of which FP32 (bytes)"] <= fp32["saved for backward (bytes)"]
-    assert 0 < amp["of which FP32 (bytes)"] < amp["saved for backward (bytes)"] - amp["of which parameter copies (bytes)"]
+    assert (
+        0.99 * fp32["saved for backward (bytes)"] < fp32["of which FP32 (bytes)"] <= fp32["saved for backward (bytes)"]
+    )
+    assert (
+        0 < amp["of which FP32 (bytes)"] < amp["saved for backward (bytes)"] - amp["of which parameter copies (bytes)"]
+    )
