@@ -307,9 +307,14 @@ def test_weight_decay_vanishes_in_bf16_but_not_with_stochastic_rounding():
 def test_fp16_second_moment_threshold_is_the_first_nonzero_value():
     from amp_docs_lib.regimes import rounding
 
+    def v(x: float) -> float:  # torch's AdamW, one step on a one-element FP16 parameter
+        p = torch.nn.Parameter(torch.zeros(1, dtype=torch.float16))
+        opt = torch.optim.AdamW([p], lr=1e-3, weight_decay=0.0, foreach=False)
+        p.grad = torch.tensor([x], dtype=torch.float16)
+        opt.step()
+        return float(opt.state[p]["exp_avg_sq"][0])
+
     g = rounding.fp16_second_moment_threshold()
-    v = lambda x: float(torch.tensor(1e-3, dtype=torch.float16) * torch.tensor(x, dtype=torch.float16)  # noqa: E731
-                        * torch.tensor(x, dtype=torch.float16))
     below = float(torch.tensor(g, dtype=torch.float16).view(torch.int16).sub(1).view(torch.float16))
     assert v(g) != 0 and v(below) == 0 and 5e-3 < g < 6e-3
 

@@ -111,9 +111,11 @@ class RunResult:
         status: ``"ok"``, or what stopped or disturbed the run (non-finite loss, skipped steps).
         diverged_at: first step with a non-finite loss, or None.
         log: one row per step (step, lr, train_loss, grad_norm, step_time_s, tokens_per_s,
-            peak_mem_mb, scale, skipped, unchanged); CUDA memory and scale are None where not
-            applicable; ``unchanged`` is the fraction of stored weight elements the step left
-            exactly as they were (the host time of the copy it needs is left out of the step time).
+            peak_mem_mb, scale, skipped, unchanged); ``train_loss`` is the FP32 cross-entropy of
+            the step's logits (:func:`fp32_cross_entropy`; the model's own loss where that was
+            not finite); CUDA memory and scale are None where not applicable; ``unchanged`` is
+            the fraction of stored weight elements the step left exactly as they were (the host
+            time of the copy it needs is left out of the step time).
         val: one row per evaluation (step, val_loss); a run stopped on non-finite losses is
             evaluated once more at the step it stopped.
         tokens_per_step: batch size times sequence length.
@@ -168,7 +170,7 @@ def evaluate(model: GPT, x: torch.Tensor, y: torch.Tensor, setup, chunk: int = 6
             logits, _ = model(x[i:i + chunk])
         # the loss itself in FP32, so that every regime is scored with the same arithmetic
         yi = y[i:i + chunk]
-        total += float(F.cross_entropy(logits.float().reshape(-1, logits.size(-1)), yi.reshape(-1))) * yi.numel()
+        total += fp32_cross_entropy(logits, yi) * yi.numel()
         n += yi.numel()
     model.train()
     return total / n
@@ -264,7 +266,7 @@ def _train(r: Regime, setup, corpus: Corpus, cfg: TrainConfig, mcfg: GPTConfig, 
         opt.zero_grad(set_to_none=True)
         n_acts = len(acts)
         with setup.autocast():
-            _, loss = model(x, y)
+            logits, loss = model(x, y)
         for a in acts[n_acts:]:
             a["step"] = step
         loss_val = float(loss.detach().float())
@@ -293,6 +295,8 @@ def _train(r: Regime, setup, corpus: Corpus, cfg: TrainConfig, mcfg: GPTConfig, 
         scaler.update()
         _sync(dev)
         dt = time.perf_counter() - t0
+        if finite:  # log every regime's loss in the same arithmetic (see fp32_cross_entropy), outside the timing
+            loss_val = fp32_cross_entropy(logits, y)
         # A GradScaler skips the step exactly when an unscaled gradient is inf/NaN.
         skipped = (not math.isfinite(gnorm)) if scaler.is_enabled() else None
         rows.append(_row(step, lr, loss_val, gnorm, dt, tokens, dev,
@@ -390,8 +394,9 @@ def saved_for_backward(names: list[str], *, corpus: Corpus | None = None, config
 
     Records every tensor autograd saves (``torch.autograd.graph.saved_tensors_hooks``) in one
     forward and loss on a training batch, each distinct storage once. Columns: bytes saved in all,
-    and the part that is a copy of a parameter in another dtype (autocast casts each FP32 weight to
-    BF16/FP16 for its matmul and saves that copy for backward), with both per parameter.
+    the part that is a copy of a parameter in another dtype (autocast casts each FP32 weight to
+    BF16/FP16 for its matmul and saves that copy for backward), the part held in FP32 tensors,
+    and the first two per parameter.
     """
     dev = check_device(device or default_device())
     corpus = corpus or corpus_from_profile(profile)
@@ -430,8 +435,11 @@ def saved_for_backward(names: list[str], *, corpus: Corpus | None = None, config
         total = sum(t.untyped_storage().nbytes() for ptr, t in saved.items() if ptr not in stored)
         copies = sum(t.untyped_storage().nbytes() for ptr, t in saved.items()
                      if ptr not in stored and is_param_copy(t))
+        fp32 = sum(t.untyped_storage().nbytes() for ptr, t in saved.items()
+                   if ptr not in stored and t.dtype == torch.float32)
         n = sum(p.numel() for p in params)
         rows.append({"regime": name, "saved for backward (bytes)": total, "of which parameter copies (bytes)": copies,
+                     "of which FP32 (bytes)": fp32,
                      "saved (B/param)": total / n, "parameter copies (B/param)": copies / n})
         del loss
     return pd.DataFrame(rows)
@@ -517,6 +525,16 @@ def _state_tensors(params, opt) -> list[torch.Tensor]:
     out += [t for st in inner.state.values() for t in st.values() if isinstance(t, torch.Tensor)]
     out += [v for g in inner.param_groups for k, v in g.items() if k != "params" and isinstance(v, torch.Tensor)]
     return out
+
+
+def fp32_cross_entropy(logits: torch.Tensor, targets: torch.Tensor) -> float:
+    """Cross-entropy of ``logits`` computed in FP32, whatever dtype the model computed its own loss in.
+
+    The GPT computes ``F.cross_entropy`` in its logits' dtype (``gpt.py``), so a BF16-parameter
+    model's own loss is a BF16 computation; the log and ``evaluate`` use FP32 for every regime.
+    """
+    with torch.no_grad():
+        return float(F.cross_entropy(logits.detach().float().reshape(-1, logits.size(-1)), targets.reshape(-1)))
 
 
 def _row(step, lr, loss, gnorm, dt, tokens, dev, scale, skipped) -> dict:

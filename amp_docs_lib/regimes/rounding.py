@@ -19,12 +19,13 @@ decay that rounds away) is measured directly:
   stores bias-corrected moments: ``optimi/adam.py`` updates ``v`` with
   ``debias_beta(beta2, step)``, so its per-step change is about ``1/step``, not ``1 - beta2``).
 * :func:`weight_decay_drift`: AdamW with zero gradients, so only decoupled weight decay
-  acts, on FP32 weights, BF16 weights (``torch.optim.AdamW``), BF16 with stochastic rounding
+  acts, on FP32 weights, BF16 weights (``torch.optim.AdamW``), BF16 with FP32 master weights
+  (``MasterWeights``: the decay acts on the FP32 copy), BF16 with stochastic rounding
   and BF16 with Kahan summation (``optimi``, which applies decoupled weight decay as
   ``param.mul_(1 - lr * wd)`` directly on the 16-bit parameter, before and outside its
   compensated update: ``optimi/adam.py``): the relative change of the weight norm.
 * :func:`fp16_second_moment_threshold`: the smallest gradient whose first second moment
-  ``(1 - beta2) * g**2`` is not flushed to zero in FP16.
+  ``(1 - beta2) * g**2``, as ``torch.optim.AdamW`` computes it on FP16 state, is not flushed to zero.
 """
 
 from __future__ import annotations
@@ -179,7 +180,7 @@ def weight_decay_drift(steps: int = 500, *, lr: float = 3e-4, weight_decay: floa
 
 
 def _drift(w0: torch.Tensor, steps: int, lr: float, weight_decay: float) -> pd.DataFrame:
-    from amp_docs_lib.regimes.optimizers import kahan_adamw, stochastic_round_adamw
+    from amp_docs_lib.regimes.optimizers import MasterWeights, kahan_adamw, stochastic_round_adamw
 
     exact = (1 - lr * weight_decay) ** steps
     makers = {
@@ -187,6 +188,8 @@ def _drift(w0: torch.Tensor, steps: int, lr: float, weight_decay: float) -> pd.D
                                                                           foreach=False)),
         "BF16, torch AdamW": (torch.bfloat16, lambda ps: torch.optim.AdamW(ps, lr=lr, weight_decay=weight_decay,
                                                                            foreach=False)),
+        "BF16, FP32 master weights": (torch.bfloat16, lambda ps: MasterWeights(
+            ps, lambda masters: torch.optim.AdamW(masters, lr=lr, weight_decay=weight_decay, foreach=False))),
         "BF16, stochastic rounding (torchao)": (torch.bfloat16,
                                                 lambda ps: stochastic_round_adamw(ps, lr=lr, weight_decay=weight_decay)),
         "BF16, Kahan summation (optimi)": (torch.bfloat16, lambda ps: kahan_adamw(ps, lr=lr, weight_decay=weight_decay)),
@@ -205,9 +208,18 @@ def _drift(w0: torch.Tensor, steps: int, lr: float, weight_decay: float) -> pd.D
 
 
 def fp16_second_moment_threshold(beta2: float = 0.999) -> float:
-    """Smallest FP32 ``g > 0`` for which FP16 stores ``(1 - beta2) * g**2`` (computed in FP16) as nonzero."""
+    """Smallest gradient ``g > 0`` whose first ``torch.optim.AdamW`` second moment is nonzero in FP16.
+
+    One AdamW step on an FP16 parameter whose gradient holds every positive finite FP16 value;
+    torch computes ``exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)`` in its own
+    arithmetic, which is what is measured (not a re-derivation of it).
+    """
     if not 0 < beta2 < 1:
         raise ValueError(f"beta2 must be in (0, 1), got {beta2!r}")
     g = torch.arange(1, 0x7C00, dtype=torch.int16).view(torch.float16)  # every positive finite FP16 value
-    v = torch.tensor(1 - beta2, dtype=torch.float16) * g * g            # the first second moment, in FP16
+    p = torch.nn.Parameter(torch.zeros_like(g))
+    opt = torch.optim.AdamW([p], lr=1e-3, betas=(0.9, beta2), weight_decay=0.0, foreach=False)
+    p.grad = g.clone()
+    opt.step()
+    v = opt.state[p]["exp_avg_sq"]
     return float(g[v != 0].min())
