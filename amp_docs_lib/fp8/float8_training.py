@@ -241,13 +241,33 @@ def build_model(recipe: str, cfg: GPTConfig, *, seed: int = 0, device: str | tor
     return model
 
 
-def train_curves(recipes=RECIPES, steps: int | None = None, *, seed: int = 0, lr: float = 3e-3,
+def mx_training_unsupported() -> str | None:
+    """Why torchao's MXFP8 training cannot run on this torch (its own check, the exception it raises), or
+    None where it can: torchao 0.18 asserts torch internals that torch 2.11 lacks ("Please install the latest
+    torch nightly build to use MXFP8 training", ``moe_training/conversion_utils.py``)."""
+    from torchao.prototype.moe_training.conversion_utils import _get_tensor_cls_for_config
+
+    try:
+        _get_tensor_cls_for_config(mx_training_config())
+    except (AssertionError, ImportError, AttributeError) as e:
+        return f"{type(e).__name__}: {e}"
+    return None
+
+
+def available_recipes() -> tuple[str, ...]:
+    """:data:`RECIPES` that run with this torch and torchao (the MXFP8 ones only where
+    :func:`mx_training_unsupported` is None)."""
+    mx_ok = mx_training_unsupported() is None
+    return tuple(r for r in RECIPES if mx_ok or not r.startswith("mxfp8"))
+
+
+def train_curves(recipes=None, steps: int | None = None, *, seed: int = 0, lr: float = 3e-3,
                  device: str | torch.device | None = None, cfg: GPTConfig | None = None,
                  cpu_threads: int | None = 1) -> pd.DataFrame:
     """Train one GPT per recipe on the same batches from the same initialisation.
 
-    Sizes from the profile (``fp8_train_steps``, ``fp8_train_width``, ``fp8_train_seq``,
-    ``fp8_train_batch``). Returns one row per recipe and step: loss and seconds for the step.
+    ``recipes`` defaults to :func:`available_recipes`. Sizes from the profile (``fp8_train_steps``,
+    ``fp8_train_width``, ``fp8_train_seq``, ``fp8_train_batch``). Returns one row per recipe and step: loss and seconds for the step.
     On a CPU the runs use ``cpu_threads`` intra-op threads (restored afterwards; ``None`` leaves
     torch's setting): the GEMMs are tiny, and several threads on a busy 2-core machine spend
     their time waiting for each other (measured: a float8 step 10x slower with 2 threads than 1).
@@ -271,7 +291,7 @@ def train_curves(recipes=RECIPES, steps: int | None = None, *, seed: int = 0, lr
     cfg = cfg or GPTConfig.from_profile(n_embd=p["fp8_train_width"], block_size=p["fp8_train_seq"])
     batches = pattern_batches(cfg, p["fp8_train_batch"], steps, seed=seed, device=dev)
     rows = []
-    for recipe in recipes:
+    for recipe in available_recipes() if recipes is None else recipes:
         # An older torch's CPU _scaled_mm (2.11) refuses rowwise scales: such recipes run emulated, and say so.
         refused = recipe.startswith("float8 rowwise") and not emulate and not rowwise_scaled_mm_supported(str(dev))
         model = build_model(recipe, cfg, seed=seed, device=dev, emulate=emulate or refused)
