@@ -1,10 +1,10 @@
 """The exercises' prediction checks can say "did not hold"; their verdict rules are the page's."""
 
 import runpy
-import sys
 
 import pytest
 
+from amp_docs_lib.page.snippets import run_snippet
 from conftest import REPO_ROOT
 
 pytestmark = pytest.mark.slow
@@ -12,13 +12,9 @@ EX = REPO_ROOT / "examples" / "exercises"
 
 
 def _run(name, args, capsys):
-    saved = sys.argv
-    sys.argv = [str(EX / name), *args]
-    try:
-        ns = runpy.run_path(str(EX / name), run_name="__main__")
-    finally:
-        sys.argv = saved
-    return ns["RESULT"], capsys.readouterr().out
+    """Run an exercise as the page does (``run_snippet``): its RESULT and what it printed."""
+    run = run_snippet(f"exercises/{name}", args)
+    return run.globals["RESULT"], run.output
 
 
 def test_stress_separates_calibration_from_overflow_and_checks_predictions(capsys):

@@ -1,24 +1,16 @@
 """Exercises 2 and 3 measure what their worked answers reason about (review 2026-11-24, findings 28, 29)."""
 
-import runpy
-import sys
-
 import pytest
 
-from conftest import REPO_ROOT
+from amp_docs_lib.page.snippets import run_snippet
 
 pytestmark = pytest.mark.slow
-EX = REPO_ROOT / "examples" / "exercises"
 
 
 def _run(name, args, capsys):
-    saved = sys.argv
-    sys.argv = [str(EX / name), *args]
-    try:
-        ns = runpy.run_path(str(EX / name), run_name="__main__")
-    finally:
-        sys.argv = saved
-    return ns["RESULT"], capsys.readouterr().out
+    """Run an exercise as the page does (``run_snippet``): its RESULT and what it printed."""
+    run = run_snippet(f"exercises/{name}", args)
+    return run.globals["RESULT"], run.output
 
 
 @pytest.mark.parametrize("args", [["--epochs", "30", "--hidden", "128"], []])  # the page's sizes and the defaults
