@@ -103,6 +103,52 @@ def test_a_failing_rank_fails_the_parent_loudly():
         launch.run_workers(_failing_worker, 2, backend="gloo", timeout_s=30)
 
 
+def _aborting_in_teardown_worker(rank, world_size, device):
+    import os
+    import threading
+    import time
+
+    # A non-daemon thread that aborts the process 2 s later, as gloo's threads can while a
+    # process is torn down: interpreter shutdown waits for it, so the abort comes after the work.
+    threading.Thread(target=lambda: (time.sleep(2.0), os.abort())).start()
+    return [{"value": 10 * rank}]
+
+
+def _killed_before_its_rows_worker(rank, world_size, device):
+    import os
+
+    if rank == 1:
+        os.abort()
+    return [{"value": rank}]
+
+
+def test_an_abort_after_every_rank_finished_keeps_the_results():
+    df = launch.run_workers(_aborting_in_teardown_worker, 2, backend="gloo", timeout_s=60)
+    assert list(df["value"]) == [0, 10]
+
+
+def test_a_rank_killed_before_it_reported_fails_the_parent():
+    with pytest.raises(Exception, match="signal SIGABRT"):
+        launch.run_workers(_killed_before_its_rows_worker, 2, backend="gloo", timeout_s=30)
+
+
+class _CtxOneRankAborted:
+    processes = [type("P", (), {"join": lambda self, timeout=None: None})() for _ in range(2)]
+
+    def join(self, timeout=None):
+        raise torch.multiprocessing.ProcessExitedException(
+            "process 0 terminated with signal SIGABRT", error_index=0, error_pid=1, exit_code=-6,
+            signal_name="SIGABRT")
+
+
+def test_join_accepts_a_teardown_abort_only_when_every_rank_wrote_its_rows(tmp_path):
+    (tmp_path / "rank0.pkl").write_bytes(b"")
+    with pytest.raises(torch.multiprocessing.ProcessExitedException):
+        launch._join(_CtxOneRankAborted(), str(tmp_path))  # rank 1's rows are missing
+    (tmp_path / "rank1.pkl").write_bytes(b"")
+    assert launch._join(_CtxOneRankAborted(), str(tmp_path)) is True
+
+
 def test_reduce_dtype_none_follows_the_installed_documentation(probes):
     import inspect
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import pickle
 import socket
+import sys
 import tempfile
 import time
 import traceback
@@ -83,25 +84,52 @@ def _entry(rank: int, world_size: int, port: int, backend: str, timeout_s: float
             # which hides the cause if it is the first error the parent sees.
             (Path(out_dir) / f"rank{rank}.err").write_text(traceback.format_exc())
             raise
+        for r in rows:
+            r.setdefault("rank", rank)
+        # Results are on disk (renamed into place whole) before the barrier, so once any rank has
+        # passed it every rank's rows are complete, whatever happens to the processes afterwards.
+        tmp = Path(out_dir) / f"rank{rank}.pkl.tmp"
+        with open(tmp, "wb") as f:
+            pickle.dump(rows, f)
+        tmp.rename(Path(out_dir) / f"rank{rank}.pkl")
         dist.barrier()
     finally:
         dist.destroy_process_group()
-    for r in rows:
-        r.setdefault("rank", rank)
-    with open(Path(out_dir) / f"rank{rank}.pkl", "wb") as f:
-        pickle.dump(rows, f)
+    # Skip interpreter finalization: gloo's worker threads can abort a process as it is torn
+    # down ("terminate called without an active exception", SIGABRT), after all work is done.
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
+
+
+def _results_complete(out_dir: str, world_size: int) -> bool:
+    """Every rank's rows are on disk, written before the final barrier (see ``_entry``)."""
+    return all((Path(out_dir) / f"rank{r}.pkl").exists() for r in range(world_size))
 
 
 def _join(ctx: Any, out_dir: str) -> bool:
     """``ctx.join(1 s)``, but a failure is re-raised with the workers' own tracebacks."""
     try:
         return ctx.join(timeout=1.0)
-    except (mp.ProcessRaisedException, mp.ProcessExitedException) as e:
-        errs = sorted(Path(out_dir).glob("rank*.err"))
-        if not errs:
-            raise
-        msg = "\n".join(f"--- {p.stem}:\n{p.read_text()}" for p in errs)
-        raise RuntimeError(f"distributed worker failed:\n{msg}") from e
+    except mp.ProcessExitedException as e:
+        # A rank killed by a signal after every rank wrote its rows died in teardown (gloo can
+        # abort there); the results are whole, so they stand. Killed earlier, it is a failure.
+        if e.signal_name is not None and _results_complete(out_dir, len(ctx.processes)):
+            for p in ctx.processes:
+                p.join(timeout=30.0)
+            return True
+        return _raise_with_worker_errors(e, out_dir)
+    except mp.ProcessRaisedException as e:
+        return _raise_with_worker_errors(e, out_dir)
+
+
+def _raise_with_worker_errors(e: Exception, out_dir: str) -> bool:
+    """Re-raise ``e`` with the workers' own tracebacks where they left them."""
+    errs = sorted(Path(out_dir).glob("rank*.err"))
+    if not errs:
+        raise e
+    msg = "\n".join(f"--- {p.stem}:\n{p.read_text()}" for p in errs)
+    raise RuntimeError(f"distributed worker failed:\n{msg}") from e
 
 
 def run_workers(worker: Callable[..., list[dict[str, Any]]], world_size: int | None = None, *,
