@@ -346,3 +346,25 @@ def test_long_listings_are_folded_under_their_name_and_patterns_are_not():
     out = pages.reader_layout(page)
     assert out.count("amp-fold--listing") == 1
     assert f"examples/long.py ({pages.MAX_OPEN_LISTING_LINES + 1} lines)</summary>" in out
+
+
+def test_an_exercises_answer_cells_are_folded_together_and_its_task_is_not():
+    """An exercise's run and checks answer its question: they are folded, one fold per run of
+    consecutive answer cells, while the task above and the text between stay visible (finding 24)."""
+    from bs4 import BeautifulSoup
+
+    def tagged(cell_id, code, tag):
+        return _cell(cell_id, code, _output("<pre>out</pre>")).replace(
+            'class="jp-Cell jp-CodeCell jp-Notebook-cell">', f'class="jp-Cell jp-CodeCell jp-Notebook-cell celltag_{tag}">', 1)
+
+    page = ('<div class="jp-Notebook">' + _markdown("Task: predict the ratio")
+            + tagged("cell-1", "run()", "answer") + tagged("cell-2", "claims()", "answer")
+            + _markdown("On a GPU:") + tagged("cell-3", "gpu_run()", "answer")
+            + tagged("cell-4", "other()", "hide-input") + "</div>")
+    soup = BeautifulSoup(pages.reader_layout(page), "html.parser")
+    folds = soup.select("details.amp-fold--answer")
+    assert [[p["id"] for p in f.select("div.jp-Cell[id]")] for f in folds] == [["cell-1", "cell-2"], ["cell-3"]]
+    assert all(f.find_parent("details") is None and f.get("open") is None for f in folds)
+    task = soup.find(string="Task: predict the ratio")
+    assert task is not None and task.find_parent("details") is None
+    assert soup.select_one("#cell-4").find_parent("details", class_="amp-fold--answer") is None

@@ -431,7 +431,7 @@ def search_friendly(content: str) -> str:
 def reader_layout(content: str) -> str:
     """A page body laid out for its reader: every code block has an id of its own (Material's copy
     button copies the block whose id it names), cell tags are not printed as labels, setup and
-    checking code is folded, adjacent claims form one list, and search indexes prose and headings,
+    checking code is folded, an exercise's answer is folded, adjacent claims form one list, and search indexes prose and headings,
     not table cells, program output or heading permalinks."""
     from bs4 import BeautifulSoup
 
@@ -443,6 +443,7 @@ def reader_layout(content: str) -> str:
     for toolbar in soup.select("div.celltoolbar"):  # mkdocs-jupyter prints each cell's tags
         toolbar.decompose()
     fold_plumbing(soup)
+    fold_answers(soup)
     fold_long_listings(soup)
     group_claims(soup)
     exclude_from_search(soup)
@@ -524,6 +525,28 @@ def fold_plumbing(soup) -> None:
         summary.string = f"{FOLD_SUMMARY[kind]} ({lines} line{'s' if lines != 1 else ''})"
         wrapper.wrap(fold)
         fold.insert(0, summary)
+
+
+ANSWER_TAG = "answer"  # a cell whose output answers an exercise's question
+ANSWER_SUMMARY = "This build's run and checks (open it after you have made your prediction)"
+
+
+def fold_answers(soup) -> None:
+    """Fold each run of consecutive cells tagged ``answer`` (input and output) into one closed fold:
+    an exercise's task and command stay visible, the output that answers it is one click away."""
+    for notebook in soup.select("div.jp-Notebook"):
+        fold = None
+        for cell in [c for c in notebook.children if getattr(c, "name", None)]:
+            if f"celltag_{ANSWER_TAG}" not in (cell.get("class") or []):
+                fold = None
+                continue
+            if fold is None:
+                fold = soup.new_tag("details", attrs={"class": "amp-details amp-fold amp-fold--answer"})
+                summary = soup.new_tag("summary")
+                summary.string = ANSWER_SUMMARY
+                cell.insert_before(fold)
+                fold.append(summary)
+            fold.append(cell.extract())
 
 
 # A listing longer than this many lines is folded under its file or object name (the way a table
