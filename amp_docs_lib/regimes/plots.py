@@ -205,18 +205,37 @@ def plot_memory(results, summary: pd.DataFrame):
     return fig
 
 
-def plot_unchanged(results, smooth: int = 5):
-    """Per step, the fraction of stored weight elements the step left exactly as they were."""
+def plot_unchanged(results, smooth: int = 5, *, baseline: str = "fp32"):
+    """Per step, the fraction of stored weight elements the step left exactly as they were.
+
+    Two panels: every run on one axis from 0 to 1, then every run but ``baseline`` on an axis
+    fitted to their range, where curves that lie on each other at full scale (master weights,
+    Kahan and stochastic rounding all leave most BF16 elements unchanged) come apart."""
     _check(results)
-    fig, ax = plt.subplots(figsize=(8, 3.8))
-    for i, (name, res) in enumerate(results.items()):
-        if "unchanged" in res.log and len(res.log):
-            ax.plot(res.log["step"], _smooth(res.log["unchanged"].astype(float), smooth), label=name,
-                    lw=2.2 if i % 2 else 1.2, **_style(i))
-    ax.set_xlabel("step")
-    ax.set_ylabel(f"fraction unchanged (mean of {smooth})")
-    ax.set_ylim(-0.02, 1.02)
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
+    curves = {name: _smooth(res.log["unchanged"].astype(float), smooth)
+              for name, res in results.items() if "unchanged" in res.log and len(res.log)}
+    steps = {name: results[name].log["step"] for name in curves}
+    styles = {name: _style(i) for i, name in enumerate(results)}
+    zoomed = [n for n in curves if n != baseline]
+    fig, axes = plt.subplots(1, 2 if zoomed else 1, figsize=(10, 3.8), squeeze=False)
+    full = axes[0][0]
+    for name, y in curves.items():
+        full.plot(steps[name], y, label=name, lw=1.6, **styles[name])
+    full.set_ylim(-0.02, 1.02)
+    full.set_title("all runs", fontsize=9)
+    if zoomed:
+        zoom = axes[0][1]
+        for name in zoomed:
+            zoom.plot(steps[name], curves[name], label=name, lw=1.6, **styles[name])
+        values = pd.concat([curves[n] for n in zoomed]).dropna()
+        lo, hi = float(values.min()), float(values.max())
+        pad = max((hi - lo) * 0.05, 1e-3)
+        zoom.set_ylim(lo - pad, hi + pad)
+        zoom.set_title(f"without {baseline}, axis fitted to the rest", fontsize=9)
+    for ax in axes[0]:
+        ax.set_xlabel("step")
+        ax.set_ylabel(f"fraction unchanged (mean of {smooth})")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8)
     fig.tight_layout()
     return fig
