@@ -368,3 +368,15 @@ def test_an_exercises_answer_cells_are_folded_together_and_its_task_is_not():
     task = soup.find(string="Task: predict the ratio")
     assert task is not None and task.find_parent("details") is None
     assert soup.select_one("#cell-4").find_parent("details", class_="amp-fold--answer") is None
+
+
+def test_each_page_has_one_name_its_heading_in_the_navigation():
+    """The navigation showed the notebook's heading while mkdocs.yml and the home page used another
+    name for the same chapter (reader finding 11): the nav title is the page's own H1."""
+    import re
+
+    for title, target in _nav_pages():
+        if target == "index.md":
+            continue
+        h1 = re.search(r"^# (.+)$", (REPO_ROOT / "docs" / target).read_text(), re.M)
+        assert h1 is not None and h1.group(1).strip() == title, (target, title)
