@@ -427,20 +427,27 @@ def test_gemm_error_table_says_which_calls_this_torch_refuses(monkeypatch):
 def test_throughput_table_times_through_the_harness_and_reports_refused_calls(monkeypatch):
     from amp_docs_lib.core import timing
 
-    calls = []
-    real = timing.measure
+    timed = []
+    real = timing.interleaved
 
-    def spy(fn, **kw):
-        calls.append(kw.get("label"))
-        if "rowwise" in kw.get("label", ""):
+    def spy(fns, **kw):
+        timed.append(list(fns))
+        return real(fns, **kw)
+
+    monkeypatch.setattr(timing, "interleaved", spy)
+    real_scaled_mm = torch._scaled_mm
+
+    def refuse_rowwise(a, b, scale_a, scale_b, **kw):
+        if scale_a.numel() > 1:
             raise RuntimeError("Now _scaled_mm only supports per-tensor scaling for CPU backend.")
-        return real(fn, **kw)
+        return real_scaled_mm(a, b, scale_a=scale_a, scale_b=scale_b, **kw)
 
-    monkeypatch.setattr(timing, "measure", spy)
-    t = gemm.throughput_table(32, device="cpu", min_run_time=0.01)
-    assert calls == ["BF16 torch.mm", "FP8 _scaled_mm tensorwise", "FP8 _scaled_mm rowwise"]
+    monkeypatch.setattr(torch, "_scaled_mm", refuse_rowwise)
+    t = gemm.throughput_table(32, device="cpu", rounds=timing.MIN_ROUNDS, min_block_s=0.001)
+    assert timed == [["BF16 torch.mm", "FP8 _scaled_mm tensorwise"]]  # one interleaved run, refused calls left out
     ok = t[t["runs here"] == "yes"]
-    assert len(ok) == 2 and (ok["IQR (ms)"] >= 0).all() and ok.iloc[0]["speed vs BF16"] == 1.0
+    assert len(ok) == 2 and (ok["IQR (ms)"] >= 0).all() and ok.iloc[0]["speed vs BF16"] == "1 (baseline)"
+    assert ok.iloc[1]["verdict"] in ("faster", "slower", "no difference resolved")
     assert t.iloc[2]["TFLOP/s"] is None and t.iloc[2]["runs here"].startswith("no: Now _scaled_mm")
 
 

@@ -102,7 +102,8 @@ def limited_precision_matmul(a: torch.Tensor, b: torch.Tensor, bits: int = 14, p
                              rounding: str = "nearest") -> torch.Tensor:
     """``a @ b`` summed over K one product at a time into an accumulator of ``bits`` significant bits.
 
-    Products are exact (FP8 × FP8 fits in float64). With ``promote_every = N_C`` the limited
+    Products of FP8 values are exact here (their significands have at most 2 × 4 bits in E4M3;
+    float64 keeps 53), so pass the FP8 values themselves (:func:`fp8_codes`), not dequantized ones. With ``promote_every = N_C`` the limited
     partial sum is added into an FP32 accumulator every ``N_C`` products and restarted, as
     DeepSeek-V3 does on CUDA cores; without it the whole K-long sum stays limited.
     """
@@ -122,20 +123,67 @@ def limited_precision_matmul(a: torch.Tensor, b: torch.Tensor, bits: int = 14, p
     return (total.to(torch.float64) + partial).to(torch.float32) if promote_every else partial.to(torch.float32)
 
 
+def accumulator_rounding(a: torch.Tensor, b: torch.Tensor, bits: int = 14, promote_every: int | None = None,
+                         rounding: str = "nearest") -> dict[str, float]:
+    """What each add of :func:`limited_precision_matmul`'s accumulator does, counted over all adds and outputs.
+
+    Returns the fraction of adds that round at all (the rest are exact in ``bits`` bits), and, of
+    the adds that round, the fraction whose error is positive and the fraction that shrinks the
+    partial sum's magnitude (toward zero).
+    """
+    a, b = a.to(torch.float64), b.to(torch.float64)
+    if a.dim() != 2 or b.dim() != 2 or a.shape[1] != b.shape[0]:
+        raise ValueError(f"need (M, K) @ (K, N) matrices, got {tuple(a.shape)} and {tuple(b.shape)}")
+    partial = torch.zeros(a.shape[0], b.shape[1], dtype=torch.float64)
+    adds = rounded = positive = shrinking = 0
+    for k in range(a.shape[1]):
+        s = partial + torch.outer(a[:, k], b[k])
+        partial = round_significand(s, bits, rounding)
+        err = partial - s
+        adds += err.numel()
+        rounded += int((err != 0).sum())
+        positive += int((err > 0).sum())
+        shrinking += int((partial.abs() < s.abs()).sum())
+        if promote_every is not None and (k + 1) % promote_every == 0:
+            partial = torch.zeros_like(partial)
+    return {"adds that round": rounded / adds, "rounding errors > 0": positive / max(rounded, 1),
+            "rounding errors toward zero": shrinking / max(rounded, 1)}
+
+
+def fp8_codes(x: torch.Tensor, fmt: str = "FP8 E4M3FN") -> tuple[torch.Tensor, torch.Tensor]:
+    """``x`` scaled per tensor (``max_finite / amax``) and cast: the FP8 values a GEMM multiplies, and the scale.
+
+    Unlike ``quantize_tensorwise(x).dequantized`` (the same values divided by the scale, which is
+    not a power of two), every returned value is exactly representable in ``fmt``.
+    """
+    q = quantize_tensorwise(x, fmt)
+    return cast(x * q.scale, q.fmt), q.scale
+
+
+def gemm_operands(m: int, n: int, k: int, seed: int = 0) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Standard-normal ``(m, k)`` and ``(k, n)`` matrices as E4M3 values (:func:`fp8_codes`) with their scales."""
+    g = torch.Generator().manual_seed(seed)
+    a, scale_a = fp8_codes(torch.randn(m, k, generator=g))
+    b, scale_b = fp8_codes(torch.randn(k, n, generator=g))
+    return a, b, scale_a, scale_b
+
+
 def accumulation_study(m: int = 8, n: int = 8, k: int = 4096, bits: int = 14, promote_every: int = 128,
                        rounding: str = "nearest", seed: int = 0) -> pd.DataFrame:
     """Relative error of an FP8 (E4M3, per-tensor scaled) GEMM of random matrices under three accumulators.
 
-    The reference is the exact (float64) product of the *same* FP8 inputs, so only accumulation
-    error is measured. Rows: limited (``bits``) for all of K; limited with promotion to FP32 every
+    The accumulators sum products of the FP8 values themselves (:func:`fp8_codes`), as a tensor
+    core does, and the dequantization scales multiply the result; the reference is the exact
+    (float64) product of the *same* FP8 inputs, so only accumulation error is measured. Rows: limited (``bits``) for all of K; limited with promotion to FP32 every
     ``promote_every``; FP32 throughout. Columns: accumulator, K, relative error (Frobenius norm
     ``||ΔC|| / ||C||``), and ``max |ΔC| / max |C|`` (the largest error against the largest output;
     not a per-element maximum relative error, which DeepSeek-V3's "maximum relative error" may be).
     """
-    g = torch.Generator().manual_seed(seed)
-    a = quantize_tensorwise(torch.randn(m, k, generator=g)).dequantized
-    b = quantize_tensorwise(torch.randn(k, n, generator=g)).dequantized
-    exact = a.double() @ b.double()
+    a, b, scale_a, scale_b = gemm_operands(m, n, k, seed)
+    # The tensor core sums products of the FP8 values themselves and the dequantization scales
+    # (1 / s) multiply the result afterwards (torch._scaled_mm's scale_a, scale_b).
+    dequant = 1.0 / (float(scale_a) * float(scale_b))
+    exact = (a.double() @ b.double()) * dequant
     fp32 = torch.zeros(m, n, dtype=torch.float32)
     for i in range(k):  # sequential FP32 sum, as a single FP32 accumulator would add
         fp32 = fp32 + torch.outer(a[:, i], b[i]).to(torch.float32)
@@ -144,7 +192,7 @@ def accumulation_study(m: int = 8, n: int = 8, k: int = 4096, bits: int = 14, pr
                     (f"{bits}-bit, promoted to FP32 every {promote_every}",
                      limited_precision_matmul(a, b, bits, promote_every, rounding)),
                     ("FP32 accumulator", fp32)):
-        d = c.double() - exact
+        d = c.double() * dequant - exact
         rows.append({"accumulator": name, "K": k, "relative error": float(d.norm() / exact.norm()),
                      "max |ΔC| / max |C|": float(d.abs().max() / exact.abs().max())})
     return pd.DataFrame(rows)
@@ -154,3 +202,13 @@ def promotion_gain(study: pd.DataFrame) -> float:
     """How many times smaller the promoted accumulator's relative error is than the unpromoted one's."""
     e = study["relative error"].tolist()
     return e[0] / e[1] if e[1] > 0 else math.inf
+
+
+def rounding_study(m: int = 8, n: int = 8, k: int = 4096, bits: int = 14, promote_every: int = 128,
+                   seed: int = 0) -> pd.DataFrame:
+    """:func:`accumulator_rounding` on :func:`accumulation_study`'s operands, per rounding mode, with and without promotion."""
+    a, b, _, _ = gemm_operands(m, n, k, seed)
+    return pd.DataFrame([{"rounding": r, "accumulator": name, **accumulator_rounding(a, b, bits, every, r)}
+                         for r in ROUNDINGS
+                         for name, every in ((f"{bits}-bit accumulator, whole K", None),
+                                             (f"{bits}-bit, promoted to FP32 every {promote_every}", promote_every))])

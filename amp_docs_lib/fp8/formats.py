@@ -109,6 +109,22 @@ def counts_from_definition(name: str | NumberFormat) -> dict:
             "largest finite": f.max_finite_from_definition()}
 
 
+def positive_values(name: str | NumberFormat) -> list[float]:
+    """The distinct positive finite values of ``name``, ascending, read back code by code (:func:`all_codes`)."""
+    v = all_codes(name)["value"].to_numpy()
+    return [float(x) for x in np.unique(v[(v > 0) & np.isfinite(v)])]
+
+
+def positive_values_from_definition(name: str | NumberFormat) -> list[float]:
+    """The distinct positive finite values that the layout defines, ascending: subnormals
+    ``2^(1 - bias) * m / 2^M`` and normals ``2^(e - bias) * (1 + m / 2^M)``, up to the largest finite value."""
+    f = get_format(name)
+    M, top = f.mantissa_bits, f.max_finite_from_definition()
+    vals = {math.ldexp(m / 2 ** M, 1 - f.bias) if e == 0 else math.ldexp(1 + m / 2 ** M, e - f.bias)
+            for e in range(2 ** f.exponent_bits) for m in range(2 ** M)}
+    return sorted(v for v in vals if 0 < v <= top)
+
+
 def code_summary_disagreements(summary: pd.DataFrame, names=("FP8 E4M3FN", "FP8 E5M2", "FP4 E2M1")) -> pd.DataFrame:
     """Rows of ``summary`` (:func:`code_summary`, read back through torch / ml_dtypes) whose counts or
     largest value differ from :func:`counts_from_definition`: format, column, read back, definition."""

@@ -268,14 +268,17 @@ def check_scale_convention(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor, 
     return {"factor": c, "ok": ok, "verdict": verdict}
 
 
-def throughput_table(size: int, *, device: str | torch.device | None = None, min_run_time: float = 0.5) -> pd.DataFrame:
+def throughput_table(size: int, *, device: str | torch.device | None = None, rounds: int = 9,
+                     min_block_s: float = 0.05) -> pd.DataFrame:
     """TFLOP/s of a square GEMM of ``size``: BF16 ``torch.mm`` against FP8 ``_scaled_mm`` (tensorwise, rowwise).
 
-    Timed with the one harness (``core.timing.measure``: warm-up, a deliberate thread count, CUDA
-    events on a GPU, median and IQR). A call this torch's kernel refuses on this device (torch
-    2.11's CPU ``_scaled_mm`` takes per-tensor scales only) is a row saying so, with n/a timings.
+    The GEMMs that run are timed in interleaved rounds by the one harness
+    (``core.timing.interleaved``), so each speed relative to BF16 is a median ratio with an
+    interval and a verdict ("faster", "slower" or "no difference resolved"). A call this torch's
+    kernel refuses on this device (torch 2.11's CPU ``_scaled_mm`` takes per-tensor scales only)
+    is a row saying so, with n/a timings.
     """
-    from amp_docs_lib.core.timing import measure
+    from amp_docs_lib.core.timing import interleaved
 
     dev = check_device(device or fp8_device())
     a, b = operands(size, size, size, device=dev)
@@ -292,20 +295,30 @@ def throughput_table(size: int, *, device: str | torch.device | None = None, min
         "FP8 _scaled_mm rowwise": lambda: torch._scaled_mm(a8r, b8r_t, scale_a=dar, scale_b=dbr_t,
                                                            out_dtype=torch.bfloat16),
     }
-    flops = 2 * size ** 3
-    rows = []
+    refused = {}
     for name, fn in cases.items():
         try:
-            t = measure(fn, device=dev, label=name, min_run_time=min_run_time)
+            fn()
         except RuntimeError as e:
-            rows.append({"GEMM": name, "size": size, "device": str(dev), "median time (ms)": None,
-                         "IQR (ms)": None, "TFLOP/s": None, "runs here": f"no: {str(e).splitlines()[0][:120]}"})
+            refused[name] = f"no: {str(e).splitlines()[0][:120]}"
+    if "BF16 torch.mm" in refused:
+        raise RuntimeError(f"the BF16 baseline does not run on {dev}: {refused['BF16 torch.mm']}")
+    runs = {n: fn for n, fn in cases.items() if n not in refused}
+    res = interleaved(runs, baseline="BF16 torch.mm", device=dev, rounds=rounds, min_block_s=min_block_s) \
+        if len(runs) > 1 else None
+    flops = 2 * size ** 3
+    rows = []
+    for name in cases:
+        if name in refused or res is None:
+            rows.append({"GEMM": name, "size": size, "device": str(dev), "median time (ms)": None, "IQR (ms)": None,
+                         "TFLOP/s": None, "speed vs BF16": None, "verdict": None,
+                         "runs here": refused.get(name, "yes (no FP8 GEMM to compare with)")})
             continue
+        t, c = res.timings[name], None if name == res.baseline else res.compare(name)
         rows.append({"GEMM": name, "size": size, "device": str(dev), "median time (ms)": t.median_s * 1e3,
-                     "IQR (ms)": t.iqr_s * 1e3, "TFLOP/s": flops / t.median_s / 1e12, "runs here": "yes"})
-    base = rows[0]["TFLOP/s"]
-    for r in rows:
-        r["speed vs BF16"] = None if r["TFLOP/s"] is None else r["TFLOP/s"] / base
+                     "IQR (ms)": t.iqr_s * 1e3, "TFLOP/s": flops / t.median_s / 1e12,
+                     "speed vs BF16": "1 (baseline)" if c is None else c.interval_text(),
+                     "verdict": None if c is None else c.verdict, "runs here": "yes"})
     return table_from_rows(rows)
 
 
@@ -394,14 +407,22 @@ def accumulation_knobs() -> pd.DataFrame:
     c = Float8LinearConfig()
     arg = next(a for a in torch.ops.aten._scaled_mm.default._schema.arguments if a.name == "use_fast_accum")
     default = arg.default_value
+    # The two knobs have opposite polarity: use_fast_accum=True keeps the limited accumulator, while TE's
+    # use_split_accumulator=True promotes (TE common/gemm/cublaslt_gemm.cu sets cuBLASLt's
+    # CUBLASLT_MATMUL_DESC_FAST_ACCUM to `use_split_accumulator ? 0 : 1`).
+    def path(fast: bool) -> str:
+        return "limited (fast accumulation)" if fast else "promoted"
+
     rows = [{"stack": "torch._scaled_mm / F.scaled_mm", "GEMM": "any", "knob": "use_fast_accum",
-             "default": str(bool(default)), "source": f"torch {torch.__version__} (op schema)"}]
+             "default": str(bool(default)), "accumulation": path(bool(default)),
+             "source": f"torch {torch.__version__} (op schema)"}]
     for gemm, cfg in (("output (forward)", c.gemm_config_output), ("grad_input", c.gemm_config_grad_input),
                       ("grad_weight", c.gemm_config_grad_weight)):
         rows.append({"stack": "torchao Float8LinearConfig", "GEMM": gemm, "knob": "Float8GemmConfig.use_fast_accum",
-                     "default": str(cfg.use_fast_accum), "source": "installed torchao"})
+                     "default": str(cfg.use_fast_accum), "accumulation": path(cfg.use_fast_accum),
+                     "source": "installed torchao"})
     for gemm, v in (("fprop (forward)", False), ("dgrad", True), ("wgrad", True)):
         rows.append({"stack": "Transformer Engine Float8CurrentScaling", "GEMM": gemm,
-                     "knob": "MMParams.use_split_accumulator", "default": str(v),
-                     "source": "TE source, common/recipe/__init__.py"})
+                     "knob": "MMParams.use_split_accumulator", "default": str(v), "accumulation": path(not v),
+                     "source": "TE source, common/recipe/__init__.py; common/gemm/cublaslt_gemm.cu"})
     return pd.DataFrame(rows)

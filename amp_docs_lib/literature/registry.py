@@ -314,7 +314,7 @@ CLAIMS: tuple[LiteratureClaim, ...] = (
         note="the report states the improvement; the size, sqrt(K/N_C) for a random walk of rounding errors, is this "
              "site's prediction (the FP8 chapter's). Tested with an emulated 14-bit accumulator on the CPU, K = 4096, "
              "1024 outputs, within a factor of 1.5 (measured exponents between about 0.38 and 0.62 pass: the test "
-             "tells 1/2 from 1, not 1/2 from 0.45); the false variant predicts a linear gain, as truncation gives"),
+             "tells 1/2 from 1, not 1/2 from 0.45); the false variant predicts a linear gain, the model for truncation, whose errors all shrink the partial sum"),
     LiteratureClaim(
         "nvfp4-vs-mxfp4",
         "NVFP4 (16-element blocks, E4M3 block scales, an FP32 tensor scale) represents values {nvfp4_is} accurately "
