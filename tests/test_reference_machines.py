@@ -207,3 +207,22 @@ def test_built_site_carries_every_published_measurement(site):
             if n in have:
                 assert have[n]["chapter"] == c.stem and have[n]["stamp"] and have[n]["columns"]
     assert set().union(*REQUIRED.values()) <= set(have)
+
+
+def test_side_by_side_puts_each_number_beside_the_references_with_a_ratio():
+    """Reader finding 42: the tables were stacked, so comparing meant scrolling between them."""
+    from amp_docs_lib.docsite.references import side_by_side
+
+    mine = pd.DataFrame({"dtype": ["fp32", "bf16"], "TFLOP/s": [0.15, "NaN"]}, dtype=object)
+    h100 = pd.DataFrame({"dtype": ["fp32", "bf16", "fp8"], "TFLOP/s": [51.0, 700.0, 1300.0],
+                         "fraction of peak": [0.76, None, 0.66]}, dtype=object)
+    df = side_by_side([("This build", mine), ("Reference: h100", h100)])
+    rows = {(r["dtype"], r["quantity"]): r for r in df.to_dict("records")}
+    assert rows[("fp32", "TFLOP/s")]["This build"] == 0.15 and rows[("fp32", "TFLOP/s")]["Reference: h100"] == 51.0
+    assert abs(rows[("fp32", "TFLOP/s")]["this build ÷ h100"] - 0.15 / 51.0) < 1e-12
+    assert rows[("bf16", "TFLOP/s")]["this build ÷ h100"] is None  # NaN here: no ratio
+    assert rows[("fp8", "TFLOP/s")]["This build"] is None and rows[("fp8", "fraction of peak")]["Reference: h100"] == 0.66
+    # tables whose rows cannot be matched (different keys) are shown one under the other instead
+    other = pd.DataFrame({"regime": ["fp32"], "TFLOP/s": [1.0]}, dtype=object)
+    assert side_by_side([("This build", mine), ("Reference: x", other)]) is None
+    assert side_by_side([("This build", mine)]) is None

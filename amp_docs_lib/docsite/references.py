@@ -132,14 +132,68 @@ def _differences_html(tables: list[tuple[str, pd.DataFrame]]) -> str:
     return "".join(f"<p class='amp-compare-note'>{n}.</p>" for n in notes)
 
 
+def _number(v) -> float | None:
+    """``v`` as a float when it is a number (``"NaN"``, how a notebook stores NaN, included); else None."""
+    if isinstance(v, bool):
+        return None
+    if isinstance(v, (int, float)):
+        return float(v)
+    if v == "NaN":
+        return float("nan")
+    return None
+
+
+def side_by_side(tables: list[tuple[str, pd.DataFrame]]) -> pd.DataFrame | None:
+    """One measurement from several machines as one table: a row per (row of the measurement, numeric
+    column), a column per machine, and this build's value divided by each reference's.
+
+    Rows are matched by the measurement's non-numeric columns (its keys); ``None`` when fewer than two
+    machines have the measurement or their tables have different keys (then each is shown alone)."""
+    if len(tables) < 2:
+        return None
+
+    def key_columns(df: pd.DataFrame) -> list[str]:
+        return [c for c in df.columns if any(v is not None and _number(v) is None for v in df[c])]
+
+    keys = key_columns(tables[0][1])
+    if not keys or any(key_columns(df) != keys for _, df in tables[1:]):
+        return None
+    cells: dict[tuple, dict[str, float | None]] = {}
+    for label, df in tables:
+        for _, row in df.iterrows():
+            key = tuple(str(row[c]) for c in keys)
+            for col in df.columns:
+                if col not in keys:
+                    cells.setdefault((*key, str(col)), {})[label] = _number(row[col])
+    labels = [label for label, _ in tables]
+    mine = "This build" if "This build" in labels else None
+    rows = []
+    for key, values in cells.items():
+        row = dict(zip([*keys, "quantity"], key, strict=True))
+        row.update({label: values.get(label) for label in labels})
+        if mine is not None:
+            for label in labels:
+                if label != mine:
+                    a, b = values.get(mine), values.get(label)
+                    ok = a is not None and b is not None and b != 0 and a == a and b == b
+                    row[f"this build ÷ {label.removeprefix('Reference: ')}"] = a / b if ok else None
+        rows.append(row)
+    return pd.DataFrame(rows, dtype=object)
+
+
 def comparison_html(site: str | Path, root: str | Path = REFERENCE_ROOT) -> str:
-    """HTML of the "Yours vs reference" page body: per measurement, this build, then each machine."""
+    """HTML of the "Yours vs reference" page body: per measurement, one table with a column per machine
+    and this build's ratio to each (``side_by_side``), then each machine's own table in a fold; a
+    measurement whose machines' tables do not line up shows them one under the other."""
     import html
 
     from amp_docs_lib.page.tables import table_html
 
+    def tbl_df(df: pd.DataFrame) -> str:
+        return table_html(df, float_format=".4g")  # aligned, in its own scroll box
+
     def tbl(m: dict) -> str:
-        return table_html(_table(m), float_format=".4g")  # aligned, in its own scroll box
+        return tbl_df(_table(m))
 
     mine = measurements_from_site(site)
     skipped = skipped_measurements(site)
@@ -208,8 +262,18 @@ def comparison_html(site: str | Path, root: str | Path = REFERENCE_ROOT) -> str:
             blocks.append(
                 f"<div class='amp-result amp-compare'><figcaption>{html.escape(label)}</figcaption>{body}{stamp}</div>"
             )
-        parts.append(_differences_html(tables))
-        parts += blocks
+        merged = side_by_side(tables)
+        if merged is None:
+            parts.append(_differences_html(tables))
+            parts += blocks
+        else:  # one table to compare in; each machine's own table, with its stamp, one click away
+            parts.append(f"<div class='amp-result amp-compare amp-compare--merged'>{tbl_df(merged)}</div>")
+            parts.append(
+                "<details class='amp-details amp-compare-each'><summary>Each machine's table as published</summary>"
+                + _differences_html(tables)
+                + "".join(blocks)
+                + "</details>"
+            )
     provenance = "".join(
         f"<p class='amp-stamp amp-stamp--measured'>This build: measured on {html.escape(s)}</p>"
         for s in this_build
