@@ -827,6 +827,79 @@ def cast_cache_and_grad_modes(device: str = "cpu", dtype: torch.dtype = torch.bf
     return out
 
 
+def cast_cache_eligibility(calls: int = 2, device: str = "cpu", dtype: torch.dtype = torch.bfloat16) -> pd.DataFrame:
+    """Which FP32 tensors the cast cache keeps: casts (``aten._to_copy``) of one tensor used by
+    ``calls`` matmuls in one region, for a parameter (a leaf that requires grad), a leaf without
+    grad, a non-leaf that requires grad and a view of a parameter. Cached: cast once, not per call."""
+    dev = check_device(device)
+    x = torch.randn(2, 8, device=dev)
+    w = torch.nn.Parameter(torch.randn(8, 8, device=dev))
+    kinds = {"parameter (leaf, requires grad)": lambda: w,
+             "leaf without requires_grad": lambda: w.detach().clone(),
+             "non-leaf that requires grad (w * 1)": lambda: w * 1,
+             "view of a parameter (w[:])": lambda: w[:]}
+    rows = []
+    for kind, make in kinds.items():
+        t = make()
+        with torch.autocast(dev.type, dtype=dtype):
+            ops = dispatch_trace(lambda t=t: [x @ t for _ in range(calls)])
+        casts = sum(op == "_to_copy" for op, _ in ops) - calls  # x, not a leaf that requires grad, each call
+        rows.append({"tensor": kind, "matmuls": calls, "casts of it": casts, "cached": casts == 1})
+    return pd.DataFrame(rows)
+
+
+def autocast_dtype_without_dtype_arg(device: str = "cpu", outer: torch.dtype = torch.float16) -> dict[str, str]:
+    """The dtype a ``torch.autocast(device)`` region without ``dtype=`` runs in: alone, nested in a
+    region entered with ``dtype=outer``, and in a thread started in that region that enters autocast
+    as ``DataParallel``'s workers do (``torch.amp.autocast(device_type, enabled=...)``, nothing else)."""
+    import threading
+
+    dev = check_device(device)
+    a = torch.randn(4, 4, device=dev)
+    seen: dict[str, str] = {}
+    with torch.autocast(dev.type):
+        seen["alone"] = short_dtype((a @ a).dtype)
+    with torch.autocast(dev.type, dtype=outer):
+        with torch.autocast(dev.type):
+            seen["nested in a region entered with dtype=" + short_dtype(outer)] = short_dtype((a @ a).dtype)
+        enabled = torch.is_autocast_enabled(dev.type)
+
+        def worker():
+            with torch.amp.autocast(dev.type, enabled=enabled):
+                seen["thread entering autocast(enabled=True) inside that region"] = short_dtype((a @ a).dtype)
+
+        t = threading.Thread(target=worker)
+        t.start()
+        t.join()
+    return seen
+
+
+def custom_fwd_input_dtype(device: str = "cpu", dtype: torch.dtype = torch.bfloat16) -> dict[str, str]:
+    """The dtype a custom ``autograd.Function``'s forward receives for a ``dtype`` input inside a
+    ``dtype`` autocast region, decorated with ``torch.amp.custom_fwd(device_type=device,
+    cast_inputs=torch.float32)``, and the dtype its matmul then returns (autocast is off inside)."""
+    dev = check_device(device)
+    seen: dict[str, str] = {}
+
+    class FP32Matmul(torch.autograd.Function):
+        @staticmethod
+        @torch.amp.custom_fwd(device_type=dev.type, cast_inputs=torch.float32)
+        def forward(ctx, a, b):
+            seen["input dtype in forward"] = short_dtype(a.dtype)
+            return a @ b
+
+        @staticmethod
+        @torch.amp.custom_bwd(device_type=dev.type)
+        def backward(ctx, g):  # pragma: no cover - the forward is what is measured
+            return g, g
+
+    a = torch.randn(4, 4, device=dev).to(dtype)
+    with torch.autocast(dev.type, dtype=dtype):
+        out = FP32Matmul.apply(a, a)
+    seen["output dtype"] = short_dtype(out.dtype)
+    return seen
+
+
 def sdpa_math_reduction(dtypes: Sequence[torch.dtype] = LOW_DTYPES, seeds: Sequence[int] = (0, 1, 2),
                         shape: tuple[int, int, int, int] = (2, 4, 64, 32)) -> pd.DataFrame:
     """Error of the math backend of ``scaled_dot_product_attention`` against float64, with
@@ -935,39 +1008,53 @@ UNCHANGED_ON_CPU = {
 }
 
 
-def _sum_rounding_each_add(t: torch.Tensor) -> torch.Tensor:
-    """Sum over the last dim, one element at a time, the running sum kept in ``t``'s dtype."""
-    acc = torch.zeros(t.shape[:-1], dtype=t.dtype, device=t.device)
-    for col in t.unbind(-1):
-        acc = acc + col
-    return acc
+def _softmax_of_low_precision_ops(t: torch.Tensor) -> torch.Tensor:
+    """Softmax composed of ``t``'s-dtype ops (subtract the max, exp, sum, divide), each rounding its
+    result to that dtype: what a kernel doing its arithmetic in the low dtype would give."""
+    e = (t - t.amax(-1, keepdim=True)).exp()
+    return e / e.sum(-1, keepdim=True)
+
+
+# The false variant of "rounds once": a plausible softmax whose intermediate results are rounded.
+COMPOSED_SOFTMAX = "softmax composed of bfloat16 ops (exp, sum, divide; not a torch kernel)"
+
+
+def _ulps(value: torch.Tensor, exact: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+    """``|value - exact|`` in units in the last place of ``dtype`` at ``exact``: eps * 2**floor(log2|exact|),
+    the spacing of ``dtype``'s numbers in the binade of ``exact`` (subnormals: the smallest normal's)."""
+    fi = torch.finfo(dtype)
+    binade = torch.floor(torch.log2(exact.double().abs().clamp_min(fi.tiny)))
+    return (value.double() - exact.double()).abs() / (fi.eps * torch.exp2(binade))
 
 
 def low_precision_kernels_vs_fp32(device: str = "cpu", dtype: torch.dtype = torch.bfloat16,
                                   shape: tuple[int, int] = (64, 4096), seed: int = 0) -> pd.DataFrame:
-    """Each op of ``UNCHANGED_ON_CPU`` run under autocast on a ``dtype`` tensor (autocast leaves it in
-    ``dtype``) against the same op in FP32 on the same values, rounded once to ``dtype``.
+    """Does each op of ``UNCHANGED_ON_CPU``, run under autocast on a ``dtype`` tensor (autocast leaves it
+    in ``dtype``), compute in FP32 inside and round its result once?
 
-    "identical" is the share of output elements with the same bits; "max difference (spacings)" is
-    the largest difference in units of ``dtype``'s spacing at the FP32 result. A kernel that did its
-    arithmetic in ``dtype`` would differ by many spacings on a long reduction (the false variant,
-    ``sum`` accumulated in ``dtype``, is the last row).
+    Measured against float64 on the same values (the exact result, to far below a ``dtype`` ulp):
+    a kernel that rounds once is within half a ulp of it, up to its FP32 arithmetic's own error,
+    estimated by the same op run in FP32 ("FP32 op's max error"). "rounds once" is
+    ``max error <= 0.5 + FP32 op's max error``; "identical" is the share of outputs with the bits
+    of the FP32 op rounded once to ``dtype``. The last row, a softmax composed of ``dtype`` ops
+    that round each intermediate result, is the false variant the criterion must reject.
     """
     dev = check_device(device)
     g = torch.Generator().manual_seed(seed)
     x = torch.randn(shape, generator=g).to(dev).to(dtype)
     ops = dict(UNCHANGED_ON_CPU)
-    ops["sum accumulated in the low dtype (not a torch kernel)"] = _sum_rounding_each_add
+    ops[COMPOSED_SOFTMAX] = _softmax_of_low_precision_ops
     rows = []
     for name, fn in ops.items():
         with torch.autocast(dev.type, dtype=dtype):
             low = fn(x)
-        ref = fn(x.float())
-        once = ref.to(dtype)
-        spacing = torch.finfo(dtype).eps * ref.abs().clamp_min(torch.finfo(dtype).tiny)
+        fp32, exact = fn(x.float()), fn(x.double())
+        err = float(_ulps(low, exact, dtype).max())
+        fp32_err = float(_ulps(fp32, exact, dtype).max())
         rows.append({"op": name, "output dtype": short_dtype(low.dtype),
-                     "identical": float((low == once).float().mean()),
-                     "max difference (spacings)": float(((low.float() - ref).abs() / spacing).max())})
+                     "identical to FP32 rounded once": float((low == fp32.to(dtype)).float().mean()),
+                     "max error (ulps)": err, "FP32 op's max error (ulps)": fp32_err,
+                     "rounds once": err <= 0.5 + fp32_err})
     return pd.DataFrame(rows)
 
 

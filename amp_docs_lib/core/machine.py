@@ -60,7 +60,7 @@ def cpu_flags() -> frozenset[str]:
 
 
 # oneDNN's ISA levels, lowest first (its ONEDNN_MAX_CPU_ISA values), and the lowest that runs
-# each 16-bit matmul natively: a cap below it makes torch emulate, whatever the CPU has.
+# each 16-bit matmul natively: a cap below it keeps oneDNN off the native instructions, whatever the CPU has.
 ONEDNN_ISA_ORDER = (
     "SSE41",
     "AVX",
@@ -83,10 +83,13 @@ ONEDNN_ISA_NEEDED = {"bf16": "AVX512_CORE_BF16", "fp16": "AVX512_CORE_FP16"}
 
 
 def cpu_native_matmul(flags: frozenset[str] | None = None, max_isa: str | None = None) -> dict[str, str]:
-    """For BF16 and FP16: the CPU flag that makes its matmul native, or 'none' (emulated, slow).
+    """For BF16 and FP16: the CPU flag that gives it native dot products, or 'none'.
+
+    'none' does not mean torch has no fast path: its oneDNN kernels take BF16 on x86 CPUs with
+    AVX512BW/VL/DQ and convert to FP32 inside (``torch.ops.mkldnn._is_mkldnn_bf16_supported()``).
 
     ``max_isa`` (default: the ``ONEDNN_MAX_CPU_ISA`` variable) caps what oneDNN
-    may use; a cap below the ISA a dtype needs reports it as emulated, naming the cap.
+    may use; a cap below the ISA a dtype needs reports it as not native, naming the cap.
     """
     flags = cpu_flags() if flags is None else flags
     max_isa = os.environ.get("ONEDNN_MAX_CPU_ISA", "") if max_isa is None else max_isa
