@@ -139,13 +139,14 @@ CLAIMS: tuple[LiteratureClaim, ...] = (
         false_params={"lower_op": "layer_norm", "unlisted_op": "mm"}, kind="definition"),
     LiteratureClaim(
         "bf16-range",
-        "{fmt} covers FP32's range from 2^{log2_smallest} (FP32's smallest normal) to FP32's largest: none becomes "
-        "zero and only values within 0.2% of the largest overflow.",
+        "{fmt} covers FP32's range from 2^{log2_smallest} to FP32's largest: none becomes zero and only values within "
+        "0.2% of the largest overflow.",
         "kalamkar2019bfloat16", "Abstract",
         "chapters/formats.md#the-format-table", V.range_of_fp32,
         params={"fmt": "BF16", "log2_smallest": -126}, false_params={"log2_smallest": -149}, kind="definition",
-        note="tested as: FP32 values log-uniform over [2^-126, 2^128) and densely over the top binade, cast; the "
-             "false variant claims FP32's subnormals too (from 2^-149, FP32's smallest subnormal); "
+        note="2^-126 is FP32's smallest normal value. Tested as: FP32 values log-uniform over [2^-126, 2^128) and "
+             "densely over the top binade, cast; the false variant claims FP32's subnormals too (from 2^-149, "
+             "FP32's smallest subnormal); "
              "FP32's largest values round past BF16's largest to infinity, and BF16's subnormals stop at 2^-133 "
              "where FP32's reach 2^-149 (both measured)"),
     LiteratureClaim(
