@@ -258,14 +258,15 @@ def test_hardware_rows_are_not_testable_without_their_gpu():
 
 
 def test_nvidia_loss_scaling_rows_follow_the_measurement(monkeypatch):
-    from amp_docs_lib.amp import grad_scaler, underflow
+    from amp_docs_lib.amp import underflow
 
     assert L.get_claim("nvidia-constant-scale").verdict().status == L.HOLDS
     assert L.get_claim("nvidia-dynamic-scaling").verdict().status == L.HOLDS
-    monkeypatch.setattr(grad_scaler, "torch_gradscaler_defaults",
-                        lambda: {"init_scale": 2.0**16, "growth_factor": 2.0, "backoff_factor": 0.25,
-                                 "growth_interval": 2000})
+    # the dynamic-scaling card runs a default GradScaler: one whose default backoff were 0.25 fails it
+    real = torch.amp.GradScaler
+    monkeypatch.setattr(torch.amp, "GradScaler", lambda device: real(device, backoff_factor=0.25))
     assert L.get_claim("nvidia-dynamic-scaling").verdict().status == L.DOES_NOT_HOLD
+    monkeypatch.setattr(torch.amp, "GradScaler", real)
     # gradients larger than FP16's range need a scale below 1; the bound still decides overflow
     monkeypatch.setattr(underflow, "synthetic_gradients", lambda *a, **k: torch.tensor([1e5, 1.0, -2.0]))
     v = L.get_claim("nvidia-constant-scale").verdict()

@@ -73,8 +73,9 @@ CLAIMS: tuple[LiteratureClaim, ...] = (
         "it, and never while it is less; an FP32 master copy of the weights keeps it.",
         "micikevicius2018mixed", "§3.1 (FP32 master copy of weights)",
         "chapters/formats.md#lost-updates-and-fp32-master-weights", V.fp16_update_lost,
-        params={"ratio": 2048}, false_params={"ratio": 1024},
-        note="tested on FP16 weights over FP16's whole range (subnormals included), updates of both signs, the "
+        params={"ratio": 2048}, false_params={"ratio": 1024}, kind="definition",
+        note="2048 = 2^11 follows from FP16's 10 mantissa bits and FP32's 23 keep the update: what is tested is "
+             "torch's FP16 and FP32 addition. Tested on FP16 weights over FP16's whole range (subnormals included), updates of both signs, the "
              "ratio taken between the FP16 weight and the FP16 update; the paper says such an update 'can' be "
              "lost: whether it is depends on where the weight falls in its binade. An update computed in higher "
              "precision and rounded to FP16 can be lost at a smaller nominal ratio, when it rounds to a subnormal "
@@ -95,18 +96,24 @@ CLAIMS: tuple[LiteratureClaim, ...] = (
         "otherwise flush to zero, and overflows none of the gradients up to 1e-2.",
         "micikevicius2018mixed", "§3.2 (loss scaling; its SSD example scales by 8)",
         "chapters/gradscaler.md#why-fp16-needs-loss-scaling", V.loss_scaling_recovers,
-        params={"scale": 8.0}, false_params={"scale": 2.0**24},
-        note="the paper's histogram was recorded in FP32 training; this test uses synthetic gradients from 1e-12 to "
-             "1e-2 and counts what is flushed to zero (against the log-uniform prediction) and what overflows to "
-             "inf. Gradients below 2^-25/8 are still flushed: a scale of 8 keeps three binades, not everything. The "
+        params={"scale": 8.0}, false_params={"scale": 2.0**24}, kind="definition",
+        note="a check of torch's FP16 cast under a scale, not of the paper's observation: which values a scale "
+             "keeps and which it overflows follow from FP16's range (2^-25 and 65,504), and whether a scale of 8 "
+             "suffices for SSD's gradients is the paper's measurement on its histogram, not re-run here. The paper's "
+             "histogram was recorded in FP32 training; this test casts synthetic log-uniform gradients from 1e-12 "
+             "to 1e-2 and counts what is flushed to zero (against the fraction of that distribution below "
+             "2^-25/scale) and what overflows to inf. Gradients below 2^-25/8 are still flushed: a scale of 8 keeps three binades, not everything. The "
              "false variant, 2^24 (a scale GradScaler's growth reaches), overflows the largest gradients; 65536 is "
              "torch.amp.GradScaler's initial scale, not the paper's"),
     LiteratureClaim(
         "mpt-fp32-accumulation",
-        "Reductions of FP16 values should accumulate in {accumulator} (then be stored in FP16) to keep accuracy.",
+        "Reductions of FP16 values should accumulate in {accumulator} to keep accuracy.",
         "micikevicius2018mixed", "§3.3 (arithmetic precision)",
         "chapters/formats.md#accumulation-summing-many-small-numbers", V.accumulate_in,
-        params={"accumulator": "FP32"}, false_params={"accumulator": "BF16"}),
+        params={"accumulator": "FP32"}, false_params={"accumulator": "BF16"},
+        note="tested as: 4096 FP16 terms summed sequentially in FP16 and in the claimed accumulator, the error of "
+             "the accumulator's result (the paper then stores it in FP16, which adds one FP16 rounding, 2^-11 "
+             "relative at most; not part of the test)"),
     LiteratureClaim(
         "pytorch-gradscaler-defaults",
         "torch.amp.GradScaler starts at a scale of {init_scale:g}, multiplies it by {growth_factor:g} after "
@@ -132,12 +139,14 @@ CLAIMS: tuple[LiteratureClaim, ...] = (
         false_params={"lower_op": "layer_norm", "unlisted_op": "mm"}, kind="definition"),
     LiteratureClaim(
         "bf16-range",
-        "{fmt} covers FP32's range of normal values: from 2^-126 to FP32's largest, none becomes zero and only values "
-        "within 0.2% of the largest overflow.",
+        "{fmt} covers FP32's range from 2^{log2_smallest} to FP32's largest: none becomes zero and only values within "
+        "0.2% of the largest overflow.",
         "kalamkar2019bfloat16", "Abstract",
         "chapters/formats.md#the-format-table", V.range_of_fp32,
-        params={"fmt": "BF16"}, false_params={"fmt": "FP16"}, kind="definition",
-        note="tested as: FP32 values log-uniform over [2^-126, 2^128) and densely over the top binade, cast; "
+        params={"fmt": "BF16", "log2_smallest": -126}, false_params={"log2_smallest": -149}, kind="definition",
+        note="2^-126 is FP32's smallest normal value. Tested as: FP32 values log-uniform over [2^-126, 2^128) and "
+             "densely over the top binade, cast; the false variant claims FP32's subnormals too (from 2^-149, "
+             "FP32's smallest subnormal); "
              "FP32's largest values round past BF16's largest to infinity, and BF16's subnormals stop at 2^-133 "
              "where FP32's reach 2^-149 (both measured)"),
     LiteratureClaim(
@@ -150,13 +159,10 @@ CLAIMS: tuple[LiteratureClaim, ...] = (
              "even (the false variant: truncated)"),
     LiteratureClaim(
         "bf16-no-scaling",
-        "Because {fmt} keeps FP32's range, it needs no hyper-parameter tuning (such as loss scaling) for "
-        "convergence.",
+        "Because BF16 keeps FP32's range, training in BF16 needs no hyper-parameter tuning (such as loss scaling) "
+        "for convergence.",
         "kalamkar2019bfloat16", "Abstract",
-        "chapters/gradscaler.md#why-fp16-needs-loss-scaling", V.no_scaling_needed,
-        params={"fmt": "BF16"}, false_params={"fmt": "FP16"}, kind="definition",
-        note="tested on the range half of the claim: gradients that FP16 flushes survive in BF16; the paper "
-             "contrasts BF16 with FP16, the false variant"),
+        "chapters/training_regimes.md#the-model-the-optimizer-and-the-regimes", V.bf16_training_without_scaling, hardware_dependent=True),
     LiteratureClaim(
         "fp8-maxima",
         "E4M3's largest finite value is {e4m3:g} and E5M2's is {e5m2:g}.",
@@ -199,7 +205,11 @@ CLAIMS: tuple[LiteratureClaim, ...] = (
         params={"block": 32, "rule": "floor"}, false_params={"rule": "ceil"}, kind="definition",
         note="tested as: torchao's MX quantizer at its default block size and FLOOR mode produces exactly the "
              "scales the rule predicts from each block's amax over blocks of the claimed size (another block size "
-             "is rejected too); the false variant is the rule rounded up, which Mishra et al. propose instead"),
+             "is rejected too); the false variant rounds log2(amax) up, torchao's CEIL mode. Mishra et al.'s rule is "
+             "another one, 2^ceil(log2(amax / max)) (torchao's RCEIL, cuBLAS's): it rounds the ratio of amax to "
+             "the element format's largest value up to a power of two, and differs from the specification's rule "
+             "only in blocks whose amax has a significand above max's (1.75 for E4M3), where it doubles the scale; "
+             "the measured counts show it is neither this claim nor its false variant"),
     LiteratureClaim(
         "mx-training",
         "MX formats train generative language models at sub-8-bit weights, activations and gradients with "
@@ -286,7 +296,10 @@ CLAIMS: tuple[LiteratureClaim, ...] = (
         "nvidia_mpt_guide", "Choosing a scaling factor: dynamic loss scaling",
         "chapters/gradscaler.md#torchs-defaults-read-from-the-installed-code", V.dynamic_scaling_example,
         params={"growth_interval": 2000, "growth_factor": 2.0, "backoff_factor": 0.5},
-        false_params={"backoff_factor": 0.25}, kind="definition"),
+        false_params={"backoff_factor": 0.25}, kind="definition",
+        note="tested by running a default torch.amp.GradScaler('cpu'): one step with an inf gradient (is it "
+             "skipped, how does the scale change), then overflow-free steps until the scale grows; the GradScaler "
+             "defaults card reads the same constants from the installed code's signature"),
     LiteratureClaim(
         "deepseek-fine-grained",
         "Scaling per 1x128 activation tile (E4M3 for all tensors) confines an outlier's effect to its own "
@@ -306,15 +319,20 @@ CLAIMS: tuple[LiteratureClaim, ...] = (
     LiteratureClaim(
         "deepseek-promotion",
         "Copying partial sums to FP32 registers on the CUDA cores every N_C = {promote_every} elements of K makes a "
-        "limited-precision accumulator more accurate; for a round-to-nearest accumulator, by a factor of about "
-        "(K/N_C)^{exponent:g} (the factor is this site's prediction, not the report's).",
+        "limited-precision accumulator more accurate; for a round-to-nearest accumulator summing zero-mean products "
+        "(Gaussian inputs), by a factor of about (K/N_C)^{exponent:g}, and for products of one sign (|Gaussian| "
+        "inputs), by more than (K/N_C)^{one_sign_exponent:g} (the factors are this site's prediction, not the "
+        "report's).",
         "deepseek2024v3", "§3.3.2 (increasing accumulation precision; the size is this site's prediction)",
         "chapters/fp8.md#deepseek-v3s-recipe-tiles-blocks-and-promoted-accumulation", V.promotion_helps,
-        params={"promote_every": 128, "exponent": 0.5}, false_params={"exponent": 1.0},
-        note="the report states the improvement; the size, sqrt(K/N_C) for a random walk of rounding errors, is this "
-             "site's prediction (the FP8 chapter's). Tested with an emulated 14-bit accumulator on the CPU, K = 4096, "
-             "1024 outputs, within a factor of 1.5 (measured exponents between about 0.38 and 0.62 pass: the test "
-             "tells 1/2 from 1, not 1/2 from 0.45); the false variant predicts a linear gain, the model for truncation, whose errors all shrink the partial sum"),
+        params={"promote_every": 128, "exponent": 0.5, "one_sign_exponent": 1.0}, false_params={"exponent": 1.0},
+        note="the report states the improvement; the size depends on the data, not on the rounding mode: "
+             "zero-mean products make partial sums and their rounding errors a random walk, sqrt(K/N_C) (the FP8 "
+             "chapter's study); products of one sign make the partial sums, and the spacing they are rounded to, "
+             "grow linearly with k, and the gain is larger than K/N_C (measured). Tested with an emulated 14-bit "
+             "accumulator on the CPU, K = 4096, 1024 outputs; the zero-mean gain within a factor of 1.5 (measured "
+             "exponents between about 0.38 and 0.62 pass: the test tells 1/2 from 1, not 1/2 from 0.45); the false "
+             "variant predicts a linear gain for zero-mean products too"),
     LiteratureClaim(
         "nvfp4-vs-mxfp4",
         "NVFP4 (16-element blocks, E4M3 block scales, an FP32 tensor scale) represents values {nvfp4_is} accurately "
@@ -326,11 +344,12 @@ CLAIMS: tuple[LiteratureClaim, ...] = (
     LiteratureClaim(
         "nvfp4-amax",
         "With E4M3 block scales, each block whose scale stays in E4M3's normal range (amax at least 2^-6/448 of the "
-        "tensor's) keeps its largest value at near-FP8 precision: relative error at most {bound:g}, and close to it.",
-        "nvidia2025nvfp4", "§2 (NVFP4 format)",
+        "tensor's) keeps its largest value at near-FP8 precision: relative error at most {bound:g}, and close to it "
+        "(the bound is this site's, from E4M3's 3 mantissa bits).",
+        "nvidia2025nvfp4", "§2 (NVFP4 format; the bound is this site's)",
         "chapters/fp8.md#nvfp4-against-mxfp4", V.nvfp4_amax_precision,
-        params={"bound": 2.0**-4}, false_params={"bound": 2.0**-6},
-        note="2^-4 is E4M3's rounding bound (3 mantissa bits); 'close to it' is checked as above half of it, so "
+        params={"bound": 2.0**-4}, false_params={"bound": 2.0**-6}, kind="definition",
+        note="the report describes the format; 2^-4 is E4M3's rounding bound (3 mantissa bits); 'close to it' is checked as above half of it, so "
              "a loose bound fails too. Tested on Gaussian blocks and on the same with one block ×10^6, whose other "
              "blocks' scales fall below E4M3's range and lose far more (measured, outside the claim)"),
     LiteratureClaim(
