@@ -3,7 +3,7 @@
 Exports, grouped by role (imported from their modules on first use, so importing one
 module never imports the others):
 
-* affine quantization (``affine``): ``check_bits``, ``check_granularity``, ``check_scheme``, ``quant_range``, ``block_size``, ``QParams``, ``choose_qparams``, ``quantize``, ``dequantize``, ``fake_quantize``, ``sqnr_db``, ``scale_overhead_bits``, ``roundtrip_table``, ``inject_outlier_channel``, ``granularity_table``, ``plot_grid``, ``compare_with_torchao``;
+* affine quantization (``affine``): ``check_bits``, ``check_granularity``, ``check_scheme``, ``quant_range``, ``block_size``, ``QParams``, ``choose_qparams``, ``quantize``, ``dequantize``, ``fake_quantize``, ``sqnr_db``, ``scale_overhead_bits``, ``roundtrip_table``, ``sqnr_per_bit``, ``inject_outlier_channel``, ``granularity_table``, ``plot_grid``, ``compare_with_torchao``;
 * calibration (``calibration``): ``check_method``, ``range_qparams``, ``fake_quantize_range``, ``calibrate``, ``mse_curve``, ``capture_linears``, ``linear_inputs``, ``with_quantized_inputs``, ``corrupt_calibration``, ``calibration_table``, ``calibration_size_table``, ``plot_calibration``;
 * the digits task (``task``): ``DigitsData``, ``load_digits_split``, ``make_mlp``, ``single_thread``, ``train``, ``accuracy``, ``DigitsTask``, ``trained_task``, ``state_dict_bytes``;
 * post-training quantization (``ptq``): ``Variant``, ``check_variant``, ``quantize_copy``, ``quantize_variant``, ``try_variant``, ``variant_status``, ``intx_opaque_status``, ``weight_storage``, ``layer_outputs``, ``linear_names``, ``layer_sqnr_table``, ``keep_fp32_table``, ``metadata_bits_per_weight``, ``gpu_table``;
@@ -23,7 +23,7 @@ from amp_docs_lib.core.exports import lazy_exports
 
 __all__, __getattr__, __dir__ = lazy_exports(__name__, {
     # affine quantization
-    "affine": ("check_bits", "check_granularity", "check_scheme", "quant_range", "block_size", "QParams", "choose_qparams", "quantize", "dequantize", "fake_quantize", "sqnr_db", "scale_overhead_bits", "roundtrip_table", "inject_outlier_channel", "granularity_table", "plot_grid", "compare_with_torchao",),
+    "affine": ("check_bits", "check_granularity", "check_scheme", "quant_range", "block_size", "QParams", "choose_qparams", "quantize", "dequantize", "fake_quantize", "sqnr_db", "scale_overhead_bits", "roundtrip_table", "sqnr_per_bit", "inject_outlier_channel", "granularity_table", "plot_grid", "compare_with_torchao",),
     # calibration
     "calibration": ("check_method", "range_qparams", "fake_quantize_range", "calibrate", "mse_curve", "capture_linears", "linear_inputs", "with_quantized_inputs", "corrupt_calibration", "calibration_table", "calibration_size_table", "plot_calibration",),
     # the digits task
