@@ -99,8 +99,8 @@ VARIANTS: dict[str, Variant] = {v.name: v for v in (
             _int8_wo, "any device", "casts the int8 codes to the activation dtype, float matmul, row scales "
             "applied to the output"),
     Variant("int8_dyn", "torchao INT8 dynamic act + INT8 weight", "int8 per-row", "int8 per-token (dynamic)",
-            _int8_dyn, "any device", "quantizes activations per call, integer matmul (aten._int_mm) where it "
-            "runs; torchao's safe_int_mm falls back to a float matmul where it raises"),
+            _int8_dyn, "any device", "quantizes activations per call, integer matmul (aten._int_mm; on a CPU "
+            "with no fallback, on CUDA through safe_int_mm, which falls back where _int_mm cannot run)"),
     Variant("int4_wo", "torchao INT4 weight-only (Intx, group 32)", "int4 group 32 (stored in int8)", "fp32",
             _intx_wo, "any device", "dequantizes the weight, float matmul"),
     Variant("int8_dyn_int4", "torchao INT8 dynamic act + INT4 weight (Intx)", "int4 group 32 (stored in int8)",
