@@ -100,4 +100,5 @@ def torchao_api_table() -> pd.DataFrame:
         rows.append({"name": f"{module}.{name}", "what": what, "exported": present,
                      "deprecation warning when constructed": warning,
                      "replacement the warning recommends": replacement})
-    return pd.DataFrame(rows)
+    df = pd.DataFrame(rows).astype(object)
+    return df.where(df.notna(), None)  # "no warning" stays None (falsy), not NaN
