@@ -8,8 +8,17 @@ from torch import nn
 from amp_docs_lib.core.timing import Comparison, Timing
 from amp_docs_lib.quantization import affine, apis, ptq, results, serialization
 
-COLS = ["variant", "runtime", "accuracy", "weight payload (KiB)", "weight codes (KiB)", "latency median (us)",
-        "speedup vs same runtime's FP32 (x)", "interval vs same runtime's FP32", "verdict vs same runtime's FP32"]
+COLS = [
+    "variant",
+    "runtime",
+    "accuracy",
+    "weight payload (KiB)",
+    "weight codes (KiB)",
+    "latency median (us)",
+    "speedup vs same runtime's FP32 (x)",
+    "interval vs same runtime's FP32",
+    "verdict vs same runtime's FP32",
+]
 
 
 def _cmp(ratio, lo, hi):
@@ -36,10 +45,14 @@ SEEDS = pd.DataFrame({"variant": ["torchao A"], "verdict": ["no difference resol
 
 def test_decision_table_names_the_lowest_latency_not_the_largest_relative_gain():
     # the built page: BF16 1.89x its runtime's FP32 at 273 us, ORT static 1.5x its own at 126 us
-    df = _frame([("FP32", "PyTorch eager", 0.97, 100.0, 100.0, 500.0, None, None, None),
-                 ("BF16", "PyTorch eager", 0.97, 50.0, 50.0, 273.0, 1.89, "[1.79, 2.05]", "faster"),
-                 ("ORT static", "ONNX Runtime (CPU)", 0.97, 30.0, 25.0, 126.0, 1.5, "[1.4, 1.6]", "faster")],
-                {("ORT static", "BF16"): _cmp(2.2, 2.0, 2.5), ("BF16", "ORT static"): _cmp(0.46, 0.39, 0.48)})
+    df = _frame(
+        [
+            ("FP32", "PyTorch eager", 0.97, 100.0, 100.0, 500.0, None, None, None),
+            ("BF16", "PyTorch eager", 0.97, 50.0, 50.0, 273.0, 1.89, "[1.79, 2.05]", "faster"),
+            ("ORT static", "ONNX Runtime (CPU)", 0.97, 30.0, 25.0, 126.0, 1.5, "[1.4, 1.6]", "faster"),
+        ],
+        {("ORT static", "BF16"): _cmp(2.2, 2.0, 2.5), ("BF16", "ORT static"): _cmp(0.46, 0.39, 0.48)},
+    )
     latency = results.decision_table(df, SEEDS).iloc[0]["latency"]
     assert latency.startswith("ORT static (1.50x")
     assert "resolved faster than BF16 (2.20x [2.00, 2.50])" in latency
@@ -48,18 +61,27 @@ def test_decision_table_names_the_lowest_latency_not_the_largest_relative_gain()
 
 def test_decision_table_says_resolved_slower_is_not_unresolved():
     # medians put A first but the per-round ratios resolve A slower than B: B is named, resolved faster
-    df = _frame([("FP32", "PyTorch eager", 0.97, 100.0, 100.0, 500.0, None, None, None),
-                 ("torchao A", "torchao", 0.97, 30.0, 25.0, 100.0, 2.0, "[1.8, 2.2]", "faster"),
-                 ("torchao B", "torchao", 0.97, 30.0, 25.0, 101.0, 1.9, "[1.7, 2.1]", "faster")],
-                {("torchao A", "torchao B"): _cmp(0.9, 0.85, 0.95), ("torchao B", "torchao A"): _cmp(1.1, 1.05, 1.2)})
+    df = _frame(
+        [
+            ("FP32", "PyTorch eager", 0.97, 100.0, 100.0, 500.0, None, None, None),
+            ("torchao A", "torchao", 0.97, 30.0, 25.0, 100.0, 2.0, "[1.8, 2.2]", "faster"),
+            ("torchao B", "torchao", 0.97, 30.0, 25.0, 101.0, 1.9, "[1.7, 2.1]", "faster"),
+        ],
+        {("torchao A", "torchao B"): _cmp(0.9, 0.85, 0.95), ("torchao B", "torchao A"): _cmp(1.1, 1.05, 1.2)},
+    )
     latency = results.decision_table(df, SEEDS).iloc[0]["latency"]
     assert latency.startswith("torchao B") and "resolved faster than torchao A" in latency
     assert "not resolved" not in latency
 
 
 def test_decision_table_decides_no_latency_when_the_machine_was_busy():
-    df = _frame([("FP32", "PyTorch eager", 0.97, 100.0, 100.0, 500.0, None, None, None),
-                 ("torchao A", "torchao", 0.97, 30.0, 25.0, 100.0, 2.0, "[1.8, 2.2]", "faster")], {})
+    df = _frame(
+        [
+            ("FP32", "PyTorch eager", 0.97, 100.0, 100.0, 500.0, None, None, None),
+            ("torchao A", "torchao", 0.97, 30.0, 25.0, 100.0, 2.0, "[1.8, 2.2]", "faster"),
+        ],
+        {},
+    )
     assert results.decision_table(df, SEEDS, timing_quiet=False).iloc[0]["latency"].startswith("not decided")
     assert results.decision_table(df, SEEDS).iloc[0]["latency"].startswith("torchao A")
 
