@@ -176,10 +176,15 @@ def sqnr_db(reference: torch.Tensor, approx: torch.Tensor) -> float:
     return float("inf") if noise == 0 else 10.0 * float(np.log10(signal / noise))
 
 
-def scale_overhead_bits(shape: tuple[int, ...], qp: QParams, scale_bits: int = 32) -> float:
-    """Extra bits per weight spent on scales (and zero points for asymmetric)."""
+def scale_overhead_bits(shape: tuple[int, ...], qp: QParams, scale_bits: int = 32,
+                        zero_point_bits: int = 8) -> float:
+    """Extra bits per weight spent on scales (and zero points for asymmetric).
+
+    A zero point is a code in ``[qmin, qmax]``; ``zero_point_bits=8`` is the int8 torchao stores
+    (:func:`amp_docs_lib.quantization.ptq.metadata_bits_per_weight` reads it from its tensors).
+    """
     n = int(np.prod(shape))
-    per_block = scale_bits + (32 if qp.scheme == "asymmetric" else 0)
+    per_block = scale_bits + (zero_point_bits if qp.scheme == "asymmetric" else 0)
     return qp.scale.numel() * per_block / n
 
 
@@ -202,6 +207,34 @@ def roundtrip_table(w: torch.Tensor, bits_list: tuple[int, ...] = (8, 4), group_
                              "SQNR (dB)": sqnr_db(w, deq),
                              "bits per weight": bits + scale_overhead_bits(tuple(w.shape), qp)})
     return pd.DataFrame(rows)
+
+
+def sqnr_per_bit(w: torch.Tensor, bits: tuple[int, int] = (8, 4), *, scheme: str = "symmetric",
+                 granularity: str = "per_channel", group_size: int = 32) -> dict:
+    """SQNR lost per bit from ``bits[0]`` to ``bits[1]``, against the uniform-noise model's prediction.
+
+    The model says the rounding error is uniform over one step, noise power ``s^2 / 12`` per element
+    with that element's block scale ``s``; its prediction uses the scales this convention chose (so
+    the step ratio of ``(2^b - 1)`` levels, not an exact halving per bit), and it fails where values
+    do not spread over many steps (most rounding to zero, or clipping). ``tolerance (dB per bit)`` is
+    two standard errors of the measured drop: each SQNR's noise power is a mean of squared errors,
+    whose standard error is taken from the errors themselves.
+    """
+    out = {}
+    for b in bits:
+        qp = choose_qparams(w, b, scheme=scheme, granularity=granularity, group_size=group_size)
+        err2 = ((w - dequantize(quantize(w, qp), qp)).double() ** 2).flatten()
+        step2 = (_blocks(torch.ones_like(w), qp.block) * qp.scale[:, None]).double().flatten() ** 2
+        out[b] = {"sqnr": sqnr_db(w, dequantize(quantize(w, qp), qp)),
+                  "model noise": float((step2 / 12).mean()), "noise": float(err2.mean()),
+                  "se dB": 10 / np.log(10) * float(err2.std() / err2.mean()) / np.sqrt(err2.numel())}
+    hi, lo = bits
+    signal = float((w.double() ** 2).mean())
+    model = {b: 10 * np.log10(signal / out[b]["model noise"]) for b in bits}
+    return {"measured (dB per bit)": (out[hi]["sqnr"] - out[lo]["sqnr"]) / (hi - lo),
+            "uniform-noise model (dB per bit)": float(model[hi] - model[lo]) / (hi - lo),
+            "halving the step per bit (dB per bit)": float(20 * np.log10(2)),
+            "tolerance (dB per bit)": 2 * float(np.hypot(out[hi]["se dB"], out[lo]["se dB"])) / (hi - lo)}
 
 
 def inject_outlier_channel(w: torch.Tensor, channel: int = 0, factor: float = 20.0) -> torch.Tensor:

@@ -73,13 +73,17 @@ TORCHAO_NAMES = {
 
 
 def torchao_api_table() -> pd.DataFrame:
-    """Per name: exported by the installed torchao? Does constructing it warn (deprecated)?"""
+    """Per name: exported by the installed torchao? Does constructing it warn (deprecated), and in favour of what?
+
+    The warning column is the message's first line, ``None`` where nothing deprecated was said (or
+    the name was not constructed); the replacement is the config the message's example passes to ``quantize_``.
+    """
     import importlib
 
     rows = []
     for name, (module, what) in TORCHAO_NAMES.items():
         present = hasattr(importlib.import_module(module), name)
-        warning = None
+        warning = replacement = None  # None: not constructed, or no deprecation warning
         if present and name[0].isupper() and name != "QATConfig":
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
@@ -87,9 +91,14 @@ def torchao_api_table() -> pd.DataFrame:
                     _uses(name)()
                 except TypeError:
                     pass  # needs arguments; only deprecation warnings matter here
-            dep = [str(w.message).strip().splitlines()[0] for w in caught
-                   if "deprecat" in str(w.message).lower()]
-            warning = dep[0] if dep else "no"
+            dep = [str(w.message).strip() for w in caught if "deprecat" in str(w.message).lower()]
+            if dep:
+                warning = dep[0].splitlines()[0]
+                # the config the message's example passes to quantize_ after "instead"
+                m = re.search(r"instead.*?quantize_\(\w+,\s*(\w+)\(", dep[0], re.DOTALL)
+                replacement = m.group(1) if m else None
         rows.append({"name": f"{module}.{name}", "what": what, "exported": present,
-                     "deprecation warning when constructed": warning})
-    return pd.DataFrame(rows)
+                     "deprecation warning when constructed": warning,
+                     "replacement the warning recommends": replacement})
+    df = pd.DataFrame(rows).astype(object)
+    return df.where(df.notna(), None)  # "no warning" stays None (falsy), not NaN

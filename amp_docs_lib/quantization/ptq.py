@@ -99,8 +99,8 @@ VARIANTS: dict[str, Variant] = {v.name: v for v in (
             _int8_wo, "any device", "casts the int8 codes to the activation dtype, float matmul, row scales "
             "applied to the output"),
     Variant("int8_dyn", "torchao INT8 dynamic act + INT8 weight", "int8 per-row", "int8 per-token (dynamic)",
-            _int8_dyn, "any device", "quantizes activations per call, integer matmul (aten._int_mm) where it "
-            "runs; torchao's safe_int_mm falls back to a float matmul where it raises"),
+            _int8_dyn, "any device", "quantizes activations per call, integer matmul (aten._int_mm; on a CPU "
+            "with no fallback, on CUDA through safe_int_mm, which falls back where _int_mm cannot run)"),
     Variant("int4_wo", "torchao INT4 weight-only (Intx, group 32)", "int4 group 32 (stored in int8)", "fp32",
             _intx_wo, "any device", "dequantizes the weight, float matmul"),
     Variant("int8_dyn_int4", "torchao INT8 dynamic act + INT4 weight (Intx)", "int4 group 32 (stored in int8)",
@@ -165,12 +165,47 @@ def try_variant(model: nn.Module, name: str, x: torch.Tensor) -> tuple[nn.Module
 def variant_status(model: nn.Module, x: torch.Tensor) -> pd.DataFrame:
     """Every variant: its config class, what it needs, and whether it ran on this device (with the error)."""
     rows = []
+    bf16_model, bf16_x = copy.deepcopy(model).to(torch.bfloat16), x.to(torch.bfloat16)
     for name, v in VARIANTS.items():
-        _, err = try_variant(model, name, x)
+        # a config made for BF16 activations is tried on a BF16 model, so its error is the device's, not the dtype's
+        m, xi = (bf16_model, bf16_x) if v.activations == "bf16" else (model, x)
+        _, err = try_variant(m, name, xi)
         rows.append({"variant": v.label, "config": type(v.make_config()).__name__, "weights": v.weights,
                      "activations": v.activations, "needs": v.needs, "computes (torchao 0.18 source)": v.note,
                      "ran here": err is None,
                      "error here": err})
+    return pd.DataFrame(rows)
+
+
+def intx_opaque_status(model: nn.Module, x: torch.Tensor) -> pd.DataFrame:
+    """Each opaque ``IntxPackingFormat`` (torchao's own CPU kernels) with both Intx INT4 group-32 configs: ran, or the error.
+
+    The default ``UNPACKED_TO_INT8`` is the ``int4_wo`` and ``int8_dyn_int4`` variants. In torchao 0.18
+    ``IntxWeightOnlyConfig`` refuses the ``OPAQUE_*`` formats and ``Int8DynamicActivationIntxWeightConfig``
+    accepts them, which then need torchao's kernel library or KleidiAI in the installed build.
+    """
+    from torchao.quantization import Int8DynamicActivationIntxWeightConfig, IntxWeightOnlyConfig
+    from torchao.quantization.granularity import PerGroup
+    from torchao.quantization.quantize_.workflows import IntxPackingFormat
+
+    configs = {"IntxWeightOnlyConfig": lambda fmt: IntxWeightOnlyConfig(
+                   weight_dtype=torch.int4, granularity=PerGroup(32), intx_packing_format=fmt),
+               "Int8DynamicActivationIntxWeightConfig": lambda fmt: Int8DynamicActivationIntxWeightConfig(
+                   weight_dtype=torch.int4, weight_granularity=PerGroup(32), intx_packing_format=fmt)}
+    rows = []
+    for config, make in configs.items():
+        for fmt in IntxPackingFormat:
+            if not fmt.name.startswith("OPAQUE"):
+                continue
+            try:
+                q = quantize_copy(model, make(fmt))
+                with torch.inference_mode():
+                    q(x)
+                err = None
+            except Exception as e:  # torchao asserts on a missing kernel library, raises on a refused format
+                err = f"{type(e).__name__}: {str(e).strip().splitlines()[0][:160]}"
+            rows.append({"config": config, "intx_packing_format": f"IntxPackingFormat.{fmt.name}",
+                         "ran here": err is None, "error here": err})
     return pd.DataFrame(rows)
 
 

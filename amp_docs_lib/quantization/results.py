@@ -175,16 +175,18 @@ def _tied_min(rows: pd.DataFrame, col: str) -> pd.DataFrame:
 
 
 def decision_table(df: pd.DataFrame, seed_summary: pd.DataFrame | None = None,
-                   device: str = "CPU (this machine)") -> pd.DataFrame:
+                   device: str = "CPU (this machine)", *, timing_quiet: bool = True) -> pd.DataFrame:
     """Which configuration for which goal, decided only on differences larger than their uncertainty.
 
     Eligible: rows that ran, not deprecated, and whose accuracy over several seeds is not resolved
     lower than FP32 (``seed_summary`` from :func:`amp_docs_lib.quantization.seeds.seed_summary`; rows
-    it does not cover stay eligible). Memory: the fewest bytes of weight codes (the format), every
-    row with that many listed, with what their scales and zero points add. Latency: rows resolved faster
-    than their own runtime's FP32; the fastest is named only if it is resolved faster than the
+    it does not cover stay eligible on one test split, and the latency cell says so). Memory: the
+    fewest bytes of weight codes (the format), every row with that many listed, with what their
+    scales and zero points add. Latency: rows resolved faster than their own runtime's FP32, ranked
+    by latency (absolute time); the fastest is named only if it is resolved faster than the
     runner-up in the same interleaved rounds. Accuracy: a variant is named only if resolved
     higher than FP32 over the seeds; otherwise every eligible variant is within noise.
+    ``timing_quiet=False`` (a load check found the machine busy while ``df`` was timed): no latency decision.
     """
     ran = df[df["accuracy"].notna() & ~df["variant"].str.contains("deprecated") & (df["variant"] != TORCH_FP32)]
     seed_verdict = {} if seed_summary is None else dict(zip(seed_summary["variant"], seed_summary["verdict"]))
@@ -202,20 +204,32 @@ def decision_table(df: pd.DataFrame, seed_summary: pd.DataFrame | None = None,
                           for _, r in small.iterrows())
         memory = (" = ".join(small["variant"]) + (" (tie: " if len(small) > 1 else " (")
                   + f"{codes:.1f} KiB of weight codes; scales and zero points add (KiB): {extra})")
-    # latency
+    # latency: among rows resolved faster than their runtime's FP32, the lowest latency (absolute time,
+    # so a runtime that is faster in absolute terms is not ranked below a larger relative gain)
     col = "verdict vs same runtime's FP32"
-    faster = ok[ok[col] == "faster"].sort_values("speedup vs same runtime's FP32 (x)", ascending=False)
-    if faster.empty:
+    rank = "latency median (us)" if "latency median (us)" in ok.columns else "speedup vs same runtime's FP32 (x)"
+    faster = ok[ok[col] == "faster"].sort_values(rank, ascending=rank == "latency median (us)")
+
+    def named(r) -> str:
+        one_split = "" if seed_summary is None or r["variant"] in seed_verdict else \
+            "; accuracy from one test split, not in the seed study"
+        ratio, interval = r["speedup vs same runtime's FP32 (x)"], r["interval vs same runtime's FP32"]
+        return f"{r['variant']} ({ratio:.2f}x {interval} against its runtime's FP32{one_split})"
+
+    if not timing_quiet:
+        latency = "not decided: the load check found the machine busy while the results table was timed"
+    elif faster.empty:
         latency = "stay with FP32: no quantized variant was resolved faster than its runtime's FP32 here"
+    elif len(faster) == 1 or res is None:
+        latency = named(faster.iloc[0])
     else:
-        top = faster.iloc[0]
-        ratio, interval = top["speedup vs same runtime's FP32 (x)"], top["interval vs same runtime's FP32"]
-        txt = f"{top['variant']} ({ratio:.2f}x {interval} against its runtime's FP32)"
-        if len(faster) > 1 and res is not None:
-            c = res.compare(top["variant"], faster.iloc[1]["variant"])
-            txt += (f"; resolved faster than {faster.iloc[1]['variant']} ({c.interval_text()})" if c.verdict == "faster"
-                    else f"; not resolved from {faster.iloc[1]['variant']} ({c.interval_text()}): either")
-        latency = txt
+        top, second = faster.iloc[0], faster.iloc[1]
+        c = res.compare(top["variant"], second["variant"])
+        if c.verdict == "slower":  # the medians and the per-round ratios disagree: the rounds decide
+            top, second, c = second, top, res.compare(second["variant"], top["variant"])
+        latency = named(top) + (f"; resolved faster than {second['variant']} ({c.interval_text()})"
+                                if c.verdict == "faster" else
+                                f"; not resolved from {second['variant']} ({c.interval_text()}): either")
     # accuracy
     higher = [v for v in ok["variant"] if seed_verdict.get(v) == "higher than FP32"]
     accuracy = (", ".join(higher) + " (resolved higher than FP32 over the seeds)" if higher else

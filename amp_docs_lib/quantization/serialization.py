@@ -38,3 +38,18 @@ def compare_outputs(a: nn.Module, b: nn.Module, x: torch.Tensor) -> dict:
 def save_reload_check(quantized: nn.Module, skeleton: nn.Module, x: torch.Tensor) -> dict:
     """:func:`compare_outputs` of ``quantized`` and its copy saved to a file and reloaded into ``skeleton``."""
     return compare_outputs(quantized, save_reload(quantized, skeleton), x)
+
+
+def load_without_assign(quantized: nn.Module, skeleton: nn.Module) -> str:
+    """What ``load_state_dict(sd)`` *without* ``assign=True`` does with ``quantized``'s state_dict in a float copy.
+
+    "loaded" if it returns, else the exception's class and the message's last line (torchao's
+    subclasses cannot be copied into a float ``Parameter``, so the default copy raises).
+    """
+    fresh = copy.deepcopy(skeleton).eval()
+    try:
+        fresh.load_state_dict(quantized.state_dict())
+    except Exception as e:  # noqa: BLE001 - the error is the measurement
+        last = str(e).strip().splitlines()[-1].strip()
+        return f"{type(e).__name__}: {last.split('an exception occurred : ')[-1]}"
+    return "loaded"
