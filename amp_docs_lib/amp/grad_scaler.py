@@ -290,21 +290,33 @@ def skipped_steps_and_scheduler(steps: int = 4, inject_at: tuple[int, ...] = (0,
                                 if "lr_scheduler" in str(w.message)]
 
 
-def fused_optimizer_unscaling(scale: float = 1024.0) -> pd.DataFrame:
-    """AdamW with and without ``fused=True`` under ``torch.amp.GradScaler("cpu")``: which path runs.
+def fused_optimizer_unscaling(scale: float = 1024.0, optimizer_class: type[torch.optim.Optimizer] | None = None,
+                              **optimizer_kwargs: Any) -> pd.DataFrame:
+    """One step of an optimizer with and without ``fused=True`` under ``torch.amp.GradScaler("cpu")``.
 
     ``GradScaler.step`` hands an optimizer that sets ``_step_supports_amp_scaling`` the scale
     and inf flag (``grad_scale``/``found_inf``) and lets its fused kernel unscale; the others get
     their gradients unscaled first by ``_amp_foreach_non_finite_check_and_unscale_``. The dispatch
-    trace of ``scaler.step`` shows which ops ran; the weights after the step are compared.
+    trace of ``scaler.step`` shows which ops ran; the weights after the step are compared with the
+    non-fused path's and with a plain step on the gradients left scaled (what a kernel that ignored
+    ``grad_scale`` would give). The default optimizer is SGD (lr 0.1): its step is proportional to
+    the gradient, so the comparison can tell unscaled from scaled gradients, which Adam's first
+    step, lr * g / (|g| + eps), cannot.
     """
     from amp_docs_lib.amp.autocast_policy import dispatch_trace
 
+    optimizer_class = optimizer_class or torch.optim.SGD
+    optimizer_kwargs = optimizer_kwargs or {"lr": 0.1}
+    model, x = _tiny_step_setup()
+    opt = optimizer_class(model.parameters(), **optimizer_kwargs)
+    (model(x).sum() * scale).backward()
+    opt.step()
+    left_scaled = model.weight.detach().clone()
     rows, weights = [], {}
     for fused in (False, True):
         model, x = _tiny_step_setup()
         try:
-            opt = torch.optim.AdamW(model.parameters(), lr=1e-3, fused=fused)
+            opt = optimizer_class(model.parameters(), fused=fused, **optimizer_kwargs)
         except (RuntimeError, ValueError) as e:  # no fused kernel for this device in this torch
             rows.append({"fused": fused, "_step_supports_amp_scaling": None, "error": str(e).split("\n")[0]})
             continue
@@ -318,12 +330,51 @@ def fused_optimizer_unscaling(scale: float = 1024.0) -> pd.DataFrame:
         rows.append({"fused": fused,
                      "_step_supports_amp_scaling": bool(getattr(opt, "_step_supports_amp_scaling", False)),
                      "inv_scale given to the inf check / unscale op": inv[0] if inv else None,
-                     "optimizer kernel": next((op for op, _, _ in calls if op.startswith("_fused_adam")),
-                                              "per-op (foreach/for-loop)")})
+                     "optimizer kernel": next((op for op, _, _ in calls if op.startswith("_fused_")),
+                                              "per-op (foreach/for-loop)"),
+                     "max |weight difference| vs gradients left scaled":
+                         float((weights[fused] - left_scaled).abs().max())})
     df = table_from_rows(rows)
     if len(weights) == 2:
         df["max |weight difference| vs non-fused"] = float((weights[True] - weights[False]).abs().max())
     return df
+
+
+def closure_under_scaler(scale: float = 1024.0) -> dict[str, Any]:
+    """``torch.optim.LBFGS`` (which needs a closure) stepped through ``torch.amp.GradScaler("cpu")``.
+
+    ``GradScaler.step`` refuses a closure passed by keyword (``if "closure" in kwargs``) but hands
+    positional arguments on to ``optimizer.step``; the closure's ``scaler.scale(loss).backward()``
+    then leaves scaled gradients that nothing unscales. Returns the keyword call's error (None if
+    none), whether the positional call raised, and the ratio of the gradient the optimizer was left
+    with to the true gradient at the weights the closure saw.
+    """
+    model, x = _tiny_step_setup()
+    opt = torch.optim.LBFGS(model.parameters(), lr=0.1, max_iter=1)
+    scaler = torch.amp.GradScaler("cpu", init_scale=scale)
+
+    def closure():
+        opt.zero_grad(set_to_none=True)
+        loss = model(x).square().mean()
+        scaler.scale(loss).backward()
+        return loss
+
+    closure()
+    try:
+        scaler.step(opt, closure=closure)
+        keyword_error = None
+    except RuntimeError as exc:
+        keyword_error = str(exc).split("\n")[0]
+    # with max_iter=1 LBFGS evaluates the closure once, at the weights it starts from
+    true = torch.autograd.grad(model(x).square().mean(), model.weight)[0]
+    try:
+        scaler.step(opt, closure)
+        positional_error = None
+    except RuntimeError as exc:
+        positional_error = str(exc).split("\n")[0]
+    left = model.weight.grad.detach().clone()
+    return {"keyword closure error": keyword_error, "positional closure error": positional_error,
+            "gradient left / true gradient": float(left.norm() / true.norm())}
 
 
 def skipped_step_fused_vs_not(scale: float = 1024.0) -> pd.DataFrame:
