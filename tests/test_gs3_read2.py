@@ -1,0 +1,83 @@
+"""GradScaler chapter, second independent read (issue 33): each check fails on the read's false variant."""
+
+import io
+import runpy
+from contextlib import redirect_stdout
+
+import pytest
+import torch
+
+from amp_docs_lib.amp.grad_scaler import closure_under_scaler, fused_optimizer_unscaling
+from amp_docs_lib.page.snippets import example_path
+
+
+def _fused_kernel_unscales(df) -> bool:  # the chapter's check on the weights
+    fz = df.set_index("fused")
+    return float(fz["max |weight difference| vs non-fused"].iloc[0]) == 0.0 and bool(
+        (fz["max |weight difference| vs gradients left scaled"] > 0).all()
+    )
+
+
+class _IgnoresGradScale(torch.optim.SGD):
+    """A 'fused' optimizer that takes GradScaler's fused path but never divides by grad_scale."""
+
+    def __init__(self, params, fused=False, **kw):
+        super().__init__(params, **kw)
+        self._step_supports_amp_scaling = fused
+
+    def step(self, closure=None):
+        self.grad_scale = self.found_inf = None  # what GradScaler handed over, dropped
+        return super().step(closure)
+
+
+def test_fused_check_fails_for_a_kernel_that_ignores_the_scale():
+    df = fused_optimizer_unscaling(scale=1024.0)
+    if df["_step_supports_amp_scaling"].isna().any():
+        pytest.skip("no fused SGD for the CPU in this torch")
+    assert _fused_kernel_unscales(df)
+    # false variant: the fused path taken, the scale ignored
+    assert not _fused_kernel_unscales(
+        fused_optimizer_unscaling(scale=1024.0, optimizer_class=_IgnoresGradScale, lr=0.1)
+    )
+
+
+def test_adam_first_step_could_not_tell_scaled_from_unscaled():
+    # why the chapter measures SGD: Adam's first step is the same for gradients x1 and x1024
+    df = fused_optimizer_unscaling(scale=1024.0, optimizer_class=torch.optim.AdamW, lr=1e-3)
+    assert (df["max |weight difference| vs gradients left scaled"] == 0).all()
+
+
+def test_positional_closure_runs_and_leaves_the_gradients_scaled():
+    run = closure_under_scaler(scale=1024.0)
+    assert run["keyword closure error"] is not None
+    assert run["positional closure error"] is None
+    assert run["gradient left / true gradient"] == pytest.approx(1024.0, rel=1e-5)
+    assert closure_under_scaler(scale=64.0)["gradient left / true gradient"] == pytest.approx(64.0, rel=1e-5)
+
+
+def _run_custom_autograd(tmp_path, replace=None) -> dict:
+    path = example_path("amp_patterns/custom_autograd.py")
+    if replace is not None:
+        text = path.read_text()
+        assert replace[0] in text
+        path = tmp_path / "custom_autograd.py"
+        path.write_text(text.replace(*replace))
+    with redirect_stdout(io.StringIO()):
+        return runpy.run_path(str(path), run_name="__main__")
+
+
+def _cast_to_fp32(g: dict) -> bool:  # the chapter's check on custom_fwd
+    return g["output"].dtype == torch.float16 and g["log_p"].dtype == g["log_not_p"].dtype == torch.float32
+
+
+def test_custom_fwd_check_fails_without_cast_inputs(tmp_path):
+    assert _cast_to_fp32(_run_custom_autograd(tmp_path))
+    # false variant (the read's finding 2): the decorator without cast_inputs
+    bare = _run_custom_autograd(
+        tmp_path,
+        (
+            "@torch.amp.custom_fwd(device_type=device, cast_inputs=torch.float32)",
+            "@torch.amp.custom_fwd(device_type=device)",
+        ),
+    )
+    assert not _cast_to_fp32(bare)
