@@ -81,3 +81,26 @@ def test_custom_fwd_check_fails_without_cast_inputs(tmp_path):
         ),
     )
     assert not _cast_to_fp32(bare)
+
+
+def test_bce_backoff_follows_the_scaled_fp16_gradient():
+    from amp_docs_lib.amp.grad_scaler import bce_scaled_backoff
+
+    df = bce_scaled_backoff(probabilities=(0.5, 0.1, 0.01), batch=4, init_scale=2.0**16)
+    # S/(4p) must fall below FP16's overflow point 65520: p=0.1 fits at 2^14, p=0.01 at 2^11
+    assert df["scale that fits"].tolist() == [2.0**16, 2.0**14, 2.0**11]
+    assert df["steps skipped"].tolist() == [0, 2, 5]
+    assert df["unscaled gradient finite in FP16"].all()
+    # a scale already small enough (1024 / 0.04 = 25600 < 65520) is never backed off
+    assert bce_scaled_backoff(probabilities=(0.01,), batch=4, init_scale=2.0**10)["steps skipped"].tolist() == [0]
+
+
+def test_clipping_keeps_the_forward_in_range_and_the_spiral_does_not():
+    from amp_docs_lib.amp import scale_dynamics
+
+    sc = scale_dynamics.scenario("death spiral", **scale_dynamics.REMEDIES["gradient clipping"])
+    clipped = scale_dynamics.simulate(sc)
+    spiral = scale_dynamics.simulate(scale_dynamics.scenario("death spiral"))
+    fp16_inf_at = 65520.0
+    assert (sc.act_gain * clipped["w"].abs() < fp16_inf_at).all()
+    assert (sc.act_gain * spiral["w"].abs() >= fp16_inf_at).any()

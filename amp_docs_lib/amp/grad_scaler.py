@@ -441,3 +441,38 @@ def pure_fp16_unscale() -> dict[str, str | None]:
         except ValueError as exc:
             out[name] = str(exc).split("\n")[0]
     return out
+
+
+def bce_scaled_backoff(probabilities: tuple[float, ...] = (0.5, 0.1, 1e-2, 1e-3), batch: int = 4,
+                       init_scale: float = 2.0**16, max_steps: int = 40) -> pd.DataFrame:
+    """``binary_cross_entropy`` on an FP16 input under ``torch.amp.GradScaler("cpu")``: the steps the
+    scaler skips before the scaled gradient fits in FP16.
+
+    Each FP32 parameter holds ``batch`` copies of a probability ``p`` (target 1); the forward casts
+    it to FP16 and back to FP32 before the loss (mean reduction), as autocast does around an op it
+    runs in FP32, so the backward hands the FP16 input the gradient ``S * (-1/(batch * p))`` cast to
+    FP16. SGD with lr 0 keeps ``p`` fixed; the loop runs until a step is not skipped. Per ``p``: the
+    steps skipped, the scale the scaler settled at, and whether the unscaled gradient is finite in FP16.
+    """
+    rows = []
+    for p in probabilities:
+        z = torch.nn.Parameter(torch.full((batch,), p, dtype=torch.float16).float())
+        y = torch.ones(batch)
+        opt = torch.optim.SGD([z], lr=0.0)
+        scaler = torch.amp.GradScaler("cpu", init_scale=init_scale)
+        skipped = 0
+        for _ in range(max_steps):
+            opt.zero_grad(set_to_none=True)
+            loss = torch.nn.functional.binary_cross_entropy(z.half().float(), y)
+            scaler.scale(loss).backward()
+            scale_used = scaler.get_scale()
+            scaler.step(opt)
+            scaler.update()
+            if scaler.get_scale() >= scale_used:  # not backed off: the step was taken
+                break
+            skipped += 1
+        opt.zero_grad(set_to_none=True)
+        torch.nn.functional.binary_cross_entropy(z.half().float(), y).backward()
+        rows.append({"p": float(z.detach()[0]), "steps skipped": skipped, "scale that fits": scale_used,
+                     "unscaled gradient finite in FP16": bool(z.grad.isfinite().all())})
+    return pd.DataFrame(rows)
