@@ -104,3 +104,46 @@ def test_clipping_keeps_the_forward_in_range_and_the_spiral_does_not():
     fp16_inf_at = 65520.0
     assert (sc.act_gain * clipped["w"].abs() < fp16_inf_at).all()
     assert (sc.act_gain * spiral["w"].abs() >= fp16_inf_at).any()
+
+
+def test_guarded_scheduler_counts_only_the_steps_taken():
+    from amp_docs_lib.amp.grad_scaler import skipped_steps_and_scheduler
+
+    guarded, _ = skipped_steps_and_scheduler(guarded=True)
+    assert guarded["lr of this step"].tolist() == [0.1, 0.1, 0.05, 0.05]
+    # false variant: without the guard the schedule counts the skipped steps too
+    plain, _ = skipped_steps_and_scheduler()
+    assert plain["lr of this step"].tolist() == [0.1, 0.05, 0.025, 0.0125]
+
+
+def test_one_scaler_two_optimizers_skips_only_the_one_with_inf():
+    from amp_docs_lib.amp.grad_scaler import multiple_optimizers_one_skips
+
+    df = multiple_optimizers_one_skips(scale=1024.0).set_index("optimizer")
+    assert df["weights moved"].to_dict() == {"A": False, "B": True}
+    assert (df["scale after update"] == 512.0).all()
+
+
+def _accumulation(tmp_path, replace=None) -> dict:
+    path = example_path("amp_patterns/grad_accumulation.py")
+    if replace is not None:
+        text = path.read_text()
+        assert replace[0] in text
+        path = tmp_path / "grad_accumulation.py"
+        path.write_text(text.replace(*replace))
+    with redirect_stdout(io.StringIO()):
+        return runpy.run_path(str(path), run_name="__main__")
+
+
+def test_accumulation_check_fails_without_the_division(tmp_path):
+    g = _accumulation(tmp_path)
+    assert g["accumulation_error"] <= 2 * g["fp16_noise"]  # the chapter's check
+    # false variant: the micro-batch losses summed, not averaged (only the check's loss changed)
+    bad = _accumulation(
+        tmp_path,
+        (
+            "        loss = F.cross_entropy(model(xb), yb) / accumulation_steps\n",
+            "        loss = F.cross_entropy(model(xb), yb)\n",
+        ),
+    )
+    assert not bad["accumulation_error"] <= 2 * bad["fp16_noise"]

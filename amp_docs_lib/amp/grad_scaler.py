@@ -257,12 +257,15 @@ def _tiny_step_setup(seed: int = 0):
 
 
 def skipped_steps_and_scheduler(steps: int = 4, inject_at: tuple[int, ...] = (0, 2),
-                                lr: float = 0.1, gamma: float = 0.5) -> tuple[pd.DataFrame, list[str]]:
+                                lr: float = 0.1, gamma: float = 0.5,
+                                guarded: bool = False) -> tuple[pd.DataFrame, list[str]]:
     """An SGD + ``StepLR`` loop under ``torch.amp.GradScaler("cpu")`` with inf injected into the loss.
 
     Per step: the learning rate the step would use, whether the weights moved, the scale. Returns
     the table and the warnings torch gave (``lr_scheduler.step()`` before ``optimizer.step()``
-    when the very first optimizer step is skipped).
+    when the very first optimizer step is skipped). ``guarded`` steps the scheduler only when the
+    scale did not drop (``scaler.get_scale() >= scale_before``), the usual guard against counting
+    skipped steps.
     """
     import warnings
 
@@ -280,9 +283,11 @@ def skipped_steps_and_scheduler(steps: int = 4, inject_at: tuple[int, ...] = (0,
                 loss = loss * math.inf
             scaler.scale(loss).backward()
             lr_used, before = opt.param_groups[0]["lr"], model.weight.detach().clone()
+            scale_before = scaler.get_scale()
             scaler.step(opt)
             scaler.update()
-            sched.step()
+            if not guarded or scaler.get_scale() >= scale_before:
+                sched.step()
             rows.append({"step": step, "inf injected": step in inject_at, "lr of this step": lr_used,
                          "weights moved": bool((model.weight != before).any()),
                          "scale after update": scaler.get_scale()})
@@ -476,3 +481,29 @@ def bce_scaled_backoff(probabilities: tuple[float, ...] = (0.5, 0.1, 1e-2, 1e-3)
         rows.append({"p": float(z.detach()[0]), "steps skipped": skipped, "scale that fits": scale_used,
                      "unscaled gradient finite in FP16": bool(z.grad.isfinite().all())})
     return pd.DataFrame(rows)
+
+
+def multiple_optimizers_one_skips(scale: float = 1024.0) -> pd.DataFrame:
+    """Two models, two SGD optimizers, one ``torch.amp.GradScaler("cpu")``; inf only in model A's loss.
+
+    ``GradScaler.step`` checks each optimizer's own gradients (its ``found_inf_per_device``), so
+    A's step is skipped while B's is taken, and one ``update()`` backs the shared scale off. Per
+    optimizer: whether its weights moved; and the scale before and after.
+    """
+    model_a, x = _tiny_step_setup(seed=0)
+    model_b, _ = _tiny_step_setup(seed=1)
+    opt_a = torch.optim.SGD(model_a.parameters(), lr=0.1)
+    opt_b = torch.optim.SGD(model_b.parameters(), lr=0.1)
+    scaler = torch.amp.GradScaler("cpu", init_scale=scale)
+    before = {"A": model_a.weight.detach().clone(), "B": model_b.weight.detach().clone()}
+    loss_a = model_a(x).square().mean() * math.inf
+    loss_b = model_b(x).square().mean()
+    scaler.scale(loss_a + loss_b).backward()
+    scale_before = scaler.get_scale()
+    scaler.step(opt_a)
+    scaler.step(opt_b)
+    scaler.update()
+    return pd.DataFrame([{"optimizer": name, "inf in its gradients": name == "A",
+                          "weights moved": bool((model.weight != before[name]).any()),
+                          "scale before": scale_before, "scale after update": scaler.get_scale()}
+                         for name, model in (("A", model_a), ("B", model_b))])
