@@ -155,13 +155,13 @@ def test_scheduler_advances_on_skipped_steps_and_warns_when_the_first_is_skipped
     assert no_warns == []
 
 
-def test_fused_adamw_unscales_in_the_kernel():
+def test_fused_sgd_unscales_in_the_kernel():
     from amp_docs_lib.amp.grad_scaler import fused_optimizer_unscaling
 
     df = fused_optimizer_unscaling(scale=1024.0).set_index("fused")
     if df["_step_supports_amp_scaling"].isna().any():
-        pytest.skip("no fused AdamW for the CPU in this torch")
+        pytest.skip("no fused SGD for the CPU in this torch")
     assert df.loc[False, "inv_scale given to the inf check / unscale op"] == 1 / 1024
     assert df.loc[True, "inv_scale given to the inf check / unscale op"] == 1.0
-    assert df.loc[True, "optimizer kernel"] == "_fused_adamw_"
+    assert df.loc[True, "optimizer kernel"] == "_fused_sgd_"
     assert float(df["max |weight difference| vs non-fused"].iloc[0]) == 0.0

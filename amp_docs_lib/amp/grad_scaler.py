@@ -257,12 +257,15 @@ def _tiny_step_setup(seed: int = 0):
 
 
 def skipped_steps_and_scheduler(steps: int = 4, inject_at: tuple[int, ...] = (0, 2),
-                                lr: float = 0.1, gamma: float = 0.5) -> tuple[pd.DataFrame, list[str]]:
+                                lr: float = 0.1, gamma: float = 0.5,
+                                guarded: bool = False) -> tuple[pd.DataFrame, list[str]]:
     """An SGD + ``StepLR`` loop under ``torch.amp.GradScaler("cpu")`` with inf injected into the loss.
 
     Per step: the learning rate the step would use, whether the weights moved, the scale. Returns
     the table and the warnings torch gave (``lr_scheduler.step()`` before ``optimizer.step()``
-    when the very first optimizer step is skipped).
+    when the very first optimizer step is skipped). ``guarded`` steps the scheduler only when the
+    scale did not drop (``scaler.get_scale() >= scale_before``), the usual guard against counting
+    skipped steps.
     """
     import warnings
 
@@ -280,9 +283,11 @@ def skipped_steps_and_scheduler(steps: int = 4, inject_at: tuple[int, ...] = (0,
                 loss = loss * math.inf
             scaler.scale(loss).backward()
             lr_used, before = opt.param_groups[0]["lr"], model.weight.detach().clone()
+            scale_before = scaler.get_scale()
             scaler.step(opt)
             scaler.update()
-            sched.step()
+            if not guarded or scaler.get_scale() >= scale_before:
+                sched.step()
             rows.append({"step": step, "inf injected": step in inject_at, "lr of this step": lr_used,
                          "weights moved": bool((model.weight != before).any()),
                          "scale after update": scaler.get_scale()})
@@ -290,21 +295,33 @@ def skipped_steps_and_scheduler(steps: int = 4, inject_at: tuple[int, ...] = (0,
                                 if "lr_scheduler" in str(w.message)]
 
 
-def fused_optimizer_unscaling(scale: float = 1024.0) -> pd.DataFrame:
-    """AdamW with and without ``fused=True`` under ``torch.amp.GradScaler("cpu")``: which path runs.
+def fused_optimizer_unscaling(scale: float = 1024.0, optimizer_class: type[torch.optim.Optimizer] | None = None,
+                              **optimizer_kwargs: Any) -> pd.DataFrame:
+    """One step of an optimizer with and without ``fused=True`` under ``torch.amp.GradScaler("cpu")``.
 
     ``GradScaler.step`` hands an optimizer that sets ``_step_supports_amp_scaling`` the scale
     and inf flag (``grad_scale``/``found_inf``) and lets its fused kernel unscale; the others get
     their gradients unscaled first by ``_amp_foreach_non_finite_check_and_unscale_``. The dispatch
-    trace of ``scaler.step`` shows which ops ran; the weights after the step are compared.
+    trace of ``scaler.step`` shows which ops ran; the weights after the step are compared with the
+    non-fused path's and with a plain step on the gradients left scaled (what a kernel that ignored
+    ``grad_scale`` would give). The default optimizer is SGD (lr 0.1): its step is proportional to
+    the gradient, so the comparison can tell unscaled from scaled gradients, which Adam's first
+    step, lr * g / (|g| + eps), cannot.
     """
     from amp_docs_lib.amp.autocast_policy import dispatch_trace
 
+    optimizer_class = optimizer_class or torch.optim.SGD
+    optimizer_kwargs = optimizer_kwargs or {"lr": 0.1}
+    model, x = _tiny_step_setup()
+    opt = optimizer_class(model.parameters(), **optimizer_kwargs)
+    (model(x).sum() * scale).backward()
+    opt.step()
+    left_scaled = model.weight.detach().clone()
     rows, weights = [], {}
     for fused in (False, True):
         model, x = _tiny_step_setup()
         try:
-            opt = torch.optim.AdamW(model.parameters(), lr=1e-3, fused=fused)
+            opt = optimizer_class(model.parameters(), fused=fused, **optimizer_kwargs)
         except (RuntimeError, ValueError) as e:  # no fused kernel for this device in this torch
             rows.append({"fused": fused, "_step_supports_amp_scaling": None, "error": str(e).split("\n")[0]})
             continue
@@ -318,12 +335,51 @@ def fused_optimizer_unscaling(scale: float = 1024.0) -> pd.DataFrame:
         rows.append({"fused": fused,
                      "_step_supports_amp_scaling": bool(getattr(opt, "_step_supports_amp_scaling", False)),
                      "inv_scale given to the inf check / unscale op": inv[0] if inv else None,
-                     "optimizer kernel": next((op for op, _, _ in calls if op.startswith("_fused_adam")),
-                                              "per-op (foreach/for-loop)")})
+                     "optimizer kernel": next((op for op, _, _ in calls if op.startswith("_fused_")),
+                                              "per-op (foreach/for-loop)"),
+                     "max |weight difference| vs gradients left scaled":
+                         float((weights[fused] - left_scaled).abs().max())})
     df = table_from_rows(rows)
     if len(weights) == 2:
         df["max |weight difference| vs non-fused"] = float((weights[True] - weights[False]).abs().max())
     return df
+
+
+def closure_under_scaler(scale: float = 1024.0) -> dict[str, Any]:
+    """``torch.optim.LBFGS`` (which needs a closure) stepped through ``torch.amp.GradScaler("cpu")``.
+
+    ``GradScaler.step`` refuses a closure passed by keyword (``if "closure" in kwargs``) but hands
+    positional arguments on to ``optimizer.step``; the closure's ``scaler.scale(loss).backward()``
+    then leaves scaled gradients that nothing unscales. Returns the keyword call's error (None if
+    none), whether the positional call raised, and the ratio of the gradient the optimizer was left
+    with to the true gradient at the weights the closure saw.
+    """
+    model, x = _tiny_step_setup()
+    opt = torch.optim.LBFGS(model.parameters(), lr=0.1, max_iter=1)
+    scaler = torch.amp.GradScaler("cpu", init_scale=scale)
+
+    def closure():
+        opt.zero_grad(set_to_none=True)
+        loss = model(x).square().mean()
+        scaler.scale(loss).backward()
+        return loss
+
+    closure()
+    try:
+        scaler.step(opt, closure=closure)
+        keyword_error = None
+    except RuntimeError as exc:
+        keyword_error = str(exc).split("\n")[0]
+    # with max_iter=1 LBFGS evaluates the closure once, at the weights it starts from
+    true = torch.autograd.grad(model(x).square().mean(), model.weight)[0]
+    try:
+        scaler.step(opt, closure)
+        positional_error = None
+    except RuntimeError as exc:
+        positional_error = str(exc).split("\n")[0]
+    left = model.weight.grad.detach().clone()
+    return {"keyword closure error": keyword_error, "positional closure error": positional_error,
+            "gradient left / true gradient": float(left.norm() / true.norm())}
 
 
 def skipped_step_fused_vs_not(scale: float = 1024.0) -> pd.DataFrame:
@@ -390,3 +446,64 @@ def pure_fp16_unscale() -> dict[str, str | None]:
         except ValueError as exc:
             out[name] = str(exc).split("\n")[0]
     return out
+
+
+def bce_scaled_backoff(probabilities: tuple[float, ...] = (0.5, 0.1, 1e-2, 1e-3), batch: int = 4,
+                       init_scale: float = 2.0**16, max_steps: int = 40) -> pd.DataFrame:
+    """``binary_cross_entropy`` on an FP16 input under ``torch.amp.GradScaler("cpu")``: the steps the
+    scaler skips before the scaled gradient fits in FP16.
+
+    Each FP32 parameter holds ``batch`` copies of a probability ``p`` (target 1); the forward casts
+    it to FP16 and back to FP32 before the loss (mean reduction), as autocast does around an op it
+    runs in FP32, so the backward hands the FP16 input the gradient ``S * (-1/(batch * p))`` cast to
+    FP16. SGD with lr 0 keeps ``p`` fixed; the loop runs until a step is not skipped. Per ``p``: the
+    steps skipped, the scale the scaler settled at, and whether the unscaled gradient is finite in FP16.
+    """
+    rows = []
+    for p in probabilities:
+        z = torch.nn.Parameter(torch.full((batch,), p, dtype=torch.float16).float())
+        y = torch.ones(batch)
+        opt = torch.optim.SGD([z], lr=0.0)
+        scaler = torch.amp.GradScaler("cpu", init_scale=init_scale)
+        skipped = 0
+        for _ in range(max_steps):
+            opt.zero_grad(set_to_none=True)
+            loss = torch.nn.functional.binary_cross_entropy(z.half().float(), y)
+            scaler.scale(loss).backward()
+            scale_used = scaler.get_scale()
+            scaler.step(opt)
+            scaler.update()
+            if scaler.get_scale() >= scale_used:  # not backed off: the step was taken
+                break
+            skipped += 1
+        opt.zero_grad(set_to_none=True)
+        torch.nn.functional.binary_cross_entropy(z.half().float(), y).backward()
+        rows.append({"p": float(z.detach()[0]), "steps skipped": skipped, "scale that fits": scale_used,
+                     "unscaled gradient finite in FP16": bool(z.grad.isfinite().all())})
+    return pd.DataFrame(rows)
+
+
+def multiple_optimizers_one_skips(scale: float = 1024.0) -> pd.DataFrame:
+    """Two models, two SGD optimizers, one ``torch.amp.GradScaler("cpu")``; inf only in model A's loss.
+
+    ``GradScaler.step`` checks each optimizer's own gradients (its ``found_inf_per_device``), so
+    A's step is skipped while B's is taken, and one ``update()`` backs the shared scale off. Per
+    optimizer: whether its weights moved; and the scale before and after.
+    """
+    model_a, x = _tiny_step_setup(seed=0)
+    model_b, _ = _tiny_step_setup(seed=1)
+    opt_a = torch.optim.SGD(model_a.parameters(), lr=0.1)
+    opt_b = torch.optim.SGD(model_b.parameters(), lr=0.1)
+    scaler = torch.amp.GradScaler("cpu", init_scale=scale)
+    before = {"A": model_a.weight.detach().clone(), "B": model_b.weight.detach().clone()}
+    loss_a = model_a(x).square().mean() * math.inf
+    loss_b = model_b(x).square().mean()
+    scaler.scale(loss_a + loss_b).backward()
+    scale_before = scaler.get_scale()
+    scaler.step(opt_a)
+    scaler.step(opt_b)
+    scaler.update()
+    return pd.DataFrame([{"optimizer": name, "inf in its gradients": name == "A",
+                          "weights moved": bool((model.weight != before[name]).any()),
+                          "scale before": scale_before, "scale after update": scaler.get_scale()}
+                         for name, model in (("A", model_a), ("B", model_b))])
