@@ -28,6 +28,7 @@ def test_mx_floor_scale_puts_the_block_maximum_above_the_element_maximum_and_tor
     assert mx["scale"] == 2.0**-8
     assert mx["largest / scale"] == pytest.approx(486.4) and mx["largest / scale"] > mx["format max"]
     assert mx["stored"] == mx["format max"] == 448.0
+    assert mx["default mode"] == "FLOOR"  # the chapter calls it torchao's default
     # false variant: a block whose maximum lands inside the range (1.5 / 2^-8 = 384) is not clamped
     inside = N.mx_floor_scale_overshoot(block_max=1.5)
     assert inside["largest / scale"] < inside["format max"] and inside["stored"] == 384.0

@@ -954,17 +954,21 @@ def mx_floor_scale_overshoot(block_max: float = 1.9, block_size: int = 32) -> di
     largest element divided by the scale can exceed the element type's largest value; torchao then
     clamps it (``torchao/prototype/mx_formats/mx_tensor.py``). The block holds ``block_max`` once and
     1/4 of it elsewhere. Returns the scale, the largest element divided by it (before the clamp),
-    the value stored for it and E4M3FN's largest value.
+    the value stored for it, E4M3FN's largest value and the name of ``to_mx``'s default scaling mode.
     """
-    from torchao.prototype.mx_formats.mx_tensor import to_mx
+    import inspect
+
+    from torchao.prototype.mx_formats.mx_tensor import ScaleCalculationMode, to_mx
 
     block_max = positive_number("block_max", block_max)
     block = torch.full((positive_int("block_size", block_size),), block_max / 4, dtype=torch.float32)
     block[0] = block_max
-    scale, data = to_mx(block, torch.float8_e4m3fn, block.numel())
+    scale, data = to_mx(block, torch.float8_e4m3fn, block.numel(), scaling_mode=ScaleCalculationMode.FLOOR)
     scale_value = bits_to_value(int(scale.view(torch.uint8).reshape(-1)[0]), "E8M0")
+    default = inspect.signature(to_mx).parameters["scaling_mode"].default
     return {"scale": scale_value, "largest / scale": block_max / scale_value,
-            "stored": float(data.float()[0]), "format max": float(torch.finfo(torch.float8_e4m3fn).max)}
+            "stored": float(data.float()[0]), "format max": float(torch.finfo(torch.float8_e4m3fn).max),
+            "default mode": getattr(default, "name", str(default))}
 
 
 def agrees_at_stated_precision(stated: str, measured: float) -> bool:
