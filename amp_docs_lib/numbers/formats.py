@@ -475,16 +475,27 @@ def double_rounding(names: Iterable[str] = DOUBLE_ROUNDING_DEFAULT, offset: floa
 
     The input is ``tie + offset`` with ``offset`` far below FP32's spacing at 1 (2^-23), so the
     value nearest to it in the format is the upper neighbour. A cast that goes through FP32 first
-    lands on the tie and then, ties to even, on 1: the column "rounded twice" says which happened.
+    lands on the tie and then, ties to even, on 1: the column "rounded twice" says which happened
+    for the library's path (:func:`encode`: a float64 tensor's ``.to`` in torch, a float64 array's
+    ``.astype`` in ml_dtypes). The same input through the ml_dtypes (numpy for FP16) scalar
+    constructor, a different conversion path, is the last two columns.
     """
+    import ml_dtypes
+
     rows = []
     for name in _names(names):
         f = _float_format(name)
         upper = next_up(1.0, f)
         value = (1.0 + upper) / 2 + offset
         cast = bits_to_value(encode(value, f), f)
+        # the scalar type of the same format: ml_dtypes names its types as torch does (numpy for float16)
+        type_name = str(f.storage).removeprefix("torch.") if isinstance(f.storage, torch.dtype) else None
+        scalar_type = (np.float16 if type_name == "float16" else getattr(ml_dtypes, type_name)) if type_name \
+            else np.dtype(f.storage).type
+        scalar = float(scalar_type(value))
         rows.append({"format": name, "input (float64)": value, "nearest value (one rounding)": upper,
-                     "cast from float64": cast, "rounded twice": cast == 1.0})
+                     "cast from float64": cast, "rounded twice": cast == 1.0,
+                     "scalar constructor": scalar, "scalar rounded twice": scalar == 1.0})
     return pd.DataFrame(rows)
 
 

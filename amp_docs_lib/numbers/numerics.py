@@ -945,3 +945,70 @@ def overflow_casts(values: Sequence[float] = (1e6, math.inf, math.nan),
                 nv = float(np.array([v], dtype=np.float32).astype(mld[name]).astype(np.float64)[0])
             rows.append({"format": name, "input": v, "torch cast": tv, "ml_dtypes cast": nv})
     return pd.DataFrame(rows)
+
+
+def mx_floor_scale_overshoot(block_max: float = 1.9, block_size: int = 32) -> dict:
+    """Quantize one MX block to FP8 E4M3FN with torchao's default scale (``ScaleCalculationMode.FLOOR``).
+
+    FLOOR sets the E8M0 scale to 2^(floor(log2 amax) - emax of the element type), so the block's
+    largest element divided by the scale can exceed the element type's largest value; torchao then
+    clamps it (``torchao/prototype/mx_formats/mx_tensor.py``). The block holds ``block_max`` once and
+    1/4 of it elsewhere. Returns the scale, the largest element divided by it (before the clamp),
+    the value stored for it, E4M3FN's largest value and the name of ``to_mx``'s default scaling mode.
+    """
+    import inspect
+
+    from torchao.prototype.mx_formats.mx_tensor import ScaleCalculationMode, to_mx
+
+    block_max = positive_number("block_max", block_max)
+    block = torch.full((positive_int("block_size", block_size),), block_max / 4, dtype=torch.float32)
+    block[0] = block_max
+    scale, data = to_mx(block, torch.float8_e4m3fn, block.numel(), scaling_mode=ScaleCalculationMode.FLOOR)
+    scale_value = bits_to_value(int(scale.view(torch.uint8).reshape(-1)[0]), "E8M0")
+    default = inspect.signature(to_mx).parameters["scaling_mode"].default
+    return {"scale": scale_value, "largest / scale": block_max / scale_value,
+            "stored": float(data.float()[0]), "format max": float(torch.finfo(torch.float8_e4m3fn).max),
+            "default mode": getattr(default, "name", str(default))}
+
+
+def agrees_at_stated_precision(stated: str, measured: float) -> bool:
+    """Whether ``measured``, rounded to the significant digits ``stated`` is written with, equals it.
+
+    A figure is as precise as it is written: "3.4e38" (2 digits) holds for any value that rounds
+    to 3.4e38, "~2" (1 digit) for any value in [1.5, 2.5), "65504" only for 65504. ``stated`` is the
+    figure as text (a float would lose trailing zeros, which count).
+    """
+    from decimal import Decimal
+
+    if not isinstance(stated, str):
+        raise TypeError(f"stated must be the figure as text, got {stated!r} ({type(stated).__name__})")
+    digits = len(Decimal(stated.replace(",", "")).as_tuple().digits)
+    return float(f"{float(measured):.{digits - 1}e}") == float(stated.replace(",", ""))
+
+
+def stochastic_rounding_update(weight: float = 1.0, update: float = 2.0 ** -10, n: int = 1 << 16,
+                               seed: int = 0) -> dict:
+    """Add ``update`` to a BF16 ``weight`` ``n`` times independently, rounding the FP32 sum to BF16
+    by round-to-nearest-even and by torchao's stochastic rounding (the BF16 rounding of its
+    optimizers' ``bf16_stochastic_round=True``, ``torchao/optim/quant_utils.py``).
+
+    Stochastic rounding goes up with probability (distance to the lower neighbour) / spacing, so
+    the update survives on average where round-to-nearest loses it. Returns the round-to-nearest
+    result, the mean of the stochastic results, the fraction rounded up, the fraction expected and
+    its binomial standard deviation.
+    """
+    from torchao.optim.quant_utils import _fp32_to_bf16_sr
+
+    n = positive_int("n", n)
+    exact = torch.tensor(float(weight), dtype=torch.bfloat16).float() + float(update)
+    if float(exact) <= 0:
+        raise ValueError(f"weight + update must be positive, got {float(exact)!r}")
+    lower = float((exact.view(torch.int32) & ~0xFFFF).view(torch.float32))  # FP32 truncated to BF16's bits
+    spacing = next_up(lower, "BF16") - lower
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        sr = _fp32_to_bf16_sr(exact.expand(n).contiguous()).double()
+    p = (float(exact) - lower) / spacing
+    return {"round to nearest": float(exact.to(torch.bfloat16)), "stochastic mean": float(sr.mean()),
+            "fraction rounded up": float((sr > lower).double().mean()), "expected fraction": p,
+            "binomial std": math.sqrt(p * (1 - p) / n)}
