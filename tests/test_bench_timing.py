@@ -34,7 +34,10 @@ def test_interleaved_resolves_a_twice_slower_function():
     res = timing.interleaved(
         # 10 ms against 20 ms: a sleep overshoots by up to a few ms on a loaded machine, which moved a
         # 2 ms/4 ms pair's ratio out of its band; at these lengths the overshoot is a small share
-        {"short": lambda: time.sleep(0.01), "long": lambda: time.sleep(0.02)}, rounds=7, min_block_s=0.02, warmup=1
+        {"short": lambda: time.sleep(0.01), "long": lambda: time.sleep(0.02)},
+        rounds=7,
+        min_block_s=0.02,
+        warmup=1,
     )
     c = res.compare("long")
     assert c.verdict == "slower" and c.ratio_hi < 1 and 0.3 < c.ratio < 0.8
