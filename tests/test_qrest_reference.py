@@ -4,13 +4,12 @@ import json
 
 import pandas as pd
 import pytest
+from test_reference_machines import _notebook, _site
 
 from amp_docs_lib.cli.reference import emulation_label, package
 from amp_docs_lib.core.machine import DISPATCH_VARIABLES, environment_inputs
 from amp_docs_lib.core.paths import REFERENCE_RESULTS
 from amp_docs_lib.page.publish import publish
-
-from test_reference_machines import _notebook, _site
 
 AVX2_CAPS = {"ATEN_CPU_CAPABILITY": "avx2", "ONEDNN_MAX_CPU_ISA": "AVX2"}
 
@@ -55,8 +54,15 @@ def test_package_records_the_caps_and_labels_the_reference(tmp_path, monkeypatch
         monkeypatch.setenv(var, value)
     monkeypatch.delenv("MKL_ENABLE_INSTRUCTIONS", raising=False)
     site = _site(tmp_path, _notebook("perf", publish("perf_x", pd.DataFrame({"x": [1]}), "X")))
-    dest = package(site, tmp_path / "refs", name="m", report_size=32, save_gated=False, archive=False,
-                   label="the developer's machine")
+    dest = package(
+        site,
+        tmp_path / "refs",
+        name="m",
+        report_size=32,
+        save_gated=False,
+        archive=False,
+        label="the developer's machine",
+    )
     machine = json.loads((dest / "machine.json").read_text())
     assert machine["dispatch_variables"] == {**AVX2_CAPS, "MKL_ENABLE_INSTRUCTIONS": None}
     assert machine["label"] == "the developer's machine: " + emulation_label(AVX2_CAPS)

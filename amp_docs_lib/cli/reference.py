@@ -15,7 +15,11 @@ from amp_docs_lib.core.paths import CHAPTER_DOWNLOADS_DIR, REFERENCE_RESULTS
 # What each dispatch variable caps. MKL runs torch's FP32 GEMMs on x86 and reads neither ATen's nor
 # oneDNN's variable; ONNX Runtime's MLAS, fbgemm and torch's VNNI guard (cpuinfo) read CPUID, which no
 # variable changes, so an emulated ISA is never a whole machine.
-CAPPED_BY = {"ATEN_CPU_CAPABILITY": "ATen", "ONEDNN_MAX_CPU_ISA": "oneDNN", "MKL_ENABLE_INSTRUCTIONS": "MKL (FP32 GEMMs)"}
+CAPPED_BY = {
+    "ATEN_CPU_CAPABILITY": "ATen",
+    "ONEDNN_MAX_CPU_ISA": "oneDNN",
+    "MKL_ENABLE_INSTRUCTIONS": "MKL (FP32 GEMMs)",
+}
 NEVER_CAPPED = ("ONNX Runtime", "fbgemm", "torch's VNNI guard")
 
 
