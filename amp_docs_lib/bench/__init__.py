@@ -11,7 +11,7 @@ module never imports the others):
 * training memory (``memory``): ``count_parameters``, ``activation_elements``, ``estimate``, ``plan_bytes``, ``MemoryPlan``, ``memory_plan``, ``calculator_table``, ``measure_step``, ``planned_largest_batch``, ``search_largest``, ``largest_batch``, ``comparison_table``;
 * timing mistakes (``mistakes``): ``naive_seconds``, ``thread_count``, ``first_call``, ``fp32_warmup``, ``tiny_op_autocast``, ``autocast_cast_counts``, ``cache_flush``, ``last_level_cache_bytes``, ``no_sync``;
 * torch.compile (``compiled``): ``top_ops``, ``compile_comparison``;
-* CUDA graphs (``cuda_graphs``): ``GRAPHABLE``, ``eager_and_graphed``, ``graph_comparison``;
+* CUDA graphs (``cuda_graphs``): ``GRAPHABLE``, ``EAGER_STEPS``, ``eager_steps``, ``graphed_step``, ``eager_and_graphed``, ``comparison_rows``, ``graph_comparison``;
 * tile and wave quantization (``waves``): ``GUIDE_EXAMPLE_SMS``, ``GUIDE_TILE``, ``GUIDE_SOURCE``, ``tiles``, ``wave_model``, ``wave_table``, ``boundary_ns``, ``wave_sweep``;
 * harness fidelity (``fidelity``): ``fidelity``;
 * amp-docs bench (``suites``): ``parse_suites``, ``records``, ``run_suite``;
@@ -38,7 +38,7 @@ __all__, __getattr__, __dir__ = lazy_exports(__name__, {
     # torch.compile
     "compiled": ("top_ops", "compile_comparison",),
     # CUDA graphs
-    "cuda_graphs": ("GRAPHABLE", "eager_and_graphed", "graph_comparison",),
+    "cuda_graphs": ("GRAPHABLE", "EAGER_STEPS", "eager_steps", "graphed_step", "eager_and_graphed", "comparison_rows", "graph_comparison",),
     # tile and wave quantization
     "waves": ("GUIDE_EXAMPLE_SMS", "GUIDE_TILE", "GUIDE_SOURCE", "tiles", "wave_model", "wave_table", "boundary_ns", "wave_sweep",),
     # harness fidelity
