@@ -34,7 +34,9 @@ def test_each_eager_step_trains_its_own_copy(precision):
     assert list(steps) == list(cuda_graphs.EAGER_STEPS)
     for name in (cuda_graphs.BASELINE, "eager, fused AdamW"):  # a capturable AdamW steps only on a GPU
         steps[name]()
-    assert all(torch.equal(a, b) for a, b in zip(before, model.parameters()))  # the model passed in is untouched
+    assert all(
+        torch.equal(a, b) for a, b in zip(before, model.parameters(), strict=True)
+    )  # the model passed in is untouched
     with pytest.raises(ValueError, match="cannot be captured whole"):
         cuda_graphs.eager_steps(model, random_batch(CFG, 2, torch.device("cpu")), "amp_fp16")
 
