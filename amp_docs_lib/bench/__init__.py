@@ -12,7 +12,7 @@ module never imports the others):
 * timing mistakes (``mistakes``): ``naive_seconds``, ``thread_count``, ``first_call``, ``fp32_warmup``, ``tiny_op_autocast``, ``autocast_cast_counts``, ``cache_flush``, ``last_level_cache_bytes``, ``no_sync``;
 * torch.compile (``compiled``): ``top_ops``, ``compile_comparison``;
 * CUDA graphs (``cuda_graphs``): ``GRAPHABLE``, ``EAGER_STEPS``, ``eager_steps``, ``graphed_step``, ``eager_and_graphed``, ``comparison_rows``, ``graph_comparison``;
-* tile and wave quantization (``waves``): ``GUIDE_EXAMPLE_SMS``, ``GUIDE_TILE``, ``GUIDE_SOURCE``, ``tiles``, ``wave_model``, ``wave_table``, ``boundary_ns``, ``wave_sweep``;
+* tile and wave quantization (``waves``): ``GUIDE_EXAMPLE_SMS``, ``GUIDE_TILE``, ``GUIDE_SOURCE``, ``tiles``, ``wave_model``, ``wave_table``, ``boundary_ns``, ``wave_comparison``, ``wave_sweep``;
 * harness fidelity (``fidelity``): ``fidelity``;
 * amp-docs bench (``suites``): ``parse_suites``, ``records``, ``run_suite``;
 * amp-docs report (``report``): ``datasheet_peak``, ``Report``, ``matmul_throughput``, ``feature_table``, ``torchao_config_rows``, ``autocast_differences``, ``collect``, ``markdown_table``, ``markdown_summary``, ``to_html``, ``check_writable``, ``write_report``.
@@ -40,7 +40,7 @@ __all__, __getattr__, __dir__ = lazy_exports(__name__, {
     # CUDA graphs
     "cuda_graphs": ("GRAPHABLE", "EAGER_STEPS", "eager_steps", "graphed_step", "eager_and_graphed", "comparison_rows", "graph_comparison",),
     # tile and wave quantization
-    "waves": ("GUIDE_EXAMPLE_SMS", "GUIDE_TILE", "GUIDE_SOURCE", "tiles", "wave_model", "wave_table", "boundary_ns", "wave_sweep",),
+    "waves": ("GUIDE_EXAMPLE_SMS", "GUIDE_TILE", "GUIDE_SOURCE", "tiles", "wave_model", "wave_table", "boundary_ns", "wave_comparison", "wave_sweep",),
     # harness fidelity
     "fidelity": ("fidelity",),
     # amp-docs bench
