@@ -76,7 +76,7 @@ def test_the_sweep_names_its_bf16_baseline(monkeypatch):
     # what a CUDA device gets, on the CPU: every column, crossover and plot reads the baseline from the frame
     monkeypatch.setattr(speed, "baseline_for", lambda device: (torch.bfloat16, "BF16"))
     bs = speed.batch_sweep(32, 32, [1, 2], TIMER, names=("int8_wo",), reference=False)
-    assert set(bs["variant"]) == {"BF16", ptq.VARIANTS["int8_wo"].label}
+    assert set(bs["variant"]) == {"BF16", "BF16 again (A/A control)", ptq.VARIANTS["int8_wo"].label}
     assert {"speedup vs BF16 (x)", "FLOP/byte (BF16 layer)"} <= set(bs.columns)
     assert bs.loc[bs["variant"] == "BF16", "speedup vs BF16 (x)"].isna().all()
     xo = speed.crossovers(bs)

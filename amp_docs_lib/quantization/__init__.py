@@ -12,7 +12,7 @@ module never imports the others):
 * activation outliers and SmoothQuant (``outliers``): ``with_activation_outlier``, ``channel_absmax``, ``smoothquant_copy``, ``outlier_table``;
 * saving and reloading (``serialization``): ``save_reload``, ``compare_outputs``, ``save_reload_check``;
 * what really runs (dispatch traces) (``kernels``): ``forward_trace``, ``describe``, ``kernel_table``, ``cpu_int8_path``, ``int8_path_probe``, ``int8_path_probe_capped``, ``da8w4_cpu_kernel``;
-* where quantization is faster (``speed``): ``baseline_for``, ``torch_ao_dynamic``, ``linear_variants``, ``weight_bytes``, ``weight_code_bytes``, ``batch_sweep``, ``packed_int4_cpu``, ``crossovers``, ``plot_batch_sweep``, ``compiled_comparison``;
+* where quantization is faster (``speed``): ``baseline_for``, ``torch_ao_dynamic``, ``linear_variants``, ``weight_bytes``, ``weight_code_bytes``, ``batch_sweep``, ``packed_int4_cpu``, ``crossovers``, ``aa_summary``, ``plot_batch_sweep``, ``compiled_comparison``;
 * results over seeds (``seeds``): ``seed_accuracies``, ``seed_summary``;
 * ONNX Runtime (``onnx_runtime``): ``export_onnx``, ``DigitsCalibrationReader``, ``preprocess``, ``quantize_onnx_dynamic``, ``quantize_onnx_static``, ``session``, ``predict``, ``op_counts``, ``optimized_op_counts``, ``cpu_flags``, ``cpu_int8_features``, ``saturation_table``, ``file_size``;
 * results (``results``): ``results_table``, ``summary``, ``decision_table``;
@@ -41,7 +41,7 @@ __all__, __getattr__, __dir__ = lazy_exports(__name__, {
     # what really runs (dispatch traces)
     "kernels": ("forward_trace", "describe", "kernel_table", "cpu_int8_path", "int8_path_probe", "int8_path_probe_capped", "da8w4_cpu_kernel",),
     # where quantization is faster
-    "speed": ("baseline_for", "torch_ao_dynamic", "linear_variants", "weight_bytes", "weight_code_bytes", "batch_sweep", "packed_int4_cpu", "crossovers", "plot_batch_sweep", "compiled_comparison",),
+    "speed": ("baseline_for", "torch_ao_dynamic", "linear_variants", "weight_bytes", "weight_code_bytes", "batch_sweep", "packed_int4_cpu", "crossovers", "aa_summary", "plot_batch_sweep", "compiled_comparison",),
     # results over seeds
     "seeds": ("seed_accuracies", "seed_summary",),
     # ONNX Runtime

@@ -26,6 +26,7 @@ from torch import nn
 
 SWEEP_VARIANTS = ("int8_wo", "int4_wo", "int8_dyn")
 TORCH_AO_LABEL = "torch.ao quantize_dynamic (deprecated, fbgemm)"
+AA_SUFFIX = " again (A/A control)"  # the float layer timed against itself: the sweep's own noise floor
 Timer = Callable[..., Any]  # timer(fns, baseline=name) -> an interleaved result (core.timing.Interleaved)
 
 
@@ -121,7 +122,7 @@ def _tensor_bytes(t: torch.Tensor) -> int:
 
 def batch_sweep(in_features: int, out_features: int, batches: Iterable[int], timer: Timer,
                 names: Iterable[str] = SWEEP_VARIANTS, *, device: str | torch.device = "cpu", reference: bool = True,
-                progress=None) -> pd.DataFrame:
+                aa_control: bool = True, progress=None) -> pd.DataFrame:
     """Latency of the float layer and each variant at each batch size, with the speedup over the float layer
     and its interval. The float layer is :func:`baseline_for` the device: FP32, or BF16 on CUDA (the column
     names say which).
@@ -129,6 +130,8 @@ def batch_sweep(in_features: int, out_features: int, batches: Iterable[int], tim
     ``timer(fns, baseline=name)`` times a dict of functions in interleaved rounds: the site's harness,
     ``functools.partial(amp_docs_lib.core.timing.interleaved, rounds=..., num_threads=1)``.
     ``reference``: also time the deprecated ``torch.ao`` dynamic INT8 layer (fbgemm integer kernel; CPU only).
+    ``aa_control``: also time a copy of the float layer (label ending in :data:`AA_SUFFIX`) in the same rounds:
+    its "speedup" should contain 1, and where it resolves a difference the machine's noise made one.
     On CUDA the timer gets ``device`` and times with CUDA events.
     Columns: batch, variant, matmul that ran (a dispatch trace of the first, untimed call: on CUDA a
     refused ``aten._int_mm`` shows as torchao's FP32 fallback), weight bytes, median (us), IQR (us),
@@ -144,6 +147,8 @@ def batch_sweep(in_features: int, out_features: int, batches: Iterable[int], tim
     models = linear_variants(in_features, out_features, names, device=dev)
     if reference and dev.type == "cpu":
         models[TORCH_AO_LABEL] = torch_ao_dynamic(models[base])
+    if aa_control:
+        models[base + AA_SUFFIX] = copy.deepcopy(models[base])
     wbytes = {k: weight_bytes(m) for k, m in models.items()}
     rows = []
     for b in batches:
@@ -221,7 +226,8 @@ def crossovers(df: pd.DataFrame) -> pd.DataFrame:
     """
     base = _baseline_label(df)
     rows = []
-    for v, g in df[df["variant"] != base].groupby("variant", sort=False):
+    variants = df[(df["variant"] != base) & ~df["variant"].str.endswith(AA_SUFFIX)]  # the A/A control is no variant
+    for v, g in variants.groupby("variant", sort=False):
         g = g.sort_values("batch")
         verdicts = list(zip((int(b) for b in g["batch"]), g["verdict"]))
         resolved = [(b, s) for b, s in verdicts if s in ("faster", "slower")]
@@ -346,3 +352,16 @@ def compiled_comparison(features: int, batch: int, names: Iterable[str], timer: 
               "verdict": None, "matmul kernels (profiler)": None, "error": e} for k, e in errors.items()]
     df = pd.DataFrame(rows).astype(object)
     return df.where(df.notna(), None)
+
+
+def aa_summary(df: pd.DataFrame) -> dict[str, Any]:
+    """The A/A control of a :func:`batch_sweep` frame: its intervals per batch and the batches where it
+    resolved a difference (none expected; each such batch says the noise there was larger than the interval)."""
+    aa = df[df["variant"].str.endswith(AA_SUFFIX)].sort_values("batch")
+    if aa.empty:
+        raise ValueError("the sweep has no A/A control (batch_sweep(..., aa_control=True))")
+    return {"intervals": ", ".join(f"batch {int(r.batch)}: [{float(r['interval low']):.2f}, "
+                                   f"{float(r['interval high']):.2f}]" for _, r in aa.iterrows()),
+            "resolved at batch": [int(b) for b, v in zip(aa["batch"], aa["verdict"], strict=True)
+                                  if v in ("faster", "slower")]}
+
