@@ -99,7 +99,7 @@ def test_datasheet_rows_and_name_matching():
     assert peaks.match_gpu("NVIDIA A100-SXM4-80GB") == "A100 SXM 80GB"
     assert peaks.match_gpu("NVIDIA A100-SXM4-40GB") == "A100 SXM 40GB"
     assert peaks.match_gpu("NVIDIA A100 80GB PCIe") == "A100 PCIe 80GB"
-    for other in ("NVIDIA H100 NVL", "NVIDIA H200 NVL", "NVIDIA L4", "NVIDIA GeForce GTX 1080"):
+    for other in ("NVIDIA H100 NVL", "NVIDIA H200 NVL", "NVIDIA A10", "NVIDIA GeForce GTX 1080"):
         assert peaks.match_gpu(other) is None, other
     assert peaks.GPU_PEAKS["A100 SXM 40GB"]["bandwidth_tbs"] == 1.555
     assert peaks.GPU_PEAKS["A100 PCIe 80GB"]["bandwidth_tbs"] == 1.935

@@ -103,7 +103,8 @@ def test_crossover_only_between_resolved_verdicts():
 
 def test_batch_sweep_columns_and_intervals():
     df = speed.batch_sweep(64, 64, (1, 16), FAST_TIMER, ("int8_dyn",))
-    assert set(df["variant"]) == {"FP32", ptq.VARIANTS["int8_dyn"].label, speed.TORCH_AO_LABEL}
+    assert set(df["variant"]) == {"FP32", "FP32" + speed.AA_SUFFIX, ptq.VARIANTS["int8_dyn"].label,
+                                  speed.TORCH_AO_LABEL}
     q = df[df["variant"] != "FP32"]
     assert (q["interval low"].astype(float) <= q["speedup vs FP32 (x)"].astype(float)).all()
     assert (q["speedup vs FP32 (x)"].astype(float) <= q["interval high"].astype(float)).all()

@@ -5,7 +5,9 @@ waits on those launches more than it computes. A CUDA graph records the step's k
 and replays them with one launch. The capture follows the "whole network capture" recipe of
 PyTorch's CUDA semantics notes (https://pytorch.org/docs/stable/notes/cuda.html#cuda-graphs):
 warm-up iterations on a side stream, gradients set to ``None`` before capture, static inputs,
-and an optimizer built with ``capturable=True``.
+and an optimizer built with ``capturable=True``. The replay is timed in the same interleaved rounds
+as three eager steps (:data:`EAGER_STEPS`): the default AdamW step a training loop runs, the fused
+one, and one with the graph's own settings, so a reader sees what switching gains over each.
 
 Autocast runs inside the graph with ``cache_enabled=False``, as those notes require. A
 GradScaler step cannot be captured (it reads ``found_inf`` on the host to decide whether to
@@ -24,20 +26,34 @@ import torch
 from amp_docs_lib.bench.matmul import tf32_matmuls
 from amp_docs_lib.bench.model_sweep import TF32
 from amp_docs_lib.core.devices import check_device
-from amp_docs_lib.core.timing import interleaved
+from amp_docs_lib.core.timing import Interleaved, interleaved
 from amp_docs_lib.gpt import GPT, GPTConfig, random_batch
 
 #: Precisions whose whole step can be captured (no host-side GradScaler decision).
 GRAPHABLE = ("fp32", TF32, "amp_bf16")
 
 
-def _step_body(model: GPT, batch, precision: str, opt: torch.optim.Optimizer) -> Callable[[], torch.Tensor]:
+#: The eager steps the graph is timed against, in the same interleaved rounds: AdamW's options and
+#: whether autocast keeps its cast cache. The default step and the fused one are what an eager loop
+#: uses; the third runs the kernels the graph captured (capturable AdamW keeps its step counter on the
+#: GPU; the graph needs autocast's cache off), so graph against it isolates the launch overhead.
+EAGER_STEPS: dict[str, dict] = {
+    "eager, default AdamW": {"optimizer": {}, "cast_cache": True},
+    "eager, fused AdamW": {"optimizer": {"fused": True}, "cast_cache": True},
+    "eager, as captured (capturable AdamW, no cast cache)": {"optimizer": {"capturable": True}, "cast_cache": False},
+}
+BASELINE = "eager, default AdamW"
+GRAPH = "CUDA graph (capturable AdamW, no cast cache)"
+
+
+def _step_body(model: GPT, batch, precision: str, opt: torch.optim.Optimizer,
+               cast_cache: bool = False) -> Callable[[], torch.Tensor]:
     x, y = batch
     dev_type = x.device.type
 
     def body() -> torch.Tensor:
         with tf32_matmuls(True) if precision == TF32 else contextlib.nullcontext():
-            with (torch.autocast(dev_type, dtype=torch.bfloat16, cache_enabled=False)
+            with (torch.autocast(dev_type, dtype=torch.bfloat16, cache_enabled=cast_cache)
                   if precision == "amp_bf16" else contextlib.nullcontext()):
                 _, loss = model(x, y)
             loss.backward()
@@ -46,30 +62,42 @@ def _step_body(model: GPT, batch, precision: str, opt: torch.optim.Optimizer) ->
     return body
 
 
-def eager_and_graphed(model: GPT, batch, precision: str, *, lr: float = 1e-5,
-                      warmup: int = 3) -> tuple[Callable[[], None], Callable[[], None]]:
-    """Two step functions over two copies of ``model``: the step run eagerly, and the same step replayed
-    from a CUDA graph. Both use AdamW with ``capturable=True`` so they run the same kernels.
+def _check_graphable(precision: str) -> None:
+    if precision not in GRAPHABLE:
+        raise ValueError(f"precision {precision!r} cannot be captured whole; choose one of {GRAPHABLE} "
+                         "(a GradScaler step decides on the host whether to skip)")
+
+
+def eager_steps(model: GPT, batch, precision: str, *, lr: float = 1e-5) -> dict[str, Callable[[], None]]:
+    """One step function per :data:`EAGER_STEPS` entry, each over its own copy of ``model`` (runs on any
+    device; the capturable optimizer steps only on a GPU)."""
+    _check_graphable(precision)
+    steps = {}
+    for name, how in EAGER_STEPS.items():
+        m = copy.deepcopy(model)
+        opt = torch.optim.AdamW(m.parameters(), lr=lr, **how["optimizer"])
+        body = _step_body(m, batch, precision, opt, cast_cache=how["cast_cache"])
+
+        def step(body=body, opt=opt) -> None:
+            body()
+            opt.zero_grad(set_to_none=True)
+        steps[name] = step
+    return steps
+
+
+def graphed_step(model: GPT, batch, precision: str, *, lr: float = 1e-5, warmup: int = 3) -> Callable[[], None]:
+    """The step on a copy of ``model`` captured once in a CUDA graph; returns its replay.
 
     Raises:
         ValueError: ``precision`` not in :data:`GRAPHABLE`, or the model is not on a CUDA device.
     """
-    if precision not in GRAPHABLE:
-        raise ValueError(f"precision {precision!r} cannot be captured whole; choose one of {GRAPHABLE} "
-                         "(a GradScaler step decides on the host whether to skip)")
+    _check_graphable(precision)
     dev = next(model.parameters()).device
     if dev.type != "cuda":
         raise ValueError(f"CUDA graphs need the model on a CUDA device, got {str(dev)!r}")
     graphed_model = copy.deepcopy(model)
-    eager_opt = torch.optim.AdamW(model.parameters(), lr=lr, capturable=True)
     graph_opt = torch.optim.AdamW(graphed_model.parameters(), lr=lr, capturable=True)
-    eager_body = _step_body(model, batch, precision, eager_opt)
     graph_body = _step_body(graphed_model, batch, precision, graph_opt)
-
-    def eager() -> None:
-        eager_body()
-        eager_opt.zero_grad(set_to_none=True)
-
     side = torch.cuda.Stream(dev)
     side.wait_stream(torch.cuda.current_stream(dev))
     with torch.cuda.stream(side):
@@ -81,12 +109,39 @@ def eager_and_graphed(model: GPT, batch, precision: str, *, lr: float = 1e-5,
     graph_opt.zero_grad(set_to_none=True)  # the gradients are then allocated in the graph's own pool
     with torch.cuda.graph(graph):
         graph_body()
-    return eager, graph.replay
+    return graph.replay
+
+
+def eager_and_graphed(model: GPT, batch, precision: str, *, lr: float = 1e-5,
+                      warmup: int = 3) -> tuple[Callable[[], None], Callable[[], None]]:
+    """The eager step that runs the graph's kernels (capturable AdamW, no cast cache) and the graph's replay.
+
+    Raises:
+        ValueError: ``precision`` not in :data:`GRAPHABLE`, or the model is not on a CUDA device.
+    """
+    replay = graphed_step(model, batch, precision, lr=lr, warmup=warmup)
+    as_captured = [n for n, how in EAGER_STEPS.items() if not how["cast_cache"]][0]
+    return eager_steps(model, batch, precision, lr=lr)[as_captured], replay
+
+
+def comparison_rows(res: Interleaved, precision: str) -> list[dict]:
+    """One row per step timed in ``res``: its median and IQR, and its speedup over :data:`BASELINE`
+    (median ratio of the same rounds, with its interval and verdict)."""
+    rows = []
+    for name, t in res.timings.items():
+        row = {"precision": precision, "step": name, "median (ms)": t.median_s * 1e3, "IQR (ms)": t.iqr_s * 1e3,
+               "speedup over the default eager step": "1 (baseline)", "verdict": None, "note": None}
+        if name != res.baseline:
+            c = res.compare(name)
+            row["speedup over the default eager step"], row["verdict"] = c.interval_text(), c.verdict
+        rows.append(row)
+    return rows
 
 
 def graph_comparison(cfg: GPTConfig, batch: int, precisions: Iterable[str] = ("fp32", "amp_bf16"),
                      device: str | torch.device = "cuda", *, rounds: int = 9) -> pd.DataFrame:
-    """Step time eager against CUDA-graph replay per precision, interleaved, with the speedup's interval.
+    """Step time of the CUDA-graph replay and of the eager steps (:data:`EAGER_STEPS`) per precision, all in
+    the same interleaved rounds, each compared with the default eager step (:data:`BASELINE`).
 
     A capture that fails on this device is a row saying why, not an exception.
 
@@ -105,13 +160,10 @@ def graph_comparison(cfg: GPTConfig, batch: int, precisions: Iterable[str] = ("f
         model = GPT(cfg).to(dev)
         data = random_batch(cfg, batch, dev)
         try:
-            eager, replay = eager_and_graphed(model, data, prec)
-            res = interleaved({"eager": eager, "CUDA graph": replay}, baseline="eager", device=dev, rounds=rounds)
+            fns = {**eager_steps(model, data, prec), GRAPH: graphed_step(model, data, prec)}
+            res = interleaved(fns, baseline=BASELINE, device=dev, rounds=rounds)
         except RuntimeError as e:
             rows.append({"precision": prec, "note": f"{type(e).__name__}: {str(e).splitlines()[0][:120]}"})
             continue
-        c = res.compare("CUDA graph")
-        rows.append({"precision": prec, "eager (ms)": c.baseline.median_s * 1e3, "eager IQR (ms)": c.baseline.iqr_s * 1e3,
-                     "graph (ms)": c.candidate.median_s * 1e3, "graph IQR (ms)": c.candidate.iqr_s * 1e3,
-                     "speedup": c.interval_text(), "verdict": c.verdict, "note": None})
+        rows += comparison_rows(res, prec)
     return pd.DataFrame(rows)

@@ -2,7 +2,8 @@
 
 GPU figures are NVIDIA's published *dense* peaks: the datasheets print Tensor Core figures "with
 sparsity" (2:4 structured sparsity), twice the dense ones, so each dense figure here is the
-datasheet's halved (FP32 has no sparsity figure and is copied). Each row names its datasheet.
+datasheet's halved (FP32 has no sparsity figure and is copied; a datasheet that prints dense figures is
+used as printed). Each row names its datasheet and its revision or year.
 A GPU that is not listed gets no row (never the row of another model). A CPU has no datasheet figure
 here: :func:`cpu_peak` estimates one from named inputs, two of them assumed, as a range.
 """
@@ -18,11 +19,19 @@ import torch
 from amp_docs_lib.core.tables import table_from_rows
 
 A100_SOURCE = "NVIDIA A100 Tensor Core GPU datasheet (r4)"
-H100_SOURCE = "NVIDIA H100 Tensor Core GPU datasheet"
+H100_SOURCE = "NVIDIA H100 Tensor Core GPU datasheet (2022 revision, listing H100 SXM and H100 PCIe)"
 H200_SOURCE = "NVIDIA H200 Tensor Core GPU datasheet"
+L4_SOURCE = "NVIDIA L4 Tensor Core GPU datasheet (2023)"
+L40S_SOURCE = "NVIDIA L40S datasheet (2023; dense figures as printed; it prints no INT8 figure for L40S)"
+ADA_SOURCE = ("NVIDIA Ada GPU Architecture whitepaper v2.01 (2023), appendix table for GeForce RTX 4090: "
+              "Tensor figures with FP32 accumulate, as torch's matmuls accumulate")
+HGX_B200_SOURCE = ("NVIDIA HGX platform page, 'Individual Blackwell GPU Specifications', HGX B200 column "
+                   "(preliminary; 2025)")
 _A100 = {"fp32": 19.5, "tf32": 156.0, "bf16": 312.0, "fp16": 312.0, "fp8": None, "int8": 624.0}
 _H100_SXM = {"fp32": 67.0, "tf32": 989 / 2, "bf16": 1979 / 2, "fp16": 1979 / 2, "fp8": 3958 / 2, "int8": 3958 / 2}
 # Dense peaks (TFLOP/s; INT8: TOPS), memory bandwidth (TB/s) and the datasheet each row comes from.
+# H100 NVL and A10 have no row: no primary-source copy of their tables was at hand, and a figure that
+# cannot be sourced is left out, not guessed (their devices fall back to the best measured FP32 rate).
 GPU_PEAKS: dict[str, dict[str, float | str | None]] = {
     "H100 SXM": {**_H100_SXM, "bandwidth_tbs": 3.35, "source": H100_SOURCE},
     "H100 PCIe": {"fp32": 51.0, "tf32": 756 / 2, "bf16": 1513 / 2, "fp16": 1513 / 2, "fp8": 3026 / 2,
@@ -32,6 +41,15 @@ GPU_PEAKS: dict[str, dict[str, float | str | None]] = {
     "A100 SXM 40GB": {**_A100, "bandwidth_tbs": 1.555, "source": A100_SOURCE},
     "A100 PCIe 80GB": {**_A100, "bandwidth_tbs": 1.935, "source": A100_SOURCE},
     "A100 PCIe 40GB": {**_A100, "bandwidth_tbs": 1.555, "source": A100_SOURCE},
+    "B200 (HGX)": {"fp32": 75.0, "tf32": 2200 / 2, "bf16": 4500 / 2, "fp16": 4500 / 2, "fp8": 9000 / 2,
+                   "int8": 9000 / 2, "bandwidth_tbs": 7.7, "source": HGX_B200_SOURCE},
+    # the L40S datasheet prints its dense figures (not exactly half the sparse ones): used as printed
+    "L40S": {"fp32": 91.6, "tf32": 183.0, "bf16": 362.05, "fp16": 362.05, "fp8": 733.0, "int8": None,
+             "bandwidth_tbs": 0.864, "source": L40S_SOURCE},
+    "L4": {"fp32": 30.3, "tf32": 120 / 2, "bf16": 242 / 2, "fp16": 242 / 2, "fp8": 485 / 2, "int8": 485 / 2,
+           "bandwidth_tbs": 0.3, "source": L4_SOURCE},
+    "GeForce RTX 4090": {"fp32": 82.6, "tf32": 165.2 / 2, "bf16": 330.4 / 2, "fp16": 330.4 / 2, "fp8": 660.6 / 2,
+                         "int8": 1321.2 / 2, "bandwidth_tbs": 1.008, "source": ADA_SOURCE},
 }
 DATASHEET_SOURCE = "; ".join(dict.fromkeys(v["source"] for v in GPU_PEAKS.values())) + \
     " (dense = the 'with sparsity' figure / 2)"
@@ -39,7 +57,9 @@ DATASHEET_SOURCE = "; ".join(dict.fromkeys(v["source"] for v in GPU_PEAKS.values
 # matches nothing).
 _NAME_PATTERNS = (("H100 PCIe", r"H100 PCIe$"), ("H100 SXM", r"H100 (80GB HBM3|SXM5?( 80GB)?)$"),
                   ("H200 SXM", r"H200$"), ("A100 SXM 80GB", r"A100-SXM4?-80GB$"), ("A100 SXM 40GB", r"A100-SXM4?-40GB$"),
-                  ("A100 PCIe 80GB", r"A100 80GB PCIe$"), ("A100 PCIe 40GB", r"A100-PCIE-40GB$"))
+                  ("A100 PCIe 80GB", r"A100 80GB PCIe$"), ("A100 PCIe 40GB", r"A100-PCIE-40GB$"),
+                  ("B200 (HGX)", r"\bB200$"), ("L40S", r"\bL40S$"), ("L4", r"\bL4$"),
+                  ("GeForce RTX 4090", r"RTX 4090$"))
 DTYPE_KEYS = ("fp32", "tf32", "bf16", "fp16", "fp8", "int8")
 
 
@@ -49,6 +69,15 @@ def datasheet_table() -> pd.DataFrame:
                             for k in DTYPE_KEYS},
              "memory bandwidth (TB/s)": v["bandwidth_tbs"], "datasheet": v["source"]} for gpu, v in GPU_PEAKS.items()]
     return table_from_rows(rows)
+
+
+def peak_fraction(rate: float | None, peak: float | None) -> float | str | None:
+    """``rate / peak``; None where either is unknown, and "n/a" where it exceeds 1: then ``peak`` is not
+    a ceiling of that rate (a BF16 rate against the FP32 peak, or a peak that is the best FP32 rate measured)."""
+    if rate is None or not peak:
+        return None
+    fraction = rate / peak
+    return "n/a" if fraction > 1 else fraction
 
 
 def match_gpu(name: str) -> str | None:

@@ -33,7 +33,7 @@ import pandas as pd
 
 from amp_docs_lib.bench.matmul import matmul_flops
 from amp_docs_lib.bench.peaks import DATASHEET_SOURCE as PEAK_SOURCE
-from amp_docs_lib.bench.peaks import GPU_PEAKS, match_gpu
+from amp_docs_lib.bench.peaks import GPU_PEAKS, match_gpu, peak_fraction
 from amp_docs_lib.core.tables import format_cell
 from amp_docs_lib.core.timing import measure
 
@@ -47,6 +47,10 @@ TORCHAO_CONFIGS = ("Int8WeightOnlyConfig", "Int8DynamicActivationInt8WeightConfi
 
 # Datasheet peaks come from the one table, bench/peaks.py (its dtype keys: fp32, tf32, bf16, fp16, fp8).
 _PEAK_KEYS = {"float32": "fp32", "tf32": "tf32", "bfloat16": "bf16", "float16": "fp16", "float8": "fp8"}
+
+
+def _rounded(fraction: float | str | None) -> float | str | None:
+    return round(fraction, 3) if isinstance(fraction, float) else fraction
 
 
 def datasheet_peak(device_name: str, dtype: str) -> float | None:
@@ -121,7 +125,7 @@ def matmul_throughput(size: int | None = None, dtypes=MATMUL_DTYPES, devices=Non
                          "GFLOP/s": gflops,  # unrounded: a slow emulated dtype can be far below 0.01
                          "vs float32": None if (gflops is None or not base) else round(gflops / base, 3),
                          "datasheet peak GFLOP/s": None if peak is None else peak * 1000,
-                         "fraction of peak": None if (peak is None or gflops is None) else round(gflops / (peak * 1e3), 3),
+                         "fraction of peak": _rounded(peak_fraction(gflops, None if peak is None else peak * 1e3)),
                          "note": err})
     return pd.DataFrame(rows, dtype=object)
 

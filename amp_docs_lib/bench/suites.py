@@ -71,7 +71,7 @@ def run_suite(name: str, device: str):
         pk, note = peaks.device_peaks(device, best)
         # The note is written for the chapter's page, where the CPU estimate's inputs follow as a table.
         note = note.replace("the inputs are in the table below", "its inputs: bench.peaks.cpu_peak_table()")
-        df["fraction of peak"] = [r.tflops / pk[r.dtype] if pk.get(r.dtype) else None for r in df.itertuples()]
+        df["fraction of peak"] = [peaks.peak_fraction(r.tflops, pk.get(r.dtype)) for r in df.itertuples()]
         b = df.loc[df.groupby("dtype")["tflops"].idxmax()]
         return df, "; ".join(f"{r.dtype} {r.tflops:.3g} TFLOP/s at n={r.n}" for r in b.itertuples()) + f" ({note})"
     if name == "alignment":

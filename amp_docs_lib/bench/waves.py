@@ -24,7 +24,7 @@ import torch
 
 from amp_docs_lib.bench.matmul import matmul_flops
 from amp_docs_lib.core.devices import check_device
-from amp_docs_lib.core.timing import measure
+from amp_docs_lib.core.timing import interleaved
 
 #: The guide's example: an A100's SM count and the 256×128 tile it uses.
 GUIDE_EXAMPLE_SMS = 108
@@ -73,13 +73,52 @@ def boundary_ns(m: int, sms: int, tile: tuple[int, int] = GUIDE_TILE, *, steps: 
     return [c * tile[1] for c in cols]
 
 
-def wave_sweep(m: int, k: int, ns: Iterable[int], *, device: str | torch.device = "cuda",
-               dtype: torch.dtype = torch.bfloat16, tile: tuple[int, int] = GUIDE_TILE,
-               min_run_time: float = 0.2) -> pd.DataFrame:
-    """TFLOP/s of an m×k @ k×n matmul at each n, timed with the one harness, beside the wave model.
+def wave_comparison(m: int, k: int, ns: Iterable[int], sms: int, *, device: str | torch.device = "cpu",
+                    dtype: torch.dtype = torch.bfloat16, tile: tuple[int, int] = GUIDE_TILE, rounds: int = 9,
+                    min_block_s: float = 0.02) -> pd.DataFrame:
+    """An m×k @ k×n matmul at each n, all timed in the same interleaved rounds, beside the wave model for ``sms``.
 
-    The SM count is read from the device. Columns: n, tiles, waves, useful work (the model),
-    median time, IQR, TFLOP/s, and TFLOP/s relative to the best n (the measurement).
+    The baseline is the last n the model fills in one wave (the first n if none): each other n's rate
+    relative to it is the median over rounds of the per-round rate ratio, with its interval and verdict,
+    so a drop at the wave boundary is a resolved difference, not two medians taken at different times.
+    Runs on any device (:func:`wave_sweep` is the GPU entry point that reads ``sms`` from the device).
+    Columns: n, SMs, the model's columns, median (ms), IQR (ms), TFLOP/s, rate relative to the baseline
+    and its interval, verdict.
+    """
+    ns = [_positive_int("n", n) for n in ns]
+    if len(ns) < 2:
+        raise ValueError(f"need at least two values of n to compare, got {ns!r}")
+    dev = check_device(device)
+    model = {n: wave_model(m, n, sms, tile) for n in ns}
+    one_wave = [n for n in ns if model[n]["waves"] == 1]
+    base = max(one_wave) if one_wave else ns[0]
+    a = torch.randn(_positive_int("m", m), _positive_int("k", k), device=dev, dtype=dtype)
+    fns = {}
+    for n in ns:
+        b = torch.randn(k, n, device=dev, dtype=dtype)
+        fns[str(n)] = lambda b=b: a @ b
+    res = interleaved(fns, baseline=str(base), device=dev, rounds=rounds, min_block_s=min_block_s)
+    rows = []
+    for n in ns:
+        t = res.timings[str(n)]
+        row = {"n": n, "SMs": sms, **model[n], "median (ms)": t.median_s * 1e3, "IQR (ms)": t.iqr_s * 1e3,
+               "TFLOP/s": matmul_flops(m, n, k) / t.median_s / 1e12}
+        if n == base:
+            row.update({"rate relative to the last one-wave n": 1.0, "interval": None, "verdict": "the baseline"})
+        else:
+            c = res.compare(str(n))  # per-round time ratio base/n; times the work ratio gives the rate ratio
+            work = n / base
+            lo, hi = c.ratio_lo * work, c.ratio_hi * work
+            row.update({"rate relative to the last one-wave n": c.ratio * work, "interval": f"[{lo:.2f}, {hi:.2f}]",
+                        "verdict": "lower rate" if hi < 1 else "higher rate" if lo > 1 else "no difference resolved"})
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def wave_sweep(m: int, k: int, ns: Iterable[int], *, device: str | torch.device = "cuda",
+               dtype: torch.dtype = torch.bfloat16, tile: tuple[int, int] = GUIDE_TILE, rounds: int = 9,
+               min_block_s: float = 0.02) -> pd.DataFrame:
+    """:func:`wave_comparison` on a GPU, with the SM count read from the device.
 
     Raises:
         ValueError: not a CUDA device (waves are a GPU notion), or non-positive sizes.
@@ -88,13 +127,4 @@ def wave_sweep(m: int, k: int, ns: Iterable[int], *, device: str | torch.device 
     if dev.type != "cuda":
         raise ValueError(f"wave_sweep measures a GPU's SMs: device must be 'cuda', got {str(dev)!r}")
     sms = torch.cuda.get_device_properties(dev).multi_processor_count
-    a = torch.randn(_positive_int("m", m), _positive_int("k", k), device=dev, dtype=dtype)
-    rows = []
-    for n in ns:
-        b = torch.randn(k, _positive_int("n", n), device=dev, dtype=dtype)
-        t = measure(lambda: a @ b, device=dev, label=f"n={n}", min_run_time=min_run_time)
-        rows.append({"n": n, "SMs": sms, **wave_model(m, n, sms, tile), "median (ms)": t.median_s * 1e3,
-                     "IQR (ms)": t.iqr_s * 1e3, "TFLOP/s": matmul_flops(m, n, k) / t.median_s / 1e12})
-    df = pd.DataFrame(rows)
-    df["relative to best"] = df["TFLOP/s"] / df["TFLOP/s"].max()
-    return df
+    return wave_comparison(m, k, ns, sms, device=dev, dtype=dtype, tile=tile, rounds=rounds, min_block_s=min_block_s)

@@ -3,12 +3,43 @@
 from __future__ import annotations
 
 import json
+import os
 import tarfile
 from pathlib import Path
 
 import click
 
+from amp_docs_lib.core.machine import DISPATCH_VARIABLES
 from amp_docs_lib.core.paths import CHAPTER_DOWNLOADS_DIR, REFERENCE_RESULTS
+
+# What each dispatch variable caps. MKL runs torch's FP32 GEMMs on x86 and reads neither ATen's nor
+# oneDNN's variable; ONNX Runtime's MLAS, fbgemm and torch's VNNI guard (cpuinfo) read CPUID, which no
+# variable changes, so an emulated ISA is never a whole machine.
+CAPPED_BY = {
+    "ATEN_CPU_CAPABILITY": "ATen",
+    "ONEDNN_MAX_CPU_ISA": "oneDNN",
+    "MKL_ENABLE_INSTRUCTIONS": "MKL (FP32 GEMMs)",
+}
+NEVER_CAPPED = ("ONNX Runtime", "fbgemm", "torch's VNNI guard")
+
+
+def _joined(names: list[str]) -> str:
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def emulation_label(variables: dict[str, str | None]) -> str | None:
+    """What an ISA emulation caps and what still sees the real CPU, from the dispatch variables' values
+    (``None``: no variable set, the machine runs as it is)."""
+    caps: dict[str, list[str]] = {}
+    for var, lib in CAPPED_BY.items():
+        if variables.get(var):
+            caps.setdefault(str(variables[var]).strip().upper(), []).append(lib)
+    if not caps:
+        return None
+    capped = "; ".join(f"{_joined(libs)} capped to {isa}" for isa, libs in caps.items())
+    set_vars = " ".join(f"{v}={variables[v]}" for v in CAPPED_BY if variables.get(v))
+    real = [lib for var, lib in CAPPED_BY.items() if not variables.get(var)] + list(NEVER_CAPPED)
+    return f"{capped} ({set_vars}); {_joined(real)} see the real CPU"
 
 
 @click.command("package-reference", short_help="package this machine's results as a reference machine")
@@ -59,7 +90,8 @@ def package(
     Reads the executed notebooks of the site built in ``site`` (build first). Also writes the
     gated cells that ran here to ``<root>/<chapter>/`` (what ``AMP_DOCS_SAVE_REFERENCE=1`` does
     during a build) unless ``save_gated`` is False. ``label``
-    says how the machine was run (kept in ``machine.json``, shown on "Yours vs reference").
+    says how the machine was run (kept in ``machine.json``, shown on "Yours vs reference"); where a
+    dispatch variable caps the ISA, :func:`emulation_label` is appended to it, and the variables are kept.
     Returns the machine's folder.
     """
     import nbformat
@@ -103,7 +135,10 @@ def package(
                 gated.append((p.stem, cell))
     saved = [save_reference(chapter, cell, root) for chapter, cell in gated]
     dest.mkdir(parents=True, exist_ok=True)
-    machine = dict(env, chapters=chapters, **({"label": label.strip()} if label else {}))
+    variables = {v: os.environ.get(v) for v in DISPATCH_VARIABLES}
+    emulated = emulation_label(variables)
+    label = ": ".join(x for x in (label.strip() if label else None, emulated) if x) or None
+    machine = dict(env, chapters=chapters, dispatch_variables=variables, **({"label": label} if label else {}))
     (dest / MACHINE_FILE).write_text(json.dumps(machine, indent=1, default=str))
     (dest / "measurements.json").write_text(json.dumps(meas, indent=1, default=str))
     rep = report.collect(size=report_size)

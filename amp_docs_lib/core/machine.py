@@ -107,8 +107,9 @@ def cpu_native_matmul(flags: frozenset[str] | None = None, max_isa: str | None =
     return out
 
 
-# Variables that change which CPU kernels torch and oneDNN dispatch to, whatever the CPU has.
-DISPATCH_VARIABLES = ("ATEN_CPU_CAPABILITY", "ONEDNN_MAX_CPU_ISA")
+# Variables that change which CPU kernels torch, oneDNN and MKL (torch's FP32 GEMMs) dispatch to,
+# whatever the CPU has.
+DISPATCH_VARIABLES = ("ATEN_CPU_CAPABILITY", "ONEDNN_MAX_CPU_ISA", "MKL_ENABLE_INSTRUCTIONS")
 
 
 def machine_light() -> dict[str, object]:

@@ -149,7 +149,8 @@ PROFILES: dict[str, Profile] = {
             quant_seeds=5,
             quant_sweep_features=8192,
             quant_sweep_batches=(1, 16, 128, 1024, 4096),
-            quant_compile_variants=("fp32", "int8_wo", "int8_dyn", "int4_wo"),
+            # packed INT4 (tinygemm, sm80+), INT8 weight-only and FP8 (sm89+) against BF16, as torchao deploys them
+            quant_compile_variants=("fp32", "int8_wo", "int8_dyn", "int4_wo_tile", "fp8_dyn"),
             fp8_capture_steps=50,
             fp8_delayed_steps=120,
             fp8_history_len=16,

@@ -110,3 +110,29 @@ def int8_path_probe_capped(max_isa: str = "AVX2", k: int = 64) -> dict[str, Any]
     out = subprocess.run([sys.executable, "-c", code], env={**os.environ, "ONEDNN_MAX_CPU_ISA": max_isa},
                          capture_output=True, text=True, check=True)
     return {"ONEDNN_MAX_CPU_ISA": max_isa, **json.loads(out.stdout.strip().splitlines()[-1])}
+
+
+DA8W4_OP = "torchao::da8w4_linear_cpu"
+
+
+def da8w4_cpu_kernel(op: str = DA8W4_OP) -> dict[str, Any]:
+    """Whether torchao's DA8W4 CPU kernel (``Int8DynamicActivationInt4WeightConfig``'s linear) is built here.
+
+    torchao 0.18 refuses to quantize with that config unless ``torchao::da8w4_linear_cpu`` has a CPU kernel
+    (the same test, ``torchao/prototype/quantization/int4/inference_workflow.py:135``). The kernel is
+    compiled C++ in torchao's CPU extension; without it only the operator's schema and its fake (Meta)
+    kernel from ``torchao/ops.py`` are registered. Returns the op, whether a CPU kernel is registered, and
+    the dispatch keys that have one (``op``: another operator to ask the same of).
+    """
+    import torchao  # noqa: F401  (registers the torchao:: operators)
+
+    try:
+        dump = torch._C._dispatch_dump(op)
+    except RuntimeError:  # an older torchao without the operator
+        dump = ""
+    keys = [
+        line.split(":", 1)[0].strip()
+        for line in dump.splitlines()
+        if ": registered at" in line and not line.startswith(("debug", "name", "schema"))
+    ]
+    return {"op": op, "CPU kernel": "CPU" in keys, "kernels registered for": ", ".join(keys) or "none"}

@@ -41,6 +41,29 @@ class Variant:
     make_config: Callable[[], object]
     needs: str  # human description of the hardware/kernels it needs
     note: str | None = None  # how it computes, from torchao 0.18's source (the chapter's dispatch trace checks it)
+    min_cuda_capability: tuple[int, int] | None = None  # the CUDA compute capability its kernel needs; None: any device
+
+
+def unmet_requirement(name: str, device: str | torch.device) -> str | None:
+    """Why variant ``name`` cannot run on ``device`` (its :attr:`Variant.min_cuda_capability`), or None if it can.
+
+    ``device`` may be a ``torch.device`` or a ``(major, minor)`` capability to plan for (the tests plan for GPUs
+    they do not have). Only the compute capability is read; a missing package still fails when quantizing.
+    """
+    v = check_variant(name)
+    if v.min_cuda_capability is None:
+        return None
+    need = "sm{}{}+".format(*v.min_cuda_capability)
+    if isinstance(device, tuple):
+        cap = device
+    else:
+        dev = torch.device(device)
+        if dev.type != "cuda":
+            return f"needs CUDA {need} ({v.needs}); this is {dev.type}"
+        cap = torch.cuda.get_device_capability(dev)
+    if tuple(cap) < v.min_cuda_capability:
+        return f"needs CUDA {need} ({v.needs}); this GPU is sm{cap[0]}{cap[1]}"
+    return None
 
 
 def _int8_wo():
@@ -107,17 +130,18 @@ VARIANTS: dict[str, Variant] = {v.name: v for v in (
             "int8 per-token (dynamic), dequantized again", _int8_dyn_int4, "any device",
             "quantizes and dequantizes activations, dequantizes the weight, float matmul"),
     Variant("int4_wo_packed", "torchao Int4WeightOnlyConfig (packed INT4, plain)", "int4 group 32 (packed)", "bf16",
-            _int4_wo, "CUDA sm90 (Hopper) and the mslk kernels", "mslk kernel: dequantizes in-kernel, BF16 compute"),
+            _int4_wo, "CUDA sm90 (Hopper) and the mslk kernels", "mslk kernel: dequantizes in-kernel, BF16 compute",
+            (9, 0)),
     Variant("int4_wo_tile", "torchao Int4WeightOnlyConfig (tile_packed_to_4d, tinygemm)", "int4 group 32 (packed)",
             "bf16", _int4_wo_tile, "CUDA sm80+ (tinygemm, aten._weight_int4pack_mm)",
-            "tinygemm: dequantizes in-kernel, BF16 compute"),
+            "tinygemm: dequantizes in-kernel, BF16 compute", (8, 0)),
     Variant("int4_cpu_packed", "torchao packed INT4 for CPU (prototype, Int4OpaqueTensor)", "int4 group 32 (packed)",
             "fp32", _int4_cpu_packed, "CPU; output features a multiple of 16 (aten._convert_weight_to_int4pack_for_cpu)",
             "reads the packed 4-bit codes in its kernel (aten._weight_int4pack_mm_for_cpu)"),
     Variant("fp8_wo", "torchao FP8 weight-only", "float8 e4m3 per-row", "fp32", _fp8_wo,
             "any device", "memory-only: dequantizes the weight, matmul in the activations' dtype"),
     Variant("fp8_dyn", "torchao FP8 dynamic act + FP8 weight", "float8 e4m3", "float8 e4m3 (dynamic)",
-            _fp8_dyn, "CUDA compute capability 8.9+", "FP8 matmul (torch._scaled_mm)"),
+            _fp8_dyn, "CUDA compute capability 8.9+", "FP8 matmul (torch._scaled_mm)", (8, 9)),
 )}
 
 

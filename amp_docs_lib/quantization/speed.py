@@ -26,6 +26,7 @@ from torch import nn
 
 SWEEP_VARIANTS = ("int8_wo", "int4_wo", "int8_dyn")
 TORCH_AO_LABEL = "torch.ao quantize_dynamic (deprecated, fbgemm)"
+AA_SUFFIX = " again (A/A control)"  # the float layer timed against itself: the sweep's own noise floor
 Timer = Callable[..., Any]  # timer(fns, baseline=name) -> an interleaved result (core.timing.Interleaved)
 
 
@@ -38,14 +39,29 @@ def torch_ao_dynamic(model: nn.Module) -> nn.Module:
         return quantize_dynamic(copy.deepcopy(model), {nn.Linear}, dtype=torch.qint8)
 
 
+def baseline_for(device: str | torch.device) -> tuple[torch.dtype, str]:
+    """The float layer quantized variants are compared with on ``device``: BF16 on CUDA (what torchao's GPU
+    configurations start from, and what one would otherwise deploy there), FP32 elsewhere (a CPU without
+    AVX512-BF16 or AMX emulates BF16 matmuls). Returns (dtype, label)."""
+    return (torch.bfloat16, "BF16") if torch.device(device).type == "cuda" else (torch.float32, "FP32")
+
+
+def _baseline_label(df: pd.DataFrame) -> str:
+    """The baseline of a :func:`batch_sweep` frame, read from its speedup column's name."""
+    col = next(c for c in df.columns if c.startswith("speedup vs ") and c.endswith(" (x)"))
+    return col[len("speedup vs "):-len(" (x)")]
+
+
 def linear_variants(in_features: int, out_features: int, names: Iterable[str] = SWEEP_VARIANTS,
                     seed: int = 0, device: str | torch.device = "cpu") -> dict[str, nn.Module]:
-    """FP32 ``nn.Linear`` on ``device`` and a quantized copy per torchao variant name (``ptq.VARIANTS``), by label."""
+    """The float ``nn.Linear`` on ``device`` (:func:`baseline_for`: FP32, or BF16 on CUDA) and a quantized copy
+    per torchao variant name (``ptq.VARIANTS``), by label."""
     from amp_docs_lib.quantization.ptq import check_variant, quantize_copy
 
     torch.manual_seed(seed)
-    base = nn.Sequential(nn.Linear(in_features, out_features)).eval().to(device)
-    out = {"FP32": base}
+    dtype, label = baseline_for(device)
+    base = nn.Sequential(nn.Linear(in_features, out_features)).eval().to(device=device, dtype=dtype)
+    out = {label: base}
     for name in names:
         v = check_variant(name)
         out[v.label] = quantize_copy(base, v.make_config())
@@ -106,12 +122,16 @@ def _tensor_bytes(t: torch.Tensor) -> int:
 
 def batch_sweep(in_features: int, out_features: int, batches: Iterable[int], timer: Timer,
                 names: Iterable[str] = SWEEP_VARIANTS, *, device: str | torch.device = "cpu", reference: bool = True,
-                progress=None) -> pd.DataFrame:
-    """Latency of FP32 and each variant at each batch size, with the speedup over FP32 and its interval.
+                aa_control: bool = True, progress=None) -> pd.DataFrame:
+    """Latency of the float layer and each variant at each batch size, with the speedup over the float layer
+    and its interval. The float layer is :func:`baseline_for` the device: FP32, or BF16 on CUDA (the column
+    names say which).
 
     ``timer(fns, baseline=name)`` times a dict of functions in interleaved rounds: the site's harness,
     ``functools.partial(amp_docs_lib.core.timing.interleaved, rounds=..., num_threads=1)``.
     ``reference``: also time the deprecated ``torch.ao`` dynamic INT8 layer (fbgemm integer kernel; CPU only).
+    ``aa_control``: also time a copy of the float layer (label ending in :data:`AA_SUFFIX`) in the same rounds:
+    its "speedup" should contain 1, and where it resolves a difference the machine's noise made one.
     On CUDA the timer gets ``device`` and times with CUDA events.
     Columns: batch, variant, matmul that ran (a dispatch trace of the first, untimed call: on CUDA a
     refused ``aten._int_mm`` shows as torchao's FP32 fallback), weight bytes, median (us), IQR (us),
@@ -123,13 +143,16 @@ def batch_sweep(in_features: int, out_features: int, batches: Iterable[int], tim
     if not batches or any(not isinstance(b, int) or b < 1 for b in batches):
         raise ValueError(f"batches must be positive ints, got {batches!r}")
     dev = torch.device(device)
+    dtype, base = baseline_for(dev)
     models = linear_variants(in_features, out_features, names, device=dev)
     if reference and dev.type == "cpu":
-        models[TORCH_AO_LABEL] = torch_ao_dynamic(models["FP32"])
+        models[TORCH_AO_LABEL] = torch_ao_dynamic(models[base])
+    if aa_control:
+        models[base + AA_SUFFIX] = copy.deepcopy(models[base])
     wbytes = {k: weight_bytes(m) for k, m in models.items()}
     rows = []
     for b in batches:
-        x = torch.randn(b, in_features, generator=torch.Generator().manual_seed(b)).to(dev)
+        x = torch.randn(b, in_features, generator=torch.Generator().manual_seed(b)).to(device=dev, dtype=dtype)
 
         def runner(m):
             def run():
@@ -137,18 +160,18 @@ def batch_sweep(in_features: int, out_features: int, batches: Iterable[int], tim
                     return m(x)
             return run
         ran = {k: trace_ops(runner(m)).matmul_summary() for k, m in models.items()}
-        res = timer({k: runner(m) for k, m in models.items()}, baseline="FP32", device=dev)
+        res = timer({k: runner(m) for k, m in models.items()}, baseline=base, device=dev)
         flops = 2 * b * in_features * out_features
-        fp32_bytes = 4 * (in_features * out_features + out_features + b * (in_features + out_features))
+        base_bytes = x.element_size() * (in_features * out_features + out_features + b * (in_features + out_features))
         for k, t in res.timings.items():
-            c = None if k == "FP32" else res.compare(k)
+            c = None if k == base else res.compare(k)
             rows.append({"batch": b, "variant": k, "matmul that ran": ran[k], "weight bytes": wbytes[k],
                          "median (us)": t.median_s * 1e6, "IQR (us)": t.iqr_s * 1e6,
-                         "speedup vs FP32 (x)": None if c is None else c.ratio,
+                         f"speedup vs {base} (x)": None if c is None else c.ratio,
                          "interval low": None if c is None else c.ratio_lo,
                          "interval high": None if c is None else c.ratio_hi,
                          "verdict": None if c is None else c.verdict,
-                         "FLOP/byte (FP32 layer)": flops / fp32_bytes,
+                         f"FLOP/byte ({base} layer)": flops / base_bytes,
                          "GFLOP/s": flops / t.median_s / 1e9})
         if progress:
             progress()
@@ -201,8 +224,10 @@ def crossovers(df: pd.DataFrame) -> pd.DataFrame:
     runs of at least two consecutive batch sizes with the same resolved verdict ("slower" then
     "faster", or back); a change resting on a single batch is listed apart, as not counted.
     """
+    base = _baseline_label(df)
     rows = []
-    for v, g in df[df["variant"] != "FP32"].groupby("variant", sort=False):
+    variants = df[(df["variant"] != base) & ~df["variant"].str.endswith(AA_SUFFIX)]  # the A/A control is no variant
+    for v, g in variants.groupby("variant", sort=False):
         g = g.sort_values("batch")
         verdicts = list(zip((int(b) for b in g["batch"]), g["verdict"]))
         resolved = [(b, s) for b, s in verdicts if s in ("faster", "slower")]
@@ -218,8 +243,8 @@ def crossovers(df: pd.DataFrame) -> pd.DataFrame:
         weak = [f"{s0} at {b0}, {s1} at {b1}" for (b0, s0), (b1, s1) in zip(resolved, resolved[1:]) if s0 != s1]
         kinds = {s for _, s in resolved}
         rows.append({"variant": v,
-                     "faster than FP32 at batch": ", ".join(str(b) for b, s in resolved if s == "faster") or "none",
-                     "slower than FP32 at batch": ", ".join(str(b) for b, s in resolved if s == "slower") or "none",
+                     f"faster than {base} at batch": ", ".join(str(b) for b, s in resolved if s == "faster") or "none",
+                     f"slower than {base} at batch": ", ".join(str(b) for b, s in resolved if s == "slower") or "none",
                      "not resolved at batch": ", ".join(str(b) for b, s in verdicts
                                                         if s not in ("faster", "slower")) or "none",
                      "crossover": " / ".join(changes) if changes else
@@ -230,16 +255,17 @@ def crossovers(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def plot_batch_sweep(df: pd.DataFrame):
-    """Latency per row (us) and speedup over FP32 with its interval, against batch size."""
+    """Latency per row (us) and speedup over the float baseline with its interval, against batch size."""
     import matplotlib.pyplot as plt
 
+    base = _baseline_label(df)
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(9.6, 3.6))
     for v, g in df.groupby("variant", sort=False):
         g = g.sort_values("batch")
         b = g["batch"].astype(float)
         ax1.plot(b, g["median (us)"].astype(float) / b, "o-", label=v)
-        if v != "FP32":
-            s = g["speedup vs FP32 (x)"].astype(float)
+        if v != base:
+            s = g[f"speedup vs {base} (x)"].astype(float)
             lo, hi = g["interval low"].astype(float), g["interval high"].astype(float)
             ax2.errorbar(b, s, yerr=[s - lo, hi - s], fmt="o-", capsize=3, label=v)
     ax1.set_xscale("log", base=2)
@@ -251,7 +277,7 @@ def plot_batch_sweep(df: pd.DataFrame):
     ax2.set_xscale("log", base=2)
     ax2.set_yscale("log")
     ax2.set_xlabel("batch (rows)")
-    ax2.set_ylabel("speedup over FP32 (x), interval")
+    ax2.set_ylabel(f"speedup over {base} (x), interval")
     fig.tight_layout()
     return fig
 
@@ -272,18 +298,21 @@ def _profiled_kernels(fn) -> str:
 
 def compiled_comparison(features: int, batch: int, names: Iterable[str], timer: Timer,
                         device: str | torch.device = "cpu") -> pd.DataFrame:
-    """Eager FP32 and, for each name, the eager and ``torch.compile``-d layer at one batch size.
+    """The eager float layer and, for each name, the eager and ``torch.compile``-d layer at one batch size.
 
-    ``names``: torchao variant names (``ptq.VARIANTS``) and/or ``"fp32"``. Every model is timed in the
-    same interleaved rounds against eager FP32; the kernels column is what the profiler saw.
+    ``names``: torchao variant names (``ptq.VARIANTS``) and/or ``"fp32"`` (the float layer, compiled). The
+    float layer is :func:`baseline_for` the device: FP32, or BF16 on CUDA. Every model is timed in the same
+    interleaved rounds against the eager float layer; the kernels column is what the profiler saw. A
+    variant whose kernel this device lacks (``ptq.unmet_requirement``: sm80 for tinygemm, sm89 for FP8,
+    sm90 for the mslk INT4) or that fails to quantize or compile keeps a row saying why.
     """
-    from amp_docs_lib.quantization.ptq import check_variant
+    from amp_docs_lib.quantization.ptq import check_variant, quantize_copy, unmet_requirement
 
     names = list(names)
     dev = torch.device(device)
-    models = linear_variants(features, features, [n for n in names if n != "fp32"], device=dev)
-    label = {n: "FP32" if n == "fp32" else check_variant(n).label for n in names}
-    x = torch.randn(batch, features, generator=torch.Generator().manual_seed(batch)).to(dev)
+    dtype, base = baseline_for(dev)
+    models = linear_variants(features, features, [], device=dev)
+    x = torch.randn(batch, features, generator=torch.Generator().manual_seed(batch)).to(device=dev, dtype=dtype)
     fns, errors = {}, {}
 
     def runner(m):
@@ -291,28 +320,48 @@ def compiled_comparison(features: int, batch: int, names: Iterable[str], timer: 
             with torch.inference_mode():
                 return m(x)
         return run
-    fns["FP32 (eager)"] = runner(models["FP32"])
+    fns[f"{base} (eager)"] = runner(models[base])
     for n in names:
-        lab = label[n]
-        if lab != "FP32":
-            fns[f"{lab} (eager)"] = runner(models[lab])
+        lab = base if n == "fp32" else check_variant(n).label
+        why = None if n == "fp32" else unmet_requirement(n, dev)
+        if why:
+            errors[f"{lab} (compiled)"] = f"not run: {why}"
+            continue
         try:
+            if lab != base:
+                models[lab] = quantize_copy(models[base], check_variant(n).make_config())
+                runner(models[lab])()
+                fns[f"{lab} (eager)"] = runner(models[lab])
             c = torch.compile(copy.deepcopy(models[lab]))
             runner(c)()  # compiles here, outside the timing
             fns[f"{lab} (compiled)"] = runner(c)
-        except Exception as e:  # Inductor needs a C++ compiler on CPU; say why, keep the row
+        except Exception as e:  # Inductor needs a C++ compiler on CPU; a config may not run here: say why, keep the row
             errors[f"{lab} (compiled)"] = f"{type(e).__name__}: {str(e).splitlines()[0][:160]}"
-    res = timer(fns, baseline="FP32 (eager)", device=dev)
+    res = timer(fns, baseline=f"{base} (eager)", device=dev)
+    speed_col = f"speedup vs eager {base} (x)"
     rows = []
     for k, fn in fns.items():
         t = res.timings[k]
-        c = None if k == "FP32 (eager)" else res.compare(k)
+        c = None if k == f"{base} (eager)" else res.compare(k)
         rows.append({"model": k, "median (us)": t.median_s * 1e6, "IQR (us)": t.iqr_s * 1e6,
-                     "speedup vs eager FP32 (x)": None if c is None else c.ratio,
+                     speed_col: None if c is None else c.ratio,
                      "interval": None if c is None else f"[{c.ratio_lo:.2f}, {c.ratio_hi:.2f}]",
                      "verdict": None if c is None else c.verdict, "matmul kernels (profiler)": _profiled_kernels(fn),
                      "error": None})
-    rows += [{"model": k, "median (us)": None, "IQR (us)": None, "speedup vs eager FP32 (x)": None, "interval": None,
+    rows += [{"model": k, "median (us)": None, "IQR (us)": None, speed_col: None, "interval": None,
               "verdict": None, "matmul kernels (profiler)": None, "error": e} for k, e in errors.items()]
     df = pd.DataFrame(rows).astype(object)
     return df.where(df.notna(), None)
+
+
+def aa_summary(df: pd.DataFrame) -> dict[str, Any]:
+    """The A/A control of a :func:`batch_sweep` frame: its intervals per batch and the batches where it
+    resolved a difference (none expected; each such batch says the noise there was larger than the interval)."""
+    aa = df[df["variant"].str.endswith(AA_SUFFIX)].sort_values("batch")
+    if aa.empty:
+        raise ValueError("the sweep has no A/A control (batch_sweep(..., aa_control=True))")
+    return {"intervals": ", ".join(f"batch {int(r.batch)}: [{float(r['interval low']):.2f}, "
+                                   f"{float(r['interval high']):.2f}]" for _, r in aa.iterrows()),
+            "resolved at batch": [int(b) for b, v in zip(aa["batch"], aa["verdict"], strict=True)
+                                  if v in ("faster", "slower")]}
+
