@@ -36,26 +36,43 @@ def _floating_input_dtypes(fn: Callable[[], Any]) -> dict[str, set[str]]:
     return dtypes
 
 
-def top_ops(fn: Callable[[], Any], k: int = 10, device: str | torch.device = "cpu") -> pd.DataFrame:
-    """The ``k`` aten operators with the most self time in one call of ``fn``, with input dtypes."""
+def top_ops(fn: Callable[[], Any], k: int = 10, device: str | torch.device = "cpu", *, steps: int = 1
+            ) -> pd.DataFrame:
+    """The ``k`` aten operators with the most self time per call of ``fn``, with input dtypes.
+
+    ``steps`` calls are profiled one at a time and each operator's calls and self time are the
+    medians over them, so one call that a busy machine or the allocator slowed does not reorder
+    the table (an operator absent from a call counts 0 there).
+    """
+    from statistics import median
+
     from torch.profiler import ProfilerActivity, profile
 
     dev = check_device(device)
     if not isinstance(k, int) or k < 1:
         raise ValueError(f"k must be a positive int, got {k!r}")
+    if not isinstance(steps, int) or steps < 1:
+        raise ValueError(f"steps must be a positive int, got {steps!r}")
     fn()  # warm-up
     input_dtypes = _floating_input_dtypes(fn)
     acts = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if dev.type == "cuda" else [])
-    with quiet_stderr(), profile(activities=acts) as prof:
-        fn()
-        if dev.type == "cuda":
-            torch.cuda.synchronize(dev)
     attr = "self_device_time_total" if dev.type == "cuda" else "self_cpu_time_total"
-    evs = [e for e in prof.key_averages() if e.key.startswith("aten::")]
-    evs.sort(key=lambda e: getattr(e, attr), reverse=True)
-    rows = [{"operator": e.key, "calls": e.count, f"self {'device' if dev.type == 'cuda' else 'CPU'} time (µs)":
-             getattr(e, attr), "input dtypes": ", ".join(sorted(input_dtypes.get(e.key, []))) or None}
-            for e in evs[:k]]
+    per_step: list[dict[str, tuple[int, float]]] = []
+    for _ in range(steps):
+        with quiet_stderr(), profile(activities=acts) as prof:
+            fn()
+            if dev.type == "cuda":
+                torch.cuda.synchronize(dev)
+        per_step.append({e.key: (e.count, getattr(e, attr)) for e in prof.key_averages() if e.key.startswith("aten::")})
+    keys = set().union(*per_step)
+    stats = {key: (median(s.get(key, (0, 0.0))[0] for s in per_step), median(s.get(key, (0, 0.0))[1] for s in per_step))
+             for key in keys}
+    top = sorted(stats, key=lambda key: stats[key][1], reverse=True)[:k]
+    time_col = f"self {'device' if dev.type == 'cuda' else 'CPU'} time (µs)"
+    if steps > 1:
+        time_col = f"self {'device' if dev.type == 'cuda' else 'CPU'} time, median of {steps} calls (µs)"
+    rows = [{"operator": key, "calls": stats[key][0], time_col: stats[key][1],
+             "input dtypes": ", ".join(sorted(input_dtypes.get(key, []))) or None} for key in top]
     return pd.DataFrame(rows)
 
 

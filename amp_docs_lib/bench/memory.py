@@ -183,6 +183,9 @@ def measure_step(cfg: GPTConfig, batch: int, precision: str, device: str | torch
            "grads": _state_bytes(p.grad for p in model.parameters()),
            "optimizer": _state_bytes(v for st in opt.state.values() for v in st.values()
                                      if torch.is_tensor(v) and v.dim() > 0),
+           # Adam's per-tensor step counters (0-dim): not per-parameter state, kept apart so both are visible
+           "optimizer scalars": _state_bytes(v for st in opt.state.values() for v in st.values()
+                                             if torch.is_tensor(v) and v.dim() == 0),
            "saved for backward": sum(seen.values()),
            "peak allocated": torch.cuda.max_memory_allocated(dev) if dev.type == "cuda" else None}
     del model, opt
@@ -271,6 +274,7 @@ def comparison_table(cfg: GPTConfig, batch: int, precisions=("fp32", "amp_bf16",
             "precision": prec,
             "weights+grads+Adam, calculated (MiB)": (e["weights"] + e["grads"] + e["optimizer"]) / 2**20,
             "weights+grads+Adam, measured (MiB)": (m["weights"] + m["grads"] + m["optimizer"]) / 2**20,
+            "Adam step counters, measured (bytes)": m["optimizer scalars"],
             "saved for backward, calculated (MiB)": (e["activations"] + e["weight_copies"]) / 2**20,
             "saved for backward, measured (MiB)": m["saved for backward"] / 2**20,
             "peak allocated (MiB)": None if m["peak allocated"] is None else m["peak allocated"] / 2**20,

@@ -69,13 +69,14 @@ def thread_count(n: int = 512, *, min_run_time: float = 0.1) -> dict[str, Timing
                                                                    {"num_threads": threads}))
         prev = torch.get_num_threads()
         try:
-            times = []
-            while len(times) < 5:
-                times += list(timer.blocked_autorange(min_run_time=min_run_time).times)
+            m = timer.blocked_autorange(min_run_time=min_run_time)
+            per_run, times = m.number_per_run, list(m.times)
+            while len(times) < 5:  # more blocks of the same size, so every time averages per_run calls
+                times += list(timer.timeit(per_run).times)
         finally:
             torch.set_num_threads(prev)
         q1, med, q3 = quartiles(times)
-        out[name] = Timing(name, med, q3 - q1, len(times), 1, threads or 1, "cpu", "blocked")
+        out[name] = Timing(name, med, q3 - q1, len(times), per_run, threads or 1, "cpu", "blocked")
     return out
 
 
@@ -99,8 +100,10 @@ def first_call(width: int = 192, batch: int = 64, device: str | torch.device = "
 
 
 def fp32_warmup(width: int = 320, batch: int = 64, calls: int = 3, device: str | torch.device = "cpu",
-                dtype: torch.dtype = torch.bfloat16) -> tuple[float, Timing]:
-    """Warm up in FP32, then time ``calls`` autocast calls naively; beside the harness warmed in ``dtype``."""
+                dtype: torch.dtype = torch.bfloat16, *, controls: int = 5) -> tuple[float, Timing, list[float]]:
+    """Warm up in FP32, then time ``calls`` autocast calls naively; beside the harness warmed in ``dtype``
+    and, as the control, the same naive timing repeated ``controls`` times after those calls warmed ``dtype``
+    (so what separates the first figure from the controls is the warm-up, not the host clock or the call count)."""
     dev = check_device(device)
     model, x = _mlp(width, dev, 2), torch.randn(batch, width, device=dev)
 
@@ -114,7 +117,8 @@ def fp32_warmup(width: int = 320, batch: int = 64, calls: int = 3, device: str |
     for _ in range(3):
         fp32()
     wrong = naive_seconds(low, calls, sync=True, device=dev)
-    return wrong, measure(low, device=dev, label=f"warm-up in {dtype} (harness)")
+    control = [naive_seconds(low, calls, sync=True, device=dev) for _ in range(controls)]
+    return wrong, measure(low, device=dev, label=f"warm-up in {dtype} (harness)"), control
 
 
 def tiny_op_autocast(sizes: tuple[int, ...] = (8, 512), device: str | torch.device = "cpu",

@@ -110,6 +110,24 @@ INTEL_FMA_SOURCE = ("Intel ARK processor specifications, field '# of AVX-512 FMA
                     "Silver/Gold 5xxx, 2 on Gold 6xxx/Platinum)")
 
 
+def cpu_vendor() -> str | None:
+    """``vendor_id`` from ``/proc/cpuinfo`` (``GenuineIntel``, ``AuthenticAMD``), None where absent."""
+    try:
+        m = re.search(r"^vendor_id\s*:\s*(\S+)", open("/proc/cpuinfo").read(), re.M)
+    except OSError:
+        return None
+    return m.group(1) if m else None
+
+
+def cpu_max_clock_ghz() -> float | None:
+    """The highest clock the kernel's cpufreq driver reports (``cpuinfo_max_freq``), None where there is none
+    (a virtual machine usually has none): the only bound on a turbo clock this machine gives."""
+    try:
+        return int(open("/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq").read()) / 1e6
+    except (OSError, ValueError):
+        return None
+
+
 def physical_cores_reported() -> int | None:
     """Physical cores as ``/proc/cpuinfo`` reports them (``cpu cores`` × distinct ``physical id``), None where absent."""
     try:
@@ -156,11 +174,19 @@ def cpu_peak(threads: int | None = None) -> CpuPeak:
          + (f", physical cores reported {phys}" if phys else ", physical cores not reported")),
         ("clock", f"{ghz:.2f} GHz", "assumed: /proc/cpuinfo's reported clock; AVX-512 code may run slower, "
                                       "turbo faster"),
-        ("FP32 lanes per vector", str(lanes), f"read: torch's CPU capability {cap}"),
+        ("FP32 lanes per vector", str(lanes), f"read: the widest vector ISA torch reports ({cap}); assumed: the "
+                                                "BLAS library that runs the FP32 matmul (MKL or oneDNN) uses it too"),
         ("operations per lane per FMA", "2", "definition: a fused multiply-add is two operations"),
-        ("FMA units per core", "1 or 2", f"assumed: not readable here; {INTEL_FMA_SOURCE}"),
+        ("FMA units per core", "1 or 2", "assumed: not readable here; "
+         + (INTEL_FMA_SOURCE if cpu_vendor() == "GenuineIntel" else
+            f"the CPU vendor's documentation for the model ({cpu_vendor() or 'vendor not reported'})")),
     )
     return CpuPeak(one, 2 * one, inputs)
+
+
+def _estimate_clock_ghz(p: CpuPeak) -> float:
+    """The clock (GHz) an estimate was computed with, read back from its inputs."""
+    return float(dict((i, v) for i, v, _ in p.inputs)["clock"].split()[0])
 
 
 def cpu_peak_table(best_measured_fp32_tflops: float | None = None) -> pd.DataFrame:
@@ -176,11 +202,20 @@ def cpu_peak_table(best_measured_fp32_tflops: float | None = None) -> pd.DataFra
         rows.append({"quantity": "best FP32 matmul measured in this build", "value": f"{b * 1e3:.1f} GFLOP/s",
                      "how obtained": f"measured: {b / p.high_tflops:.0%} of the 2-unit estimate, "
                                      f"{b / p.low_tflops:.0%} of the 1-unit estimate"})
+        # The rate fixes clock × units, not either alone: 2 units follow only where one unit would need a
+        # clock above the highest the machine reports (a turbo clock above /proc/cpuinfo's is common).
+        need_1 = b / p.low_tflops * _estimate_clock_ghz(p)
+        top = cpu_max_clock_ghz()
+        rows.append({"quantity": "clock the best rate needs", "value": f"{need_1:.2f} GHz with 1 FMA unit, "
+                     f"{need_1 / 2:.2f} GHz with 2", "how obtained": "measured rate / (cores × lanes × 2 × units)"})
         rows.append({"quantity": "FMA units per core, from the measurement",
-                     "value": "2" if b > p.low_tflops else "not resolved",
-                     "how obtained": ("measured: the best rate exceeds what one unit can do at the reported clock"
-                                      if b > p.low_tflops else
-                                      "the best rate does not exceed the 1-unit estimate, so it cannot tell 1 from 2")})
+                     "value": "2" if top is not None and need_1 > top else "not resolved",
+                     "how obtained": (f"measured: one unit would need {need_1:.2f} GHz, above the highest clock "
+                                      f"cpufreq reports ({top:.2f} GHz)" if top is not None and need_1 > top else
+                                      "the core's real clock is not bounded here ("
+                                      + ("no cpufreq maximum reported" if top is None else
+                                         f"cpufreq maximum {top:.2f} GHz") + "), so the rate cannot tell 1 unit "
+                                      "at a high clock from 2 at a low one")})
     return pd.DataFrame(rows)
 
 

@@ -82,7 +82,7 @@ def run_suite(name: str, device: str):
     if name == "mistakes":
         tc = mistakes.thread_count(P["perf_alignment_base"] * 2, min_run_time=mrt)
         first, steady = mistakes.first_call(device=device)
-        wrong, right = mistakes.fp32_warmup(device=device)
+        wrong, right, _ = mistakes.fp32_warmup(device=device)
         tiny = mistakes.tiny_op_autocast((8, P["perf_alignment_base"] * 2), device, rounds=P["perf_rounds"])
         rows = [{"mistake": k, "seconds": v.median_s} for k, v in tc.items()]
         rows += [{"mistake": "first call", "seconds": first}, {"mistake": "steady state", "seconds": steady.median_s},

@@ -45,15 +45,20 @@ def _json_safe(v: Any) -> Any:
 
 
 @shown_in_scripts
-def publish(name: str, df: pd.DataFrame, caption: str, **show_table_kw: Any) -> PublishedTable:
+def publish(name: str, df: pd.DataFrame, caption: str, *, quiet: bool | None = None,
+            **show_table_kw: Any) -> PublishedTable:
     """Show ``df`` like ``show_table`` and publish it as the key measurement ``name``.
 
     ``name``: lower-case letters, digits, ``_ . -``, unique across the site, prefixed with the
-    chapter's name (``formats_spacing``). Raises ValueError for a bad name.
+    chapter's name (``formats_spacing``). Raises ValueError for a bad name. ``quiet``: a timing's
+    load-check verdict (``LoadCheck.quiet``); False marks the caption, which travels with the data
+    into "Yours vs reference", so a timing taken on a busy machine is never compared unmarked.
     """
     if not isinstance(name, str) or not _NAME.match(name):
         raise ValueError(f"measurement name must match {_NAME.pattern} (e.g. 'perf_matmul_throughput'), "
                          f"got {name!r}")
+    if quiet is False:
+        caption += " (measured while the machine was busy: the load check drew no conclusion from it)"
     return PublishedTable(name, show_table(df, caption, **show_table_kw))
 
 
