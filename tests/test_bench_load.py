@@ -99,6 +99,7 @@ def test_fma_units_resolved_only_when_the_best_rate_exceeds_one_unit(monkeypatch
     from amp_docs_lib.bench import peaks
 
     monkeypatch.setattr(peaks, "cpu_clock_ghz", lambda: 2.0)
+    monkeypatch.setattr(peaks, "cpu_max_clock_ghz", lambda: 2.0)  # one unit would need 2.4 GHz: above the top clock
     monkeypatch.setattr(peaks, "physical_cores_reported", lambda: 1)
     monkeypatch.setattr(peaks, "cpu_lanes_fp32", lambda capability=None: 16)
     monkeypatch.setattr(peaks.torch, "get_num_threads", lambda: 1)
