@@ -39,6 +39,18 @@ def test_a_result_measured_elsewhere_keeps_its_own_stamp():
     assert "except 1 that carries its own stamp" in out
 
 
+def test_a_chapter_executed_across_midnight_has_one_provenance_card():
+    """Cells timed before and after midnight (UTC) carry two dates; the machine is the same, so no
+    result keeps a stamp of its own (a build that crossed midnight showed five repeated stamps)."""
+    from amp_docs_lib.core.env import stamp_fields
+
+    before = dict(stamp_fields(), build_date="2026-11-24")
+    after = dict(stamp_fields(), build_date="2026-11-25")
+    out = pages.provenance_card(PAGE.format(_measured(before) * 2 + _measured(after) * 3))
+    assert out.count('class="amp-provenance"') == 1 and "amp-stamp--measured" not in out
+    assert "own stamp" not in out
+
+
 def test_documentation_stamps_stay():
     doc = show_table(pd.DataFrame({"op": ["mm"]}), "d", source="PyTorch docs")._repr_html_()
     out = pages.provenance_card(PAGE.format(doc + _measured()))

@@ -305,10 +305,18 @@ def provenance_card(output: str) -> str:
     stamps = _MEASURED.findall(output)
     if not stamps:
         return output
-    common, _ = Counter(text for _, text in stamps).most_common(1)[0]
-    fields = json.loads(_html.unescape(next(data for data, text in stamps if text == common)))
-    rest = sum(1 for _, text in stamps if text != common)
-    output = _MEASURED.sub(lambda m: "" if m.group(2) == common else m.group(0), output)
+
+    def machine(data: str) -> str:
+        # The stamp without its date: a chapter whose execution crosses midnight (UTC) is still
+        # measured on one machine, and its stamps differ only in the date.
+        fields = json.loads(_html.unescape(data))
+        fields.pop("build date", None)
+        return json.dumps(fields, sort_keys=True)
+
+    common, _ = Counter(machine(data) for data, _ in stamps).most_common(1)[0]
+    fields = json.loads(_html.unescape(next(data for data, _ in stamps if machine(data) == common)))
+    rest = sum(1 for data, _ in stamps if machine(data) != common)
+    output = _MEASURED.sub(lambda m: "" if machine(m.group(1)) == common else m.group(0), output)
     summary = " · ".join(_html.escape(f"{label}{fields[k]}") for k, label in
                          (("device", ""), ("torch", "torch "), ("profile", "profile "), ("build date", ""))
                          if k in fields)
