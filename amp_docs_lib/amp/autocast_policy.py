@@ -1094,15 +1094,51 @@ def low_precision_kernels_vs_fp32(device: str = "cpu", dtype: torch.dtype = torc
     return pd.DataFrame(rows)
 
 
-def cpu_matmul_times(size: int = 256, min_run_time: float = 0.2) -> dict[str, float]:
-    """Median time (seconds) of a ``size`` x ``size`` CPU matmul per dtype (float32, bfloat16, float16),
-    measured with ``torch.utils.benchmark``: whether FP16 and BF16 have fast kernels on this CPU."""
-    from torch.utils import benchmark
+def onednn_kernel(fn: Callable[[], Any]) -> str:
+    """The oneDNN primitive implementation ``fn`` runs (e.g. ``brg_matmul:avx512_core_bf16``), read from
+    oneDNN's own verbose log (``torch.backends.mkldnn.verbose``), or "none" where no oneDNN primitive
+    ran (on CPU an FP32 matmul then goes to the BLAS named by ``BLAS_INFO`` in ``torch.__config__.show()``)."""
+    import os
+    import tempfile
 
+    fn()  # primitives are created on the first call; the verbose log is read from a warm one
+    with tempfile.TemporaryFile(mode="w+b") as log:
+        saved = os.dup(1)
+        try:
+            os.dup2(log.fileno(), 1)  # oneDNN writes to the C stdout, not to sys.stdout
+            with torch.backends.mkldnn.verbose(torch.backends.mkldnn.VERBOSE_ON):
+                fn()
+        finally:
+            os.dup2(saved, 1)
+            os.close(saved)
+        log.seek(0)
+        lines = log.read().decode(errors="replace").splitlines()
+    kernels = [ln.split(",")[6] for ln in lines if ",primitive,exec," in ln]
+    return ", ".join(dict.fromkeys(kernels)) or "none"
+
+
+def blas_info() -> str:
+    """The BLAS this torch was built with (``BLAS_INFO`` in ``torch.__config__.show()``), or "unknown"."""
+    import re
+
+    hit = re.search(r"BLAS_INFO=(\w+)", torch.__config__.show())
+    return hit.group(1) if hit else "unknown"
+
+
+def cpu_matmul_interleaved(size: int = 256, rounds: int = 9, num_threads: int | None = None) -> Any:
+    """A ``size`` x ``size`` CPU matmul in float32, bfloat16 and float16, timed in interleaved rounds
+    (``core.timing.interleaved``, float32 the baseline): whether FP16 and BF16 have fast kernels here.
+    Time it between ``bench.load.LoadCheck.start()`` and ``finish()``; ``num_threads`` as for ``interleaved``."""
+    from amp_docs_lib.core.timing import interleaved
+
+    a = torch.randn(size, size, generator=torch.Generator().manual_seed(0))
+    xs = {short_dtype(dt): a.to(dt) for dt in (torch.float32, torch.bfloat16, torch.float16)}
+    return interleaved({name: (lambda x=x: x @ x) for name, x in xs.items()}, rounds=rounds,
+                       num_threads=num_threads)
+
+
+def cpu_matmul_kernels(size: int = 256) -> dict[str, str]:
+    """Per dtype, the oneDNN kernel a ``size`` x ``size`` CPU matmul runs ("none": not oneDNN)."""
     a = torch.randn(size, size)
-    out = {}
-    for dt in (torch.float32, torch.bfloat16, torch.float16):
-        x = a.to(dt)
-        timer = benchmark.Timer("x @ x", globals={"x": x}, num_threads=torch.get_num_threads())
-        out[short_dtype(dt)] = timer.blocked_autorange(min_run_time=min_run_time).median
-    return out
+    return {short_dtype(dt): onednn_kernel(lambda x=a.to(dt): x @ x)
+            for dt in (torch.float32, torch.bfloat16, torch.float16)}
