@@ -20,6 +20,7 @@ puts documented and measured category side by side.
 from __future__ import annotations
 
 import functools
+import itertools
 import json
 from dataclasses import dataclass
 from importlib import resources
@@ -674,6 +675,31 @@ def matvec_spellings(device: str = "cpu", dtype: torch.dtype = torch.bfloat16) -
         return {"torch.matmul(M, v)": short_dtype(torch.matmul(m, v).dtype), "M @ v": short_dtype((m @ v).dtype),
                 "torch.mv(M, v)": short_dtype(torch.mv(m, v).dtype),
                 "torch.addmv(b, M, v)": short_dtype(torch.addmv(b, m, v).dtype)}
+
+
+_CUSTOM_OPS_MADE = itertools.count()
+
+
+def custom_op_autocast(device: str = "cpu", dtype: torch.dtype = torch.bfloat16) -> dict[str, str]:
+    """The dtype a fresh ``torch.library.custom_op`` receives from an FP32 input under autocast,
+    before and after ``torch.library.register_autocast(op, device, dtype)``: autocast acts only
+    through a kernel registered for its dispatch key, and a custom op has none until given one."""
+    dev = check_device(device)
+    name = f"amp_docs_probe::passthrough_{next(_CUSTOM_OPS_MADE)}"  # a custom op is defined once per process
+    received: list[torch.dtype] = []
+
+    @torch.library.custom_op(name, mutates_args=())
+    def passthrough(x: torch.Tensor) -> torch.Tensor:
+        received.append(x.dtype)
+        return x.clone()
+
+    x = torch.randn(4, device=dev)
+    with torch.autocast(dev.type, dtype=dtype):
+        passthrough(x)
+    torch.library.register_autocast(name, dev.type, dtype)
+    with torch.autocast(dev.type, dtype=dtype):
+        passthrough(x)
+    return {"without register_autocast": short_dtype(received[0]), "with register_autocast": short_dtype(received[1])}
 
 
 def cuda_kernels_outside_header() -> list[str]:
