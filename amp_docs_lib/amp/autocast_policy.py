@@ -1166,5 +1166,5 @@ def cpu_matmul_interleaved(size: int = 256, rounds: int = 9, num_threads: int | 
 def cpu_matmul_kernels(size: int = 256) -> dict[str, str]:
     """Per dtype, the oneDNN kernel a ``size`` x ``size`` CPU matmul runs ("none": not oneDNN)."""
     a = torch.randn(size, size)
-    return {short_dtype(dt): onednn_kernel(lambda x=a.to(dt): x @ x)
-            for dt in (torch.float32, torch.bfloat16, torch.float16)}
+    xs = {short_dtype(dt): a.to(dt) for dt in (torch.float32, torch.bfloat16, torch.float16)}
+    return {name: onednn_kernel(lambda x=x: x @ x) for name, x in xs.items()}
