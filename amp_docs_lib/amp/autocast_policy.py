@@ -704,8 +704,8 @@ def custom_op_autocast(device: str = "cpu", dtype: torch.dtype = torch.bfloat16)
 
 def cuda_kernels_outside_header() -> list[str]:
     """ATen ops (private ones left out) with an ``AutocastCUDA`` kernel that no macro list of the
-    installed ``ATen/autocast_mode.h`` names: registered by hand in ``autocast_mode.cpp`` (e.g. the
-    banned ``binary_cross_entropy``), so the header alone does not tell what CUDA autocast does to them."""
+    installed ``ATen/autocast_mode.h`` names: registered outside the macros (e.g. the banned
+    ``binary_cross_entropy``, by hand in ATen's ``autocast_mode.cpp``), so the header alone does not tell what CUDA autocast does to them."""
     listed = installed_header_lists()["ops"]
     return sorted(n for n in registered_autocast_ops("cuda") - set(listed) if not n.startswith("_"))
 
