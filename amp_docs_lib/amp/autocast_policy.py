@@ -20,6 +20,7 @@ puts documented and measured category side by side.
 from __future__ import annotations
 
 import functools
+import itertools
 import json
 from dataclasses import dataclass
 from importlib import resources
@@ -503,7 +504,12 @@ DOC_TO_ATEN = {
     "GRUCell": "gru_cell", "LSTMCell": "lstm_cell", "RNNCell": "rnn_tanh_cell",
     "cross_entropy": "cross_entropy_loss", "normalize": None, "softmin": None,
     "__rdiv__": None, "__rtruediv__": None,
+    "grid_sample": "grid_sampler",  # F.grid_sample returns torch.grid_sampler(...) (torch/nn/functional.py)
 }
+# Further ATen ops a documented name stands for: RNNCell(nonlinearity="relu") calls
+# _VF.rnn_relu_cell (torch/nn/modules/rnn.py), and aten::layer_norm computes through
+# aten::native_layer_norm (its trace shows it), so neither is an op the documentation omits.
+DOC_ALSO_ATEN = {"RNNCell": ("rnn_relu_cell",), "layer_norm": ("native_layer_norm",)}
 
 
 def documented_cpu_vs_cuda(only: Sequence[str] | None = None) -> pd.DataFrame:
@@ -605,6 +611,7 @@ def undocumented_registrations(device: str) -> list[str]:
     documented = set()
     for members in documented_op_lists()["devices"][device]["lists"].values():
         documented.update(DOC_TO_ATEN.get(n) or n for n in members)
+        documented.update(a for n in members for a in DOC_ALSO_ATEN.get(n, ()))
     return sorted(n for n in registered_autocast_ops(device) - documented if not n.startswith("_"))
 
 
@@ -656,6 +663,51 @@ def installed_header_lists() -> dict[str, Any]:
             if not line.rstrip().endswith("\\"):
                 macro = None
     return {"path": path, "ops": ops}
+
+
+def matvec_spellings(device: str = "cpu", dtype: torch.dtype = torch.bfloat16) -> dict[str, str]:
+    """Output dtype of one FP32 matrix-vector product under autocast, spelled four ways: ``matmul``
+    and ``@`` go through matmul's autocast kernel, ``mv`` and ``addmv`` through their own (or none)."""
+    dev = check_device(device)
+    g = torch.Generator().manual_seed(0)
+    m, v, b = (torch.randn(*shape, generator=g).to(dev) for shape in ((8, 16), (16,), (8,)))
+    with torch.autocast(dev.type, dtype=dtype):
+        return {"torch.matmul(M, v)": short_dtype(torch.matmul(m, v).dtype), "M @ v": short_dtype((m @ v).dtype),
+                "torch.mv(M, v)": short_dtype(torch.mv(m, v).dtype),
+                "torch.addmv(b, M, v)": short_dtype(torch.addmv(b, m, v).dtype)}
+
+
+_CUSTOM_OPS_MADE = itertools.count()
+
+
+def custom_op_autocast(device: str = "cpu", dtype: torch.dtype = torch.bfloat16) -> dict[str, str]:
+    """The dtype a fresh ``torch.library.custom_op`` receives from an FP32 input under autocast,
+    before and after ``torch.library.register_autocast(op, device, dtype)``: autocast acts only
+    through a kernel registered for its dispatch key, and a custom op has none until given one."""
+    dev = check_device(device)
+    name = f"amp_docs_probe::passthrough_{next(_CUSTOM_OPS_MADE)}"  # a custom op is defined once per process
+    received: list[torch.dtype] = []
+
+    @torch.library.custom_op(name, mutates_args=())
+    def passthrough(x: torch.Tensor) -> torch.Tensor:
+        received.append(x.dtype)
+        return x.clone()
+
+    x = torch.randn(4, device=dev)
+    with torch.autocast(dev.type, dtype=dtype):
+        passthrough(x)
+    torch.library.register_autocast(name, dev.type, dtype)
+    with torch.autocast(dev.type, dtype=dtype):
+        passthrough(x)
+    return {"without register_autocast": short_dtype(received[0]), "with register_autocast": short_dtype(received[1])}
+
+
+def cuda_kernels_outside_header() -> list[str]:
+    """ATen ops (private ones left out) with an ``AutocastCUDA`` kernel that no macro list of the
+    installed ``ATen/autocast_mode.h`` names: registered outside the macros (e.g. the banned
+    ``binary_cross_entropy``, by hand in ATen's ``autocast_mode.cpp``), so the header alone does not tell what CUDA autocast does to them."""
+    listed = installed_header_lists()["ops"]
+    return sorted(n for n in registered_autocast_ops("cuda") - set(listed) if not n.startswith("_"))
 
 
 def header_aten_name(op: str) -> str:
@@ -769,6 +821,16 @@ def eligibility_and_state(device: str = "cpu", dtype: torch.dtype = torch.bfloat
             "addmm_", lambda: m.clone().addmm_(a, a.T))
         seen["prod, dtype= that dtype: input reaching aten.prod"] = _inputs_reaching(
             "prod", lambda: torch.prod(low, dtype=dtype))
+        # What that cast changes in the result: prod casts its input to dtype= before computing
+        # (torch/_torch_docs.py, the dtype argument), and low -> FP32 -> low is exact.
+        rows = (1 + 0.01 * torch.randn(64, 512, generator=torch.Generator().manual_seed(0))).to(dev, dtype)
+        inside = torch.prod(rows, dim=1, dtype=dtype)
+    outside = torch.prod(rows, dim=1, dtype=dtype)
+    computed_in_fp32 = torch.prod(rows.float(), dim=1).to(dtype)
+    seen["prod, dtype=: rows equal to the call without autocast"] = f"{int((inside == outside).sum())}/{len(rows)}"
+    seen["prod, dtype=: rows equal to the FP32-computed product, rounded"] = (
+        f"{int((inside == computed_in_fp32).sum())}/{len(rows)}")
+    with torch.autocast(dev.type, dtype=dtype):
 
         def in_thread():
             seen["thread: autocast enabled"] = torch.is_autocast_enabled(dev.type)
@@ -1058,15 +1120,51 @@ def low_precision_kernels_vs_fp32(device: str = "cpu", dtype: torch.dtype = torc
     return pd.DataFrame(rows)
 
 
-def cpu_matmul_times(size: int = 256, min_run_time: float = 0.2) -> dict[str, float]:
-    """Median time (seconds) of a ``size`` x ``size`` CPU matmul per dtype (float32, bfloat16, float16),
-    measured with ``torch.utils.benchmark``: whether FP16 and BF16 have fast kernels on this CPU."""
-    from torch.utils import benchmark
+def onednn_kernel(fn: Callable[[], Any]) -> str:
+    """The oneDNN primitive implementation ``fn`` runs (e.g. ``brg_matmul:avx512_core_bf16``), read from
+    oneDNN's own verbose log (``torch.backends.mkldnn.verbose``), or "none" where no oneDNN primitive
+    ran (on CPU an FP32 matmul then goes to the BLAS named by ``BLAS_INFO`` in ``torch.__config__.show()``)."""
+    import os
+    import tempfile
 
+    fn()  # primitives are created on the first call; the verbose log is read from a warm one
+    with tempfile.TemporaryFile(mode="w+b") as log:
+        saved = os.dup(1)
+        try:
+            os.dup2(log.fileno(), 1)  # oneDNN writes to the C stdout, not to sys.stdout
+            with torch.backends.mkldnn.verbose(torch.backends.mkldnn.VERBOSE_ON):
+                fn()
+        finally:
+            os.dup2(saved, 1)
+            os.close(saved)
+        log.seek(0)
+        lines = log.read().decode(errors="replace").splitlines()
+    kernels = [ln.split(",")[6] for ln in lines if ",primitive,exec," in ln]
+    return ", ".join(dict.fromkeys(kernels)) or "none"
+
+
+def blas_info() -> str:
+    """The BLAS this torch was built with (``BLAS_INFO`` in ``torch.__config__.show()``), or "unknown"."""
+    import re
+
+    hit = re.search(r"BLAS_INFO=(\w+)", torch.__config__.show())
+    return hit.group(1) if hit else "unknown"
+
+
+def cpu_matmul_interleaved(size: int = 256, rounds: int = 9, num_threads: int | None = None) -> Any:
+    """A ``size`` x ``size`` CPU matmul in float32, bfloat16 and float16, timed in interleaved rounds
+    (``core.timing.interleaved``, float32 the baseline): whether FP16 and BF16 have fast kernels here.
+    Time it between ``bench.load.LoadCheck.start()`` and ``finish()``; ``num_threads`` as for ``interleaved``."""
+    from amp_docs_lib.core.timing import interleaved
+
+    a = torch.randn(size, size, generator=torch.Generator().manual_seed(0))
+    xs = {short_dtype(dt): a.to(dt) for dt in (torch.float32, torch.bfloat16, torch.float16)}
+    return interleaved({name: (lambda x=x: x @ x) for name, x in xs.items()}, rounds=rounds,
+                       num_threads=num_threads)
+
+
+def cpu_matmul_kernels(size: int = 256) -> dict[str, str]:
+    """Per dtype, the oneDNN kernel a ``size`` x ``size`` CPU matmul runs ("none": not oneDNN)."""
     a = torch.randn(size, size)
-    out = {}
-    for dt in (torch.float32, torch.bfloat16, torch.float16):
-        x = a.to(dt)
-        timer = benchmark.Timer("x @ x", globals={"x": x}, num_threads=torch.get_num_threads())
-        out[short_dtype(dt)] = timer.blocked_autorange(min_run_time=min_run_time).median
-    return out
+    xs = {short_dtype(dt): a.to(dt) for dt in (torch.float32, torch.bfloat16, torch.float16)}
+    return {name: onednn_kernel(lambda x=x: x @ x) for name, x in xs.items()}
