@@ -252,7 +252,8 @@ def operand_rounding_error_ratio(size: int, fmt: str = "FP8 E4M3FN", granularity
                                  seed: int = 0) -> float:
     """Relative error (against float64) of a ``size``³ GEMM whose operands are quantized to ``fmt`` and read back,
     divided by BF16 matmul's. The product of the read-back operands is taken in float64, so only the operand
-    rounding counts, on any device and for every FP8 format (cuBLAS refuses two E5M2 operands)."""
+    rounding counts, on any device and for every FP8 format (torch's CUDA ``_scaled_mm`` refuses two E5M2
+    operands, "Multiplication of two Float8_e5m2 matrices is not supported", ``aten/src/ATen/native/cuda/ScaledBlas.cpp``)."""
     a, b = operands(size, size, size, seed=seed)
     ref64 = a.double() @ b.double().t()
     bf16 = (a.bfloat16() @ b.bfloat16().t()).float()
