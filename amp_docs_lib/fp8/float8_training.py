@@ -383,6 +383,18 @@ def float8_modules(model: torch.nn.Module) -> list[str]:
     return [n for n, m in model.named_modules() if isinstance(m, Float8Linear)]
 
 
+def fp8_gemms_per_layer(recipe: str) -> int:
+    """How many of a ``Float8Linear``'s three GEMMs (output, grad_input, grad_weight) the installed torchao
+    recipe runs in FP8: those whose operands its ``Float8LinearConfig`` casts (neither left in high precision)."""
+    from torchao.float8.config import ScalingType
+
+    c = float8_config(recipe)
+    pairs = ((c.cast_config_input, c.cast_config_weight),
+             (c.cast_config_grad_output, c.cast_config_weight_for_grad_input),
+             (c.cast_config_grad_output_for_grad_weight, c.cast_config_input_for_grad_weight))
+    return sum(all(cc.scaling_type is not ScalingType.DISABLED for cc in pair) for pair in pairs)
+
+
 def recipe_config_table(recipes=FLOAT8_RECIPES) -> pd.DataFrame:
     """What each torchao recipe does, read from the installed ``Float8LinearConfig``: for each operand of
     each of the three GEMMs (output, grad_input, grad_weight), its scaling (type, granularity, dtype,
@@ -398,11 +410,11 @@ def recipe_config_table(recipes=FLOAT8_RECIPES) -> pd.DataFrame:
     for r in recipes:
         c = float8_config(r)
         rows.append({"recipe": r,
-                     "output = input @ weight": f"{cast(c.cast_config_input)} | {cast(c.cast_config_weight)}",
+                     "output = input @ weight^T": f"{cast(c.cast_config_input)} | {cast(c.cast_config_weight)}",
                      "grad_input = grad_output @ weight": f"{cast(c.cast_config_grad_output)} | "
                                                           f"{cast(c.cast_config_weight_for_grad_input)}",
-                     "grad_weight = input @ grad_output": f"{cast(c.cast_config_input_for_grad_weight)} | "
-                                                          f"{cast(c.cast_config_grad_output_for_grad_weight)}",
+                     "grad_weight = grad_output^T @ input": f"{cast(c.cast_config_grad_output_for_grad_weight)} | "
+                                                            f"{cast(c.cast_config_input_for_grad_weight)}",
                      "power-of-two scales": bool(c.round_scales_to_power_of_2),
                      "fast accumulation (output GEMM)": bool(c.gemm_config_output.use_fast_accum)})
     return pd.DataFrame(rows)

@@ -248,6 +248,21 @@ def gemm_error_table(size: int, *, device: str | torch.device | None = None, see
     return table_from_rows(rows)
 
 
+def operand_rounding_error_ratio(size: int, fmt: str = "FP8 E4M3FN", granularity: str = "tensorwise", *,
+                                 seed: int = 0) -> float:
+    """Relative error (against float64) of a ``size``³ GEMM whose operands are quantized to ``fmt`` and read back,
+    divided by BF16 matmul's. The product of the read-back operands is taken in float64, so only the operand
+    rounding counts, on any device and for every FP8 format (torch's CUDA ``_scaled_mm`` refuses two E5M2
+    operands, "Multiplication of two Float8_e5m2 matrices is not supported", ``aten/src/ATen/native/cuda/ScaledBlas.cpp``)."""
+    a, b = operands(size, size, size, seed=seed)
+    ref64 = a.double() @ b.double().t()
+    bf16 = (a.bfloat16() @ b.bfloat16().t()).float()
+    a8, da, _ = quantize_operand(a, granularity, fmt)
+    b8, db, _ = quantize_operand(b, granularity, fmt)
+    read_back = (a8.double() * da.double()) @ (b8.double() * db.double()).t()
+    return rel_error(read_back, ref64) / rel_error(bf16, ref64)
+
+
 def check_scale_convention(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor, *, sample_rows: int = 16,
                            tol_log2: float = 0.25) -> dict:
     """Check a scaled-GEMM output against a high-precision product on a few rows of ``a``.

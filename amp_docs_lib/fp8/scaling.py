@@ -614,13 +614,14 @@ DOUBLE_QUANTIZATION_SCALES = ("amax", "power of two")
 
 def double_quantization_table(tensors: dict[str, torch.Tensor], fmts=FP8_FORMATS,
                               scales=DOUBLE_QUANTIZATION_SCALES) -> pd.DataFrame:
-    """Columnwise scaling of each 2-D tensor (one scale per column: what ``grad_weight = input^T @ grad_output``
+    """Columnwise scaling of each 2-D tensor (one scale per column: what ``grad_weight = grad_output^T @ input``
     needs of both operands), quantized from high precision, against quantizing it rowwise first (what the
     forward GEMM used), reading it back and requantizing columnwise: the *double quantization* that Transformer
     Engine avoids. Scales are either exact (``"amax"``: max_finite / amax) or rounded down to a power of two
     (``"power of two"``, torchao's rowwise recipes; MX's E8M0 scales are powers of two too). SQNR against the
-    high-precision tensor, the drop, and the fraction of elements the second quantization changed, per tensor,
-    format and scale rule."""
+    high-precision tensor, the drop, the fraction of elements the second quantization changed, and of those, the
+    shares that were subnormal after the row scale (the first rounding), after the column scale, and in neither
+    pass, per tensor, format and scale rule (NaN where nothing changed)."""
     bad = [s for s in scales if s not in DOUBLE_QUANTIZATION_SCALES]
     if bad:
         raise ValueError(f"unknown scale rule(s) {bad}; valid: {list(DOUBLE_QUANTIZATION_SCALES)}")
@@ -638,8 +639,22 @@ def double_quantization_table(tensors: dict[str, torch.Tensor], fmts=FP8_FORMATS
                                          power_of_two=p2)
                 direct = error_metrics(xt, once)["SQNR (dB)"]
                 twice = error_metrics(xt, again)["SQNR (dB)"]
+                changed = once.dequantized != again.dequantized
+                # Where a changed element sat in each pass: below the format's smallest normal after the row
+                # scale (first rounding) or after the column scale (second rounding).
+                tiny = element_format(fmt).min_normal_from_definition()
+                row_scale = quantize_rowwise(x, fmt, power_of_two=p2).scale.t()
+                sub_row = (xt * row_scale).abs() < tiny
+                sub_col = (xt * once.scale).abs() < tiny
+                n_changed = int(changed.sum())
+                row_share, col_share, neither_share = (
+                    (float((changed & m).sum()) / n_changed if n_changed else float("nan"))
+                    for m in (sub_row, sub_col, ~sub_row & ~sub_col))
                 rows.append({"tensor": name, "kind": name.split(":")[0], "format": fmt, "scales": rule,
                              "columnwise from high precision (dB)": direct, "rowwise, then columnwise (dB)": twice,
                              "drop (dB)": direct - twice,
-                             "elements changed": float((once.dequantized != again.dequantized).float().mean())})
+                             "elements changed": float(changed.float().mean()),
+                             "changed: subnormal in the row pass": row_share,
+                             "changed: subnormal in the column pass": col_share,
+                             "changed: normal in both passes": neither_share})
     return pd.DataFrame(rows)
