@@ -59,7 +59,9 @@ def update_scale(scale: float, growth_tracker: int, found_inf: bool, growth_fact
     This is the rule of torch's ``_amp_update_scale_`` kernel.
 
     ``scale`` may be 0: backing off from the smallest float32 reaches it (the death-spiral
-    scenario of :mod:`scale_dynamics` does), and the rule then keeps it there.
+    scenario of :mod:`scale_dynamics` does), and the rule then keeps it there. At scale 0 the
+    scaled gradients are 0, so no inf is found and the step is taken with 0 * inf = NaN
+    gradients (:func:`zero_scale_step` measures it).
     """
     positive_number("scale", scale, allow_zero=True)
     check_scaler_settings(growth_factor, backoff_factor, growth_interval)
@@ -124,7 +126,8 @@ class ReferenceGradScaler:
         state = self._state(optimizer)
         if state["stage"] != "ready":
             raise RuntimeError(f"unscale_() called twice or after step() (stage {state['stage']!r})")
-        inv_scale = _fp32(1.0 / self.scale_value)  # torch takes the reciprocal in float64
+        # torch takes the reciprocal in float64; of a zero scale it is inf, as here (not ZeroDivisionError).
+        inv_scale = _fp32(1.0 / self.scale_value) if self.scale_value else math.inf
         found_inf = False
         with torch.no_grad():
             for group in optimizer.param_groups:
@@ -507,3 +510,30 @@ def multiple_optimizers_one_skips(scale: float = 1024.0) -> pd.DataFrame:
                           "weights moved": bool((model.weight != before[name]).any()),
                           "scale before": scale_before, "scale after update": scaler.get_scale()}
                          for name, model in (("A", model_a), ("B", model_b))])
+
+
+def zero_scale_step() -> pd.DataFrame:
+    """One iteration at loss scale 0, with torch's scaler and ``ReferenceGradScaler``.
+
+    Scaling by 0 gives zero gradients, which are finite, so neither scaler finds an inf; unscaling
+    multiplies them by 1/0 = inf, 0 * inf is NaN, and the optimizer step writes NaN into the
+    weights. Per scaler: inf found, whether the step left NaN weights, the scale after ``update()``.
+    """
+    rows = []
+    for name, make in (("torch.amp.GradScaler", lambda: torch.amp.GradScaler("cpu", init_scale=1.0)),
+                       ("ReferenceGradScaler", lambda: ReferenceGradScaler(init_scale=1.0))):
+        model, x = _tiny_step_setup()
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        scaler = make()
+        scaler.scale(torch.ones(()))  # torch creates its scale tensor on first use
+        scaler.update(0.0)  # an explicit new scale: 0, where a death spiral ends
+        scaler.scale(model(x).square().mean()).backward()
+        scaler.unscale_(opt)
+        found_inf = (bool(sum(v.item() for v in scaler._found_inf_per_device(opt).values()))
+                     if isinstance(scaler, torch.amp.GradScaler) else scaler._state(opt)["found_inf"])
+        scaler.step(opt)
+        scaler.update()
+        rows.append({"scaler": name, "inf found": found_inf,
+                     "weights NaN after step": any(bool(p.isnan().any()) for p in model.parameters()),
+                     "scale after update": scaler.get_scale()})
+    return pd.DataFrame(rows)

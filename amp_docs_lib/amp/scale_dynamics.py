@@ -150,10 +150,12 @@ def simulate(sc: ScaleScenario) -> pd.DataFrame:
         forward_ok = math.isfinite(_round(sc.act_gain * abs(w), sc.precision))
         g_low = _round(grad * scale, sc.precision) if forward_ok else float("nan")
         finite = math.isfinite(g_low)
+        # Like torch, the inf check reads the scaled gradient; at scale 0 that is a finite 0, the step
+        # is taken, and unscaling gives 0 * inf = NaN (grad_scaler.zero_scale_step measures torch).
         g = g_low / scale if scale else float("nan")
-        if finite and sc.clip is not None:
+        if finite and sc.clip is not None and math.isfinite(g):
             g = max(-sc.clip, min(sc.clip, g))
-        skipped = use_scaler and not (finite and math.isfinite(g))
+        skipped = use_scaler and not finite
         rows.append({"step": t, "scale": scale, "skipped": skipped, "grad": grad,
                      "w": w, "loss": 0.5 * sc.curvature * w * w})
         if not skipped:

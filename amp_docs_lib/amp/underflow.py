@@ -157,7 +157,10 @@ def real_backward_underflow(depth: int = 6, width: int = 64, batch: int = 64, ga
     """One backward pass of a small MLP in FP32 and under FP16 autocast, unscaled and scaled.
 
     Per weight matrix: the fraction of gradient elements that are exactly zero
-    in FP16 although the FP32 gradient is not. (Autocast runs the matmuls,
+    in FP16 although the FP32 gradient is not; the fraction of the FP32 gradient's
+    nonzero elements below FP16's smallest normal (subnormal in FP16, so held
+    with fewer significant bits); and the relative error of the gradient's norm,
+    ``||g - g_fp32|| / ||g_fp32||``, unscaled and scaled. (Autocast runs the matmuls,
     and hence the backward's gradient matmuls, in FP16 on CPU and CUDA alike.)
     """
     model = _small_mlp(depth, width, gain, seed)
@@ -177,6 +180,10 @@ def real_backward_underflow(depth: int = 6, width: int = 64, batch: int = 64, ga
         row = {"layer": i + 1, "median |grad| (fp32)": float(ref.abs().median())}
         for name in ("fp16", "fp16 scaled"):
             row[f"zero in {name}"] = float(((grads[name][i] == 0) & live).sum() / live.sum())
+        row["below fp16 normal (fp32)"] = float(((ref.abs() < torch.finfo(torch.float16).tiny) & live).sum()
+                                                / live.sum())
+        for name in ("fp16", "fp16 scaled"):
+            row[f"rel. error {name}"] = float((grads[name][i] - ref).norm() / ref.norm())
         rows.append(row)
     return pd.DataFrame(rows)
 

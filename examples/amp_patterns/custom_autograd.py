@@ -8,6 +8,7 @@ from amp_docs_lib.core.profiles import active_profile
 from amp_docs_lib.amp.toy_task import make_data, make_model
 
 device = default_device()
+autocast_in_forward = []  # whether autocast was on inside each forward call
 
 
 class StableLogSigmoid(torch.autograd.Function):
@@ -16,6 +17,7 @@ class StableLogSigmoid(torch.autograd.Function):
     @staticmethod
     @torch.amp.custom_fwd(device_type=device, cast_inputs=torch.float32)
     def forward(ctx, z):
+        autocast_in_forward.append(torch.is_autocast_enabled(device))  # recorded for the page's check
         ctx.save_for_backward(z)
         return -F.softplus(-z)
 

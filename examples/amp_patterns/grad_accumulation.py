@@ -48,5 +48,7 @@ full_batch_amp = flat_grad() / scaler.get_scale()
 optimizer.zero_grad(set_to_none=True)
 accumulation_error = float((accumulated - full_batch_fp32).norm() / full_batch_fp32.norm())
 fp16_noise = float((full_batch_amp - full_batch_fp32).norm() / full_batch_fp32.norm())  # FP16 autocast alone
+# What accumulation itself adds: accumulated vs the same FP16 autocast on the whole batch.
+accumulation_vs_amp = float((accumulated - full_batch_amp).norm() / full_batch_fp32.norm())
 print(f"accumulated vs full-batch FP32 gradient: relative difference {accumulation_error:.2e} "
-      f"(FP16 autocast on the full batch: {fp16_noise:.2e})")
+      f"(FP16 autocast on the full batch: {fp16_noise:.2e}; accumulated vs that: {accumulation_vs_amp:.2e})")
