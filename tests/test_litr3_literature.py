@@ -85,3 +85,10 @@ def test_flush_and_tie_wording():
     assert "the card measures both" not in PROSE
     # 10. the prose no longer says the paper gives only a constant factor of 8
     assert "example is a constant factor of 8" not in PROSE
+
+
+# 11-12. unchecked prose replaced by cited or linked statements; FNUZ and the NVFP4 recipe's numerics named
+def test_nvfp4_and_fnuz_prose_is_cited():
+    assert "Transformer Engine stores as a subnormal" not in PROSE
+    assert "nvfp4_tensor.py:838-840" in PROSE and "config.py:341-343" in PROSE and "config.py:81-88" in PROSE
+    assert "float8_e4m3fnuz" in CHAPTER and "Hadamard" in PROSE and "[ocp2023ofp8]" in PROSE
