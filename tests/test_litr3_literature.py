@@ -92,3 +92,13 @@ def test_nvfp4_and_fnuz_prose_is_cited():
     assert "Transformer Engine stores as a subnormal" not in PROSE
     assert "nvfp4_tensor.py:838-840" in PROSE and "config.py:341-343" in PROSE and "config.py:81-88" in PROSE
     assert "float8_e4m3fnuz" in CHAPTER and "Hadamard" in PROSE and "[ocp2023ofp8]" in PROSE
+
+
+# 12. the bibliography is the site's: every entry is cited by some chapter or card
+def test_every_bibliography_entry_is_cited_somewhere():
+    root = Path(__file__).resolve().parent.parent
+    text = " ".join(p.read_text() for p in (root / "docs/chapters").glob("*.md"))
+    cited_by_cards = {c.source for c in L.CLAIMS}
+    uncited = [k for k in L.load_bibliography().entries if f"[{k}]" not in text and k not in cited_by_cards]
+    assert uncited == []
+    assert "The site's one bibliography" in PROSE
