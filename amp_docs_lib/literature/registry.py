@@ -336,8 +336,8 @@ CLAIMS: tuple[LiteratureClaim, ...] = (
         false_params={"toward_zero": "below"},
         note="the report states that promotion helps and gives one figure, a maximum relative error of nearly 2% "
              "for random matrices with K = 4096 on H800, without saying how the tensor cores round. Rounding to "
-             "nearest makes the rounding errors a random walk (a gain near sqrt(K/N_C)); truncation biases "
-             "every addition the same way, so the error grows linearly with K and the gain exceeds K/N_C. Tested "
+             "nearest makes the rounding errors a random walk (a gain near sqrt(K/N_C)); truncation moves "
+             "every partial sum toward zero, so its errors do not cancel, and the gain exceeds K/N_C. Tested "
              "with an emulated 14-bit accumulator on the CPU, 32 x 32 outputs; 'error' is the largest error "
              "against the largest output, which the report's 'maximum relative error' may not be. The false "
              "variant says the rounding mode does not matter (truncation's gain below K/N_C too)"),
