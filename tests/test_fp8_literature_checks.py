@@ -29,9 +29,9 @@ def test_fine_grained_extent_rejects_an_mx_block_sized_claim():
     assert V.tiles_contain_outliers(32).status == L.DOES_NOT_HOLD
 
 
-def test_promotion_gain_is_square_root_not_linear():
-    assert V.promotion_helps(128, 0.5).status == L.HOLDS
-    assert V.promotion_helps(128, 1.0).status == L.DOES_NOT_HOLD
+def test_promotion_gain_depends_on_the_rounding_mode():
+    assert V.promotion_helps(128).status == L.HOLDS
+    assert V.promotion_helps(128, toward_zero="below").status == L.DOES_NOT_HOLD
 
 
 def test_promotion_verdict_fails_when_promotion_does_nothing(monkeypatch):
@@ -40,7 +40,7 @@ def test_promotion_verdict_fails_when_promotion_does_nothing(monkeypatch):
         "limited_precision_matmul",
         lambda a, b, bits=14, promote_every=None, rounding="nearest": (a @ b) * 1.01,
     )
-    assert V.promotion_helps(128, 0.5).status == L.DOES_NOT_HOLD
+    assert V.promotion_helps(128).status == L.DOES_NOT_HOLD
 
 
 def test_e4m3_forward_verdict_rejects_the_swapped_formats():
@@ -58,7 +58,7 @@ def test_no_false_variant_is_the_claims_baseline():
     by_key = {c.key: c for c in L.CLAIMS}
     assert by_key["mpt-loss-scaling"].false_params == {"scale": 2.0**24}
     assert by_key["deepseek-fine-grained"].false_params == {"group_elements": 32}
-    assert by_key["deepseek-promotion"].false_params == {"exponent": 1.0}
+    assert by_key["deepseek-promotion"].false_params == {"toward_zero": "below"}
     assert "65536" not in by_key["mpt-loss-scaling"].text
 
 

@@ -72,7 +72,7 @@ def test_loss_scaling_card_says_what_a_scale_of_8_keeps():
 
 
 # 6. one-sided bounds made two-sided
-@pytest.mark.parametrize("bound, ok", [(2.0**-4, True), (2.0**-6, False), (1.0, False), (0.25, False)])
+@pytest.mark.parametrize("bound, ok", [(1 / 17, True), (2.0**-4, False), (2.0**-6, False), (1.0, False), (0.25, False)])
 def test_nvfp4_amax_bound_rejects_a_loose_bound(bound, ok):
     assert (V.nvfp4_amax_precision(bound).status == L.HOLDS) is ok
 
