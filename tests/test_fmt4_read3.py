@@ -26,8 +26,9 @@ def test_fp6_fp4_nan_becomes_zero_of_the_opposite_sign():
 def _title_fits(fig):
     fig.canvas.draw()
     renderer = fig.canvas.get_renderer()
-    return all(ax.title.get_window_extent(renderer).width <= ax.get_window_extent(renderer).width * 1.05
-               for ax in fig.axes)
+    return all(
+        ax.title.get_window_extent(renderer).width <= ax.get_window_extent(renderer).width * 1.05 for ax in fig.axes
+    )
 
 
 def test_spacing_titles_fit_their_panels():
