@@ -42,6 +42,9 @@ from amp_docs_lib.core.tables import table_from_rows
 FLOAT_FAMILIES = ("ieee", "fn", "fnuz", "finite", "e8m0")
 
 TF32_SOURCE = "NVIDIA A100 Tensor Core GPU Architecture whitepaper (2020): 8-bit exponent, 10-bit mantissa"
+# The whitepaper fixes only the field widths; the limits and special values are this site's IEEE-style model.
+TF32_LIMITS_SOURCE = ("closed form: the whitepaper's 8-bit exponent and 10-bit mantissa, with IEEE-style "
+                      "subnormals, inf and NaN assumed (not stated by NVIDIA)")
 OCP_MX_SOURCE = "OCP Microscaling Formats (MX) Specification v1.0 (2023)"
 OCP_FP8_SOURCE = "OCP 8-bit Floating Point Specification (OFP8) rev. 1.0 (2023)"
 FNUZ_SOURCE = ("Noune et al., 8-bit Numerical Formats for Deep Neural Networks (2022); "
@@ -187,7 +190,7 @@ class NumberFormat:
             return {"max": self.max_finite_from_definition(),
                     "min_normal": self.min_normal_from_definition(),
                     "min_subnormal": self.min_subnormal_from_definition(),
-                    "eps": self.eps_from_definition(), "source": "definition (NVIDIA A100 whitepaper)"}
+                    "eps": self.eps_from_definition(), "source": TF32_LIMITS_SOURCE}
         if isinstance(self.storage, torch.dtype):
             fi = torch.finfo(self.storage)
             sub = bits_to_value(1, self) if self.has_subnormals else None
@@ -675,11 +678,14 @@ def cast_rules_table(names: Iterable[str] | None = None) -> pd.DataFrame:
 
 def _long_cast_agrees(f: NumberFormat) -> bool | None:
     """Whether a 64-element torch cast (the vectorised CPU path) gives the same bits as ``encode``'s
-    one-element cast for ``overflow_probe`` and for inf; None where torch does not cast."""
+    one-element cast for ``overflow_probe`` and for inf; None where torch does not cast.
+
+    Both casts start from float64, as ``encode`` does, so that only the length differs.
+    """
     if not isinstance(f.storage, torch.dtype):
         return None
     for v in (overflow_probe(f), math.inf):
-        bits = torch.full((64,), v, dtype=torch.float64).to(torch.float32).to(f.storage)
+        bits = torch.full((64,), v, dtype=torch.float64).to(f.storage)
         raw = bits.view(_TORCH_INT[f.total_bits]).to(torch.int64) & ((1 << f.total_bits) - 1)
         if set(raw.tolist()) != {encode(v, f)}:
             return False

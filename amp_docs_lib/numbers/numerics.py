@@ -77,9 +77,9 @@ def plot_spacing(df: pd.DataFrame):
         for row in (0, 1):
             axes[row, 0].loglog(g["magnitude"], g["measured spacing"], drawstyle="steps-post", label=name)
             axes[row, 1].loglog(g["magnitude"], g["relative spacing"], drawstyle="steps-post", label=name)
-    for row, what in ((0, "full range"), (1, "zoom: FP16 and FP8 range")):
-        axes[row, 0].set(xlabel="magnitude |x|", ylabel="gap to next value", title=f"Absolute spacing (ULP), {what}")
-        axes[row, 1].set(xlabel="magnitude |x|", ylabel="gap / |x|", title=f"Relative spacing, {what}")
+    for row, what in ((0, "full range"), (1, "FP16/FP8 zoom")):
+        axes[row, 0].set(xlabel="magnitude |x|", ylabel="gap to next value", title=f"Absolute gap, {what}")
+        axes[row, 1].set(xlabel="magnitude |x|", ylabel="gap / |x|", title=f"Relative gap, {what}")
     if lo is not None:
         for a in axes[1]:
             a.set_xlim(lo, hi)
@@ -267,8 +267,14 @@ def plot_softplus(df: pd.DataFrame):
         ax.set(title=name, xlabel="x", ylim=(1e-12, 1e3))
         ax.grid(alpha=0.3)
     np.atleast_1d(axes)[0].set_ylabel("relative error vs float64 (floored at 1e-12)")
-    np.atleast_1d(axes)[0].legend(fontsize=7, loc="lower left")
-    fig.tight_layout()
+    # One legend for all panels, below them: inside a panel it covered the neighbouring one.
+    entries = {}
+    for ax in np.atleast_1d(axes):
+        for handle, label in zip(*ax.get_legend_handles_labels()):
+            entries.setdefault(label, handle)
+    fig.legend(list(entries.values()), list(entries), loc="lower center", ncol=len(entries), fontsize=8,
+               frameon=False)
+    fig.tight_layout(rect=(0, 0.1, 1, 1))
     return fig
 
 
