@@ -3,7 +3,7 @@
 Exports, grouped by role (imported from their modules on first use, so importing one
 module never imports the others):
 
-* matmul throughput (``matmul``): ``matmul_flops``, ``dtype_supported``, ``tf32_matmuls``, ``matmul_fn``, ``time_matmul``, ``throughput_sweep``, ``best_per_dtype``, ``alignment_sweep``, ``dtype_comparison``;
+* matmul throughput (``matmul``): ``matmul_flops``, ``dtype_supported``, ``tf32_matmuls``, ``matmul_fn``, ``time_matmul``, ``ONEDNN_FP32``, ``onednn_fp32_matmul_fn``, ``time_onednn_fp32_matmul``, ``throughput_sweep``, ``best_per_dtype``, ``alignment_sweep``, ``dtype_comparison``;
 * load check (``load``): ``machine_cores``, ``timing_threads``, ``load_average``, ``runnable_tasks``, ``runnable_samples``, ``reference_blocks``, ``LoadCheck``;
 * datasheet peaks (``peaks``): ``datasheet_table``, ``match_gpu``, ``cpu_lanes_fp32``, ``cpu_clock_ghz``, ``cpu_max_clock_ghz``, ``cpu_vendor``, ``physical_cores_reported``, ``CpuPeak``, ``cpu_peak``, ``cpu_peak_table``, ``device_peaks``, ``peak_fraction``, ``gpu_clock_state``;
 * roofline (``roofline``): ``matmul_intensity``, ``attainable_tflops``, ``measured_intensity``, ``copy_bandwidth``, ``plot_roofline``;
@@ -22,7 +22,7 @@ from amp_docs_lib.core.exports import lazy_exports
 
 __all__, __getattr__, __dir__ = lazy_exports(__name__, {
     # matmul throughput
-    "matmul": ("matmul_flops", "dtype_supported", "tf32_matmuls", "matmul_fn", "time_matmul", "throughput_sweep", "best_per_dtype", "alignment_sweep", "dtype_comparison",),
+    "matmul": ("matmul_flops", "dtype_supported", "tf32_matmuls", "matmul_fn", "time_matmul", "ONEDNN_FP32", "onednn_fp32_matmul_fn", "time_onednn_fp32_matmul", "throughput_sweep", "best_per_dtype", "alignment_sweep", "dtype_comparison",),
     # load check
     "load": ("machine_cores", "timing_threads", "load_average", "runnable_tasks", "runnable_samples", "reference_blocks", "LoadCheck",),
     # datasheet peaks

@@ -89,6 +89,30 @@ def time_matmul(dtype: str, n: int, device: str | torch.device = "cpu", *, m: in
                    min_run_time=min_run_time, label=f"{dtype} {m}x{k}@{k}x{n}")
 
 
+ONEDNN_FP32 = "fp32 oneDNN"  # dtype_comparison's name for FP32 through oneDNN (CPU only)
+
+
+def onednn_fp32_matmul_fn(n: int, seed: int = 0):
+    """A zero-argument function computing one FP32 ``n × n`` product through oneDNN (CPU).
+
+    On the CPU ``a @ b`` in FP32 runs MKL's sgemm while BF16 runs oneDNN (both visible with
+    ``MKL_VERBOSE=1`` / ``ONEDNN_VERBOSE=1``); oneDNN's FP32 kernel (``aten::mkldnn_linear`` on
+    ``to_mkldnn()`` tensors, which computes ``a @ b.T``) can be much faster on a non-Intel CPU, so a
+    CPU peak or a BF16 speedup judged only against MKL's FP32 mixes the dtype with the library.
+    """
+    n = positive_int("n", n)
+    g = torch.Generator().manual_seed(seed)
+    a = torch.randn(n, n, generator=g).to_mkldnn()
+    b = torch.randn(n, n, generator=g).to_mkldnn()
+    return lambda: torch.ops.aten.mkldnn_linear(a, b)
+
+
+def time_onednn_fp32_matmul(n: int, *, min_run_time: float = 0.1, warmup: int = 2) -> Timing:
+    """Timing of one FP32 ``n × n`` product through oneDNN (CPU): see :func:`onednn_fp32_matmul_fn`."""
+    return measure(onednn_fp32_matmul_fn(n), device="cpu", warmup=warmup,
+                   min_run_time=min_run_time, label=f"fp32 oneDNN {n}x{n}@{n}x{n}")
+
+
 def throughput_sweep(sizes: Iterable[int], dtypes: Iterable[str] = MATMUL_DTYPES,
                      device: str | torch.device = "cpu", *, min_run_time: float = 0.1,
                      progress=None) -> pd.DataFrame:
@@ -181,8 +205,9 @@ def dtype_comparison(n: int, dtypes: Iterable[str], device: str | torch.device =
                      min_block_s: float = 0.02):
     """An n×n matmul in each of ``dtypes`` (the first is the baseline), timed in interleaved rounds.
 
-    Returns the :class:`timing.Interleaved` result; ``.compare(dtype)`` gives the speed ratio
+    ``ONEDNN_FP32`` names FP32 through oneDNN (CPU only). Returns the :class:`timing.Interleaved` result; ``.compare(dtype)`` gives the speed ratio
     over the baseline with its interval and verdict.
     """
-    return interleaved({dt: matmul_fn(dt, n, n, n, device) for dt in dtypes}, device=device, rounds=rounds,
+    return interleaved({dt: onednn_fp32_matmul_fn(n) if dt == ONEDNN_FP32 else matmul_fn(dt, n, n, n, device)
+                        for dt in dtypes}, device=device, rounds=rounds,
                        min_block_s=min_block_s)

@@ -8,7 +8,7 @@ precision's ``GradScaler`` (disabled where the precision needs none), ``scaler.s
 
 Per size, the precisions are timed in interleaved rounds (:func:`core.timing.interleaved`), so
 each speedup over FP32 has an interval. The step's FLOPs are counted by
-``torch.utils.flop_counter.FlopCounterMode`` on one step (matmuls and attention; the optimizer's
+``torch.utils.flop_counter.FlopCounterMode`` on one step (matmuls and attention, the CPU attention kernel included; the optimizer's
 elementwise work is not counted), and the achieved rate divided by a peak is the model-FLOPs
 utilisation (MFU).
 """
@@ -76,10 +76,17 @@ def step_fn(model: GPT, batch: tuple[torch.Tensor, torch.Tensor], precision: str
 
 def step_flops(model: GPT, batch: tuple[torch.Tensor, torch.Tensor]) -> int:
     """FLOPs of one forward + backward of ``model`` on ``batch``, counted by ``FlopCounterMode``."""
-    from torch.utils.flop_counter import FlopCounterMode
+    from torch.utils import flop_counter
 
+    # torch registers attention formulas only for the flash, efficient and cuDNN SDPA kernels
+    # (torch/utils/flop_counter.py, sdpa_flop / sdpa_backward_flop); the CPU kernel has the same
+    # (query, key, value, ...) and (grad_out, query, key, value, ...) arguments, so it gets the same formulas
+    # (unwrapped: custom_mapping wraps them in the shape wrapper again).
+    aten = torch.ops.aten
+    cpu_sdpa = {aten._scaled_dot_product_flash_attention_for_cpu: flop_counter.sdpa_flop.__wrapped__,
+                aten._scaled_dot_product_flash_attention_for_cpu_backward: flop_counter.sdpa_backward_flop.__wrapped__}
     x, y = batch
-    with FlopCounterMode(display=False) as fc:
+    with flop_counter.FlopCounterMode(display=False, custom_mapping=cpu_sdpa) as fc:
         _, loss = model(x, y)
         loss.backward()
     model.zero_grad(set_to_none=True)

@@ -1,0 +1,37 @@
+"""Findings 1 and 3 of the second read of the performance chapter."""
+
+import torch
+
+from amp_docs_lib.bench import matmul, model_sweep
+from amp_docs_lib.gpt import GPT, GPTConfig, random_batch
+
+
+def test_onednn_fp32_matmul_is_timed_and_computes_the_product():
+    # the CPU peak is checked against oneDNN's FP32 kernel, not only MKL's (finding 1)
+    t = matmul.time_onednn_fp32_matmul(64, min_run_time=0.01)
+    assert t.median_s > 0
+    a, b = torch.randn(8, 8), torch.randn(8, 8)
+    out = torch.ops.aten.mkldnn_linear(a.to_mkldnn(), b.to_mkldnn()).to_dense()
+    torch.testing.assert_close(out, a @ b.T)
+
+
+def test_step_flops_counts_cpu_attention():
+    # finding 3: on CPU, FlopCounterMode alone has no formula for the CPU SDPA kernel
+    from torch.utils.flop_counter import FlopCounterMode
+
+    torch.manual_seed(0)
+    cfg = GPTConfig(vocab_size=64, block_size=16, n_layer=1, n_embd=32, n_head=2)
+    model = GPT(cfg)
+    x, y = random_batch(cfg, 2, "cpu")
+    with FlopCounterMode(display=False) as fc:
+        model(x, y)[1].backward()
+    model.zero_grad(set_to_none=True)
+    matmul_only = int(fc.get_total_flops())
+    counted = model_sweep.step_flops(model, (x, y))
+    # attention by torch's own SDPA formulas (the backward one counts 5 batched matmuls, the scores recomputed)
+    from torch.utils.flop_counter import sdpa_backward_flop_count, sdpa_flop_count
+
+    qkv = (2, 2, 16, 16)  # (batch, heads, tokens, head dim)
+    attention = sdpa_flop_count(qkv, qkv, qkv) + sdpa_backward_flop_count(qkv, qkv, qkv, qkv)
+    assert attention == 2 * 16 * 16 * 32 * 2 * (2 + 5)
+    assert counted == matmul_only + attention
