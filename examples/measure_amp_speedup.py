@@ -13,13 +13,15 @@ import argparse
 
 import torch
 
+from amp_docs_lib.bench.load import LoadCheck
 from amp_docs_lib.core.timing import MIN_ROUNDS, interleaved
 from amp_docs_lib.core.devices import default_device
 from amp_docs_lib.amp.precision import PRECISIONS, precision_setup
 
 
 def make_step(model, x, precision, device):
-    """A whole training step: autocast forward, scaled backward, scaler.step (unscale, inf check, update)."""
+    """A whole training step: autocast forward, scaled backward, scaler.step (unscale, inf check, optimizer step),
+    scaler.update (the new scale)."""
     setup = precision_setup(precision, device)
     opt = torch.optim.SGD(model.parameters(), lr=1e-6)
 
@@ -52,15 +54,21 @@ def main(argv=None):
     model = torch.nn.Sequential(torch.nn.Linear(args.width, 4 * args.width), torch.nn.GELU(),
                                 torch.nn.Linear(4 * args.width, args.width)).to(device)
     x = torch.randn(args.batch, args.width, device=device)
+    # A reference kernel timed before and after decides whether the CPU was quiet enough to conclude from.
+    check = LoadCheck.start(threads=args.threads) if device == "cpu" else None
     # One block of each per round, order reversed every other round: machine drift hits both alike.
     timed = interleaved({p: make_step(model, x, p, device) for p in ("fp32", args.precision)}, baseline="fp32",
                         device=device, rounds=args.rounds, num_threads=args.threads)
     for precision, t in timed.timings.items():
         print(f"{precision:>9}: median {t.median_s * 1e3:8.3f} ms, IQR {t.iqr_s * 1e3:7.3f} ms "
               f"({t.runs} rounds of {t.calls_per_run} calls, {t.num_threads} threads, {t.method})")
+    if check is not None:
+        check.finish()
+        print(check.note())
     c = timed.compare(args.precision)
+    verdict = c.verdict if check is None or check.quiet else "no verdict: the machine was busy"
     print(f"{args.precision} speedup over fp32 on {device}: {c.interval_text()} (median, {c.level:.0%} interval): "
-          f"{c.verdict}")
+          f"{verdict}")
 
 
 if __name__ == "__main__":

@@ -35,3 +35,25 @@ def test_step_flops_counts_cpu_attention():
     attention = sdpa_flop_count(qkv, qkv, qkv) + sdpa_backward_flop_count(qkv, qkv, qkv, qkv)
     assert attention == 2 * 16 * 16 * 32 * 2 * (2 + 5)
     assert counted == matmul_only + attention
+
+
+def _example():
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "examples" / "measure_amp_speedup.py"
+    spec = importlib.util.spec_from_file_location("measure_amp_speedup", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_example_withholds_its_verdict_when_the_machine_was_busy(monkeypatch, capsys):
+    # finding 8: the example's verdict sits behind a load check
+    from amp_docs_lib.bench import load
+
+    monkeypatch.setattr(load.LoadCheck, "quiet", property(lambda self: False))
+    _example().main(["--width", "8", "--batch", "4", "--rounds", "5", "--threads", "1"])
+    out = capsys.readouterr().out
+    assert "no verdict: the machine was busy" in out
+    assert not any(v in out.splitlines()[-1] for v in ("faster", "slower", "no difference resolved"))
