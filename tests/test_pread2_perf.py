@@ -57,3 +57,11 @@ def test_example_withholds_its_verdict_when_the_machine_was_busy(monkeypatch, ca
     out = capsys.readouterr().out
     assert "no verdict: the machine was busy" in out
     assert not any(v in out.splitlines()[-1] for v in ("faster", "slower", "no difference resolved"))
+
+
+def test_above_peak_is_not_the_no_peak_mark():
+    # finding 9: "n/a" meant both "no peak known" and "above the peak"
+    from amp_docs_lib.bench import peaks
+
+    assert peaks.peak_fraction(8.0, 1.0) == peaks.ABOVE_PEAK != "n/a"
+    assert peaks.peak_fraction(8.0, None) is None

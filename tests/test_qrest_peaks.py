@@ -41,6 +41,6 @@ def test_dense_figures_from_their_tables():
 def test_a_fraction_above_one_is_not_printed():
     assert peaks.peak_fraction(0.5, 1.0) == 0.5
     assert peaks.peak_fraction(1.0, 1.0) == 1.0
-    assert peaks.peak_fraction(8.0, 1.0) == "n/a"  # e.g. BF16 against an FP32 peak: no ceiling for it
+    assert peaks.peak_fraction(8.0, 1.0) == "above the peak"  # e.g. BF16 against an FP32 peak: no ceiling for it
     assert peaks.peak_fraction(None, 1.0) is None and peaks.peak_fraction(1.0, None) is None
     assert peaks.peak_fraction(1.0, 0.0) is None

@@ -5,7 +5,7 @@ module never imports the others):
 
 * matmul throughput (``matmul``): ``matmul_flops``, ``dtype_supported``, ``tf32_matmuls``, ``matmul_fn``, ``time_matmul``, ``ONEDNN_FP32``, ``onednn_fp32_matmul_fn``, ``time_onednn_fp32_matmul``, ``throughput_sweep``, ``best_per_dtype``, ``alignment_sweep``, ``dtype_comparison``;
 * load check (``load``): ``machine_cores``, ``timing_threads``, ``load_average``, ``runnable_tasks``, ``runnable_samples``, ``reference_blocks``, ``LoadCheck``;
-* datasheet peaks (``peaks``): ``datasheet_table``, ``match_gpu``, ``cpu_lanes_fp32``, ``cpu_clock_ghz``, ``cpu_max_clock_ghz``, ``cpu_vendor``, ``physical_cores_reported``, ``CpuPeak``, ``cpu_peak``, ``cpu_peak_table``, ``device_peaks``, ``peak_fraction``, ``gpu_clock_state``;
+* datasheet peaks (``peaks``): ``datasheet_table``, ``match_gpu``, ``cpu_lanes_fp32``, ``cpu_clock_ghz``, ``cpu_max_clock_ghz``, ``cpu_vendor``, ``physical_cores_reported``, ``CpuPeak``, ``cpu_peak``, ``cpu_peak_table``, ``device_peaks``, ``peak_fraction``, ``ABOVE_PEAK``, ``gpu_clock_state``;
 * roofline (``roofline``): ``matmul_intensity``, ``attainable_tflops``, ``measured_intensity``, ``copy_bandwidth``, ``plot_roofline``;
 * model sweeps (``model_sweep``): ``ladder_configs``, ``sweep_precisions``, ``step_fn``, ``step_flops``, ``step_plan_bytes``, ``sweep``, ``memory_note``, ``speedup_summary``, ``speedup_trend``, ``plot_speedup``, ``mfu_table``;
 * training memory (``memory``): ``count_parameters``, ``activation_elements``, ``estimate``, ``plan_bytes``, ``MemoryPlan``, ``memory_plan``, ``calculator_table``, ``measure_step``, ``planned_largest_batch``, ``search_largest``, ``largest_batch``, ``comparison_table``;
@@ -26,7 +26,7 @@ __all__, __getattr__, __dir__ = lazy_exports(__name__, {
     # load check
     "load": ("machine_cores", "timing_threads", "load_average", "runnable_tasks", "runnable_samples", "reference_blocks", "LoadCheck",),
     # datasheet peaks
-    "peaks": ("datasheet_table", "match_gpu", "cpu_lanes_fp32", "cpu_clock_ghz", "cpu_max_clock_ghz", "cpu_vendor", "physical_cores_reported", "CpuPeak", "cpu_peak", "cpu_peak_table", "device_peaks", "peak_fraction", "gpu_clock_state",),
+    "peaks": ("datasheet_table", "match_gpu", "cpu_lanes_fp32", "cpu_clock_ghz", "cpu_max_clock_ghz", "cpu_vendor", "physical_cores_reported", "CpuPeak", "cpu_peak", "cpu_peak_table", "device_peaks", "peak_fraction", "ABOVE_PEAK", "gpu_clock_state",),
     # roofline
     "roofline": ("matmul_intensity", "attainable_tflops", "measured_intensity", "copy_bandwidth", "plot_roofline",),
     # model sweeps

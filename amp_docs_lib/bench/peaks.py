@@ -71,13 +71,17 @@ def datasheet_table() -> pd.DataFrame:
     return table_from_rows(rows)
 
 
+ABOVE_PEAK = "above the peak"  # peak_fraction's mark, distinct from "n/a" (no peak known)
+
+
 def peak_fraction(rate: float | None, peak: float | None) -> float | str | None:
-    """``rate / peak``; None where either is unknown, and "n/a" where it exceeds 1: then ``peak`` is not
-    a ceiling of that rate (a BF16 rate against the FP32 peak, or a peak that is the best FP32 rate measured)."""
+    """``rate / peak``; None (shown as "n/a") where either is unknown, and :data:`ABOVE_PEAK` where it exceeds 1:
+    then ``peak`` is not a ceiling of that rate (a BF16 rate against the FP32 peak, or a peak that is the best
+    FP32 rate measured)."""
     if rate is None or not peak:
         return None
     fraction = rate / peak
-    return "n/a" if fraction > 1 else fraction
+    return ABOVE_PEAK if fraction > 1 else fraction
 
 
 def match_gpu(name: str) -> str | None:
