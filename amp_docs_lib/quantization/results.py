@@ -240,3 +240,28 @@ def decision_table(df: pd.DataFrame, seed_summary: pd.DataFrame | None = None,
         "see the CUDA cells of this page (measured on this build's GPU)"
     rows.append({"device": "CUDA GPU", "memory": cuda, "latency": cuda, "accuracy": cuda})
     return pd.DataFrame(rows)
+
+
+VERDICT_OUTCOMES = ("faster", "slower", "no difference resolved")
+WITHHELD = "withheld: the load check found the machine busy"
+_VERDICT_COLUMNS = ("verdict", "faster than", "slower than", "not resolved at", "crossover", "change on a single batch")
+
+
+def withhold_verdicts(df: pd.DataFrame, quiet: bool) -> pd.DataFrame:
+    """``df`` as timed, or, when the load check found the machine busy (``quiet=False``), with every verdict withheld.
+
+    Latencies and intervals stay (they are what was measured); what goes is the word that concludes from them:
+    columns named for a verdict or a crossover read :data:`WITHHELD`, and a cell that ends with its verdict in
+    parentheses (``"[0.9, 1.1] (faster)"``) keeps the interval and loses the verdict.
+    """
+    if quiet:
+        return df
+    out = df.copy().astype(object)
+    for col in out.columns:
+        if any(key in str(col) for key in _VERDICT_COLUMNS):
+            out[col] = [None if v is None else WITHHELD for v in out[col]]
+            continue
+        out[col] = [v.rsplit(" (", 1)[0] + f" ({WITHHELD})"
+                    if isinstance(v, str) and v.endswith(tuple(f"({o})" for o in VERDICT_OUTCOMES)) else v
+                    for v in out[col]]
+    return out
