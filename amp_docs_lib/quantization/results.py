@@ -12,7 +12,7 @@ is not counted as a gain of quantization.
 
 Size: the serialized file (``torch.save(state_dict)`` or the ``.onnx`` file), the weight payload
 (bytes of the tensors a forward pass reads, scales and zero points included) and the weight codes
-alone (the format's cost per element), which is what a memory decision rests on: files and
+alone (the format's cost per element, biases not counted), which is what a memory decision rests on: files and
 payloads also differ by metadata (serialization, per-row scales, zero points).
 """
 
@@ -203,7 +203,10 @@ def decision_table(df: pd.DataFrame, seed_summary: pd.DataFrame | None = None,
         extra = ", ".join(f"{r['variant']} {float(r['weight payload (KiB)']) - codes:.1f}"
                           for _, r in small.iterrows())
         memory = (" = ".join(small["variant"]) + (" (tie: " if len(small) > 1 else " (")
-                  + f"{codes:.1f} KiB of weight codes; scales and zero points add (KiB): {extra})")
+                  + f"{codes:.1f} KiB of weight codes; scales, zero points and biases add (KiB): {extra})")
+    uncounted = [v for v in ok["variant"] if v not in set(sized["variant"])]
+    if uncounted and not small.empty:  # eligible, but their codes are not separated from the file (ONNX Runtime)
+        memory += "; not compared (weight codes not counted for them): " + ", ".join(uncounted)
     # latency: among rows resolved faster than their runtime's FP32, the lowest latency (absolute time,
     # so a runtime that is faster in absolute terms is not ranked below a larger relative gain)
     col = "verdict vs same runtime's FP32"
