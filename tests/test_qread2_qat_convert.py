@@ -25,3 +25,12 @@ def test_qat_model_returns_the_fake_quantized_predictions_taken_before_convert(s
 def test_qat_table_counts_the_images_convert_changed(small_task):
     t = qat.qat_table(small_task, {"INT8": lambda: ptq._intx_wo(torch.int8, None)}, epochs=1)
     assert 0 <= int(t.loc[0, "test images whose class convert changed"]) <= len(small_task.data.x_test)
+
+
+def test_load_without_assign_reports_the_copy_error_as_text_not_a_tuple(small_task):
+    from amp_docs_lib.quantization import serialization
+
+    q = ptq.quantize_variant(small_task.model, "int8_wo")
+    msg = serialization.load_without_assign(q, small_task.model)
+    assert msg.startswith("RuntimeError: ")
+    assert "('" not in msg and '("' not in msg and not msg.endswith(",)")
