@@ -15,7 +15,7 @@ module never imports the others):
 * where quantization is faster (``speed``): ``baseline_for``, ``torch_ao_dynamic``, ``linear_variants``, ``weight_bytes``, ``weight_code_bytes``, ``batch_sweep``, ``packed_int4_cpu``, ``crossovers``, ``aa_summary``, ``plot_batch_sweep``, ``compiled_comparison``;
 * results over seeds (``seeds``): ``seed_accuracies``, ``seed_summary``;
 * ONNX Runtime (``onnx_runtime``): ``export_onnx``, ``DigitsCalibrationReader``, ``preprocess``, ``quantize_onnx_dynamic``, ``quantize_onnx_static``, ``session``, ``predict``, ``op_counts``, ``optimized_op_counts``, ``cpu_flags``, ``cpu_int8_features``, ``saturation_table``, ``file_size``;
-* results (``results``): ``results_table``, ``summary``, ``decision_table``;
+* results (``results``): ``results_table``, ``summary``, ``decision_table``, ``withhold_verdicts``;
 * what the APIs say (``apis``): ``torch_ao_warnings``, ``announced_removal``, ``torchao_api_table``.
 """
 
@@ -47,7 +47,7 @@ __all__, __getattr__, __dir__ = lazy_exports(__name__, {
     # ONNX Runtime
     "onnx_runtime": ("export_onnx", "DigitsCalibrationReader", "preprocess", "quantize_onnx_dynamic", "quantize_onnx_static", "session", "predict", "op_counts", "optimized_op_counts", "cpu_flags", "cpu_int8_features", "saturation_table", "file_size",),
     # results
-    "results": ("results_table", "summary", "decision_table",),
+    "results": ("results_table", "summary", "decision_table", "withhold_verdicts",),
     # what the APIs say
     "apis": ("torch_ao_warnings", "announced_removal", "torchao_api_table",),
 })

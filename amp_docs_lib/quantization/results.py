@@ -12,7 +12,7 @@ is not counted as a gain of quantization.
 
 Size: the serialized file (``torch.save(state_dict)`` or the ``.onnx`` file), the weight payload
 (bytes of the tensors a forward pass reads, scales and zero points included) and the weight codes
-alone (the format's cost per element), which is what a memory decision rests on: files and
+alone (the format's cost per element, biases not counted), which is what a memory decision rests on: files and
 payloads also differ by metadata (serialization, per-row scales, zero points).
 """
 
@@ -203,7 +203,10 @@ def decision_table(df: pd.DataFrame, seed_summary: pd.DataFrame | None = None,
         extra = ", ".join(f"{r['variant']} {float(r['weight payload (KiB)']) - codes:.1f}"
                           for _, r in small.iterrows())
         memory = (" = ".join(small["variant"]) + (" (tie: " if len(small) > 1 else " (")
-                  + f"{codes:.1f} KiB of weight codes; scales and zero points add (KiB): {extra})")
+                  + f"{codes:.1f} KiB of weight codes; scales, zero points and biases add (KiB): {extra})")
+    uncounted = [v for v in ok["variant"] if v not in set(sized["variant"])]
+    if uncounted and not small.empty:  # eligible, but their codes are not separated from the file (ONNX Runtime)
+        memory += "; not compared (weight codes not counted for them): " + ", ".join(uncounted)
     # latency: among rows resolved faster than their runtime's FP32, the lowest latency (absolute time,
     # so a runtime that is faster in absolute terms is not ranked below a larger relative gain)
     col = "verdict vs same runtime's FP32"
@@ -240,3 +243,28 @@ def decision_table(df: pd.DataFrame, seed_summary: pd.DataFrame | None = None,
         "see the CUDA cells of this page (measured on this build's GPU)"
     rows.append({"device": "CUDA GPU", "memory": cuda, "latency": cuda, "accuracy": cuda})
     return pd.DataFrame(rows)
+
+
+VERDICT_OUTCOMES = ("faster", "slower", "no difference resolved")
+WITHHELD = "withheld: the load check found the machine busy"
+_VERDICT_COLUMNS = ("verdict", "faster than", "slower than", "not resolved at", "crossover", "change on a single batch")
+
+
+def withhold_verdicts(df: pd.DataFrame, quiet: bool) -> pd.DataFrame:
+    """``df`` as timed, or, when the load check found the machine busy (``quiet=False``), with every verdict withheld.
+
+    Latencies and intervals stay (they are what was measured); what goes is the word that concludes from them:
+    columns named for a verdict or a crossover read :data:`WITHHELD`, and a cell that ends with its verdict in
+    parentheses (``"[0.9, 1.1] (faster)"``) keeps the interval and loses the verdict.
+    """
+    if quiet:
+        return df
+    out = df.copy().astype(object)
+    for col in out.columns:
+        if any(key in str(col) for key in _VERDICT_COLUMNS):
+            out[col] = [None if v is None else WITHHELD for v in out[col]]
+            continue
+        out[col] = [v.rsplit(" (", 1)[0] + f" ({WITHHELD})"
+                    if isinstance(v, str) and v.endswith(tuple(f"({o})" for o in VERDICT_OUTCOMES)) else v
+                    for v in out[col]]
+    return out

@@ -51,5 +51,17 @@ def load_without_assign(quantized: nn.Module, skeleton: nn.Module) -> str:
         fresh.load_state_dict(quantized.state_dict())
     except Exception as e:  # noqa: BLE001 - the error is the measurement
         last = str(e).strip().splitlines()[-1].strip()
-        return f"{type(e).__name__}: {last.split('an exception occurred : ')[-1]}"
+        return f"{type(e).__name__}: {_copy_error_message(last.split('an exception occurred : ')[-1])}"
     return "loaded"
+
+
+def _copy_error_message(tail: str) -> str:
+    """The copy's own message: torch formats it as the exception's ``args`` tuple (``torch/nn/modules/module.py:2507``
+    in torch 2.14, ``f"an exception occurred : {ex.args}."``), which a reader should see as plain text."""
+    import ast
+
+    try:
+        args = ast.literal_eval(tail.removesuffix("."))
+    except (ValueError, SyntaxError):
+        return tail
+    return "; ".join(map(str, args)) if isinstance(args, tuple) else tail
