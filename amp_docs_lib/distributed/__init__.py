@@ -8,7 +8,8 @@ module never imports the others):
 * FSDP2 probe (``fsdp_probe``): ``make_mlp``, ``fsdp_worker``, ``accumulation_worker``, ``norm_softmax_worker``, ``run_fsdp_probe``, ``summary``;
 * DDP (``ddp_compare``): ``distinct_storage_bytes``, ``ddp_worker``, ``run_ddp_compare``, ``run_distributed_probes``;
 * memory and communication model (``memory``): ``per_rank_bytes``, ``fsdp_shard_elements``, ``memory_table``, ``comm_per_step``, ``comm_table``;
-* loss scaling across ranks (``loss_scaling``): ``scaler_agreement_worker``.
+* loss scaling across ranks (``loss_scaling``): ``scaler_agreement_worker``;
+* FSDP1/FSDP2 precision policies as installed (``policies``): ``policy_fields``, ``buffer_fields``, ``attribute_doc``, ``version_note``.
 """
 
 from amp_docs_lib.core.exports import lazy_exports
@@ -26,4 +27,6 @@ __all__, __getattr__, __dir__ = lazy_exports(__name__, {
     "memory": ("per_rank_bytes", "fsdp_shard_elements", "memory_table", "comm_per_step", "comm_table",),
     # loss scaling across ranks
     "loss_scaling": ("scaler_agreement_worker",),
+    # FSDP1/FSDP2 precision policies as installed
+    "policies": ("policy_fields", "buffer_fields", "attribute_doc", "version_note",),
 })
