@@ -150,13 +150,14 @@ def test_join_accepts_a_teardown_abort_only_when_every_rank_wrote_its_rows(tmp_p
 
 
 def test_reduce_dtype_none_follows_the_installed_documentation(probes):
-    import inspect
-
     from torch.distributed.fsdp import MixedPrecisionPolicy
+
+    from amp_docs_lib.distributed import policies
 
     df = probes[ddp_compare.REDUCE_NONE_VARIANT]
     rs = df[(df["stage"] == "7 collective") & (df["tensor"] == "reduce_scatter")]
-    documented_new = "versionchanged:: 2.15" in inspect.getdoc(MixedPrecisionPolicy)
+    # the chapter's own reading of the installed documentation (one source of truth)
+    documented_new = policies.version_note(policies.attribute_doc(MixedPrecisionPolicy, "reduce_dtype"), "2.15") is not None
     assert set(rs["dtype"]) == ({"float32"} if documented_new else {"bfloat16"})
 
 
