@@ -44,6 +44,30 @@ def test_quiet_needs_a_steady_reference_and_no_more_runnable_tasks_than_cores():
         _check(steady, [], [1]).reference_ms
 
 
+def test_amp_docs_load_check_sets_the_outcome_and_the_note_says_so(monkeypatch):
+    from amp_docs_lib.core import settings
+
+    steady = [1.0, 1.1, 0.9, 1.05, 0.95]
+    crowded = _check(steady, steady, [3, 4, 3])
+    quiet = _check(steady, [1.0, 1.02, 0.98], [1, 2, 1])
+    monkeypatch.setenv(settings.LOAD_CHECK_ENV_VAR, "Quiet")
+    assert crowded.quiet and "AMP_DOCS_LOAD_CHECK=quiet set this check's outcome" in crowded.note()
+    monkeypatch.setenv(settings.LOAD_CHECK_ENV_VAR, "busy")
+    assert not quiet.quiet and "AMP_DOCS_LOAD_CHECK=busy" in quiet.note()
+    monkeypatch.setenv(settings.LOAD_CHECK_ENV_VAR, "measure")
+    assert quiet.quiet and not crowded.quiet and "set this check" not in quiet.note()
+    monkeypatch.setenv(settings.LOAD_CHECK_ENV_VAR, "calm")
+    with pytest.raises(settings.SettingError, match=r"AMP_DOCS_LOAD_CHECK='calm'.*valid: measure, quiet, busy"):
+        settings.check_environment()
+
+
+def test_a_set_load_check_is_part_of_the_chapter_cache_key():
+    from amp_docs_lib.core.machine import ENVIRONMENT_INPUTS
+    from amp_docs_lib.core.settings import LOAD_CHECK_ENV_VAR
+
+    assert LOAD_CHECK_ENV_VAR in ENVIRONMENT_INPUTS  # a forced outcome is never served as a measured one
+
+
 def _spinners(n: int) -> list[subprocess.Popen]:
     return [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(n)]
 

@@ -153,7 +153,13 @@ class LoadCheck:
 
     @property
     def quiet(self) -> bool:
-        """Quiet enough to read the timing in between as this machine's: steady reference and load."""
+        """Quiet enough to read the timing in between as this machine's: steady reference and load
+        (``AMP_DOCS_LOAD_CHECK=quiet`` or ``busy`` sets the outcome instead; the note says so)."""
+        from amp_docs_lib.core.settings import load_check_override
+
+        forced = load_check_override()
+        if forced is not None:
+            return forced == "quiet"
         return self.reference_steady and self.load_ok
 
     def note(self) -> str:
@@ -166,6 +172,11 @@ class LoadCheck:
             load += f", one-minute load average up to {self.load_peak:.1f}"
         head = (f"Timed with {self.threads} thread(s) of {self.cores} cores; reference {REFERENCE_N}³ FP32 matmul "
                 f"(1 thread) {before:.3g} ms before, {after:.3g} ms after; {load}")
+        from amp_docs_lib.core.settings import LOAD_CHECK_ENV_VAR, load_check_override
+
+        forced = load_check_override()
+        if forced is not None:
+            return head + f": {LOAD_CHECK_ENV_VAR}={forced} set this check's outcome, whatever was measured."
         if self.quiet:
             return head + ": the machine was quiet."
         why = [w for w, bad in (("the reference's median moved by more than the spread of its blocks before", not self.reference_steady),

@@ -130,6 +130,7 @@ ENVIRONMENT_INPUTS = (
     "AMP_DOCS_PROFILE",
     "AMP_DOCS_HIDE_PACKAGES",
     "AMP_DOCS_SAVE_REFERENCE",
+    "AMP_DOCS_LOAD_CHECK",  # sets the timing chapters' branches: a forced result is never served as measured
     *DISPATCH_VARIABLES,
     "NVIDIA_TF32_OVERRIDE",
     "TORCH_ALLOW_TF32_CUBLAS_OVERRIDE",

@@ -7,6 +7,7 @@
 | ``AMP_DOCS_HIDE_PACKAGES`` | ``optional`` or optional packages of ``core/packages.py``, comma-separated | none hidden |
 | ``AMP_DOCS_PROGRESS`` | ``cells``, ``chapters``, ``off`` (any case) | ``cells`` (``chapters`` under ``mkdocs -q``) |
 | ``AMP_DOCS_SAVE_REFERENCE`` | ``1`` (save gated cells' outputs as reference results) or ``0`` | ``0`` |
+| ``AMP_DOCS_LOAD_CHECK`` | ``measure``, or ``quiet``/``busy`` to set every load check's outcome (to walk a timing chapter's other branch; each note says it was set) | ``measure`` |
 
 The profile and the hidden packages are read where their valid values live
 (``profiles.profile_override``, ``packages.hidden_packages``: the latter is loaded by path at a
@@ -31,6 +32,8 @@ PROGRESS_ENV_VAR = "AMP_DOCS_PROGRESS"
 SAVE_REFERENCE_ENV_VAR = "AMP_DOCS_SAVE_REFERENCE"
 PROGRESS_LEVELS = ("cells", "chapters", "off")
 SAVE_REFERENCE_VALUES = ("1", "0")
+LOAD_CHECK_ENV_VAR = "AMP_DOCS_LOAD_CHECK"
+LOAD_CHECK_MODES = ("measure", "quiet", "busy")
 
 
 class SettingError(ValueError):
@@ -68,6 +71,15 @@ def progress_override(environ: Mapping[str, str] | None = None) -> str | None:
             f"{PROGRESS_ENV_VAR}={raw!r} is not a progress level; valid: {', '.join(PROGRESS_LEVELS)}, or unset"
         )
     return raw.lower()
+
+
+def load_check_override(environ: Mapping[str, str] | None = None) -> str | None:
+    """``$AMP_DOCS_LOAD_CHECK`` when it sets the load checks' outcome (``quiet`` or ``busy``, any case);
+    None when unset, blank or ``measure`` (the checks measure the machine)."""
+    raw = _raw(LOAD_CHECK_ENV_VAR, environ)
+    if raw.lower() not in ("", *LOAD_CHECK_MODES):
+        raise SettingError(f"{LOAD_CHECK_ENV_VAR}={raw!r} is not valid; valid: {', '.join(LOAD_CHECK_MODES)}, or unset")
+    return raw.lower() if raw.lower() in ("quiet", "busy") else None
 
 
 def save_reference_requested(environ: Mapping[str, str] | None = None) -> bool:
@@ -128,7 +140,13 @@ def check_environment(
             return None
 
     override = read(profiles.profile_override)
-    for reader in (jobs_override, build_hidden_packages, progress_override, save_reference_requested):
+    for reader in (
+        jobs_override,
+        build_hidden_packages,
+        progress_override,
+        save_reference_requested,
+        load_check_override,
+    ):
         read(reader)
     if errors:
         raise SettingError("\n".join(errors))
