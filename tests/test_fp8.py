@@ -371,7 +371,12 @@ def test_float8_training_converts_linears_and_runs():
     assert len(names) == 4 and "lm_head" not in names
     c = float8_training.train_curves(("bf16", "float8 tensorwise", "float8 rowwise_with_gw_hp"), steps=2, cfg=cfg)
     assert len(c) == 6 and c["loss"].notna().all()
-    assert set(c.loc[c["recipe"] != "bf16", "fp8 gemms"]) == {"torch._scaled_mm on cpu"}
+    gemms = c.groupby("recipe")["fp8 gemms"].first()
+    assert gemms["float8 tensorwise"] == "torch._scaled_mm on cpu"
+    # rowwise scales run on this torch's CPU _scaled_mm, or the recipe is emulated and says why (torch 2.11)
+    assert gemms["float8 rowwise_with_gw_hp"] == (
+        "torch._scaled_mm on cpu" if gemm.rowwise_scaled_mm_supported("cpu")
+        else f"emulated (emulate=True): torch {torch.__version__}'s cpu _scaled_mm takes per-tensor scales only")
     with pytest.raises(ValueError, match="valid"):
         float8_training.build_model("float8 blockwise", cfg)
     rc = float8_training.recipe_config_table().set_index("recipe")

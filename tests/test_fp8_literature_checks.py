@@ -157,6 +157,9 @@ def test_training_counts_what_ran():
 def test_mx_training_converts_every_linear_and_quantizes():
     from amp_docs_lib.gpt import GPTConfig
 
+    if float8_training.mx_training_unsupported() is not None:  # torch 2.11: torchao's own assertion
+        pytest.skip(f"torchao refuses MXFP8 training on this torch: {float8_training.mx_training_unsupported()}")
+
     cfg = GPTConfig(vocab_size=64, block_size=16, n_layer=1, n_head=2, n_embd=32)
     for rule in float8_training.MX_SCALE_RULES:
         model = float8_training.build_model(f"mxfp8 {rule} (emulated)", cfg)

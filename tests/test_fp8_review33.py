@@ -6,8 +6,14 @@ import torch
 from amp_docs_lib.fp8 import float8_training as ft
 
 pytest.importorskip("torchao.prototype.moe_training")
+# torchao 0.18 refuses MXFP8 training on torch 2.11 (its own assertion); the chapter leaves the MX runs out there
+mx_runs = pytest.mark.skipif(
+    ft.mx_training_unsupported() is not None,
+    reason=f"torchao refuses MXFP8 training on this torch: {ft.mx_training_unsupported()}",
+)
 
 
+@mx_runs
 @pytest.mark.parametrize("rule", ft.MX_SCALE_RULES)
 def test_mx_training_model_trains_its_linear_biases(rule):
     # Finding 1: torchao 0.18's MXFP8 linear override ignores the bias; the converted GPT must still use and train it.
@@ -25,6 +31,7 @@ def test_mx_training_model_trains_its_linear_biases(rule):
         assert mod.weight.grad is not None, name
 
 
+@mx_runs
 @pytest.mark.parametrize("rule", ft.MX_SCALE_RULES)
 def test_mx_linear_output_includes_the_bias(rule):
     # The false variant is a linear that drops its bias: its output matches x@W.T, ~100% away from x@W.T + b here.

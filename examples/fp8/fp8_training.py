@@ -31,6 +31,18 @@ def fp8_setup(capability):
                           "sm90+); falling back to torchao's emulated FP8 GEMMs (emulate=True)")
 
 
+def rowwise_scales_run(device):
+    """Whether this torch's _scaled_mm takes rowwise scales here (torch 2.11's CPU kernel takes
+    per-tensor scales only); a 16x16 call tells."""
+    a = torch.ones(16, 16, device=device).to(torch.float8_e4m3fn)
+    try:
+        torch._scaled_mm(a, a.t(), scale_a=torch.ones(16, 1, device=device), scale_b=torch.ones(1, 16, device=device),
+                         out_dtype=torch.bfloat16)
+    except RuntimeError:
+        return False
+    return True
+
+
 def make_model(device):
     torch.manual_seed(0)                    # same initialisation for every run
     return nn.Sequential(nn.Linear(WIDTH, 4 * WIDTH), nn.GELU(), nn.Linear(4 * WIDTH, WIDTH),
@@ -49,7 +61,12 @@ def main():
     for recipe in ("bf16", "tensorwise", "rowwise"):
         model = make_model(device)
         if recipe != "bf16":
-            config = dataclasses.replace(Float8LinearConfig.from_recipe_name(recipe), emulate=emulate)
+            emulate_this = emulate
+            if recipe == "rowwise" and not emulate and not rowwise_scales_run(device):
+                print(f"rowwise: torch {torch.__version__}'s {device} _scaled_mm takes per-tensor scales only; "
+                      "emulating its FP8 GEMMs (emulate=True)")
+                emulate_this = True
+            config = dataclasses.replace(Float8LinearConfig.from_recipe_name(recipe), emulate=emulate_this)
             convert_to_float8_training(model, config=config,
                                        module_filter_fn=lambda mod, fqn: fqn != "4")  # keep the output layer
         opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
