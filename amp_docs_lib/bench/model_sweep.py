@@ -78,13 +78,17 @@ def step_flops(model: GPT, batch: tuple[torch.Tensor, torch.Tensor]) -> int:
     """FLOPs of one forward + backward of ``model`` on ``batch``, counted by ``FlopCounterMode``."""
     from torch.utils import flop_counter
 
-    # torch registers attention formulas only for the flash, efficient and cuDNN SDPA kernels
-    # (torch/utils/flop_counter.py, sdpa_flop / sdpa_backward_flop); the CPU kernel has the same
-    # (query, key, value, ...) and (grad_out, query, key, value, ...) arguments, so it gets the same formulas
-    # (unwrapped: custom_mapping wraps them in the shape wrapper again).
+    # Older torch (2.14 and before) registers attention formulas only for the flash, efficient and cuDNN
+    # SDPA kernels (torch/utils/flop_counter.py, sdpa_flop / sdpa_backward_flop); torch 2.15 registers the
+    # CPU kernel too. Where this torch lacks it, the CPU kernel gets the same formulas: it has the same
+    # (query, key, value, ...) and (grad_out, query, key, value, ...) arguments (unwrapped: custom_mapping
+    # wraps them in the shape wrapper again).
     aten = torch.ops.aten
-    cpu_sdpa = {aten._scaled_dot_product_flash_attention_for_cpu: flop_counter.sdpa_flop.__wrapped__,
-                aten._scaled_dot_product_flash_attention_for_cpu_backward: flop_counter.sdpa_backward_flop.__wrapped__}
+    cpu_sdpa = {op: f for op, f in ((aten._scaled_dot_product_flash_attention_for_cpu, flop_counter.sdpa_flop),
+                                    (aten._scaled_dot_product_flash_attention_for_cpu_backward,
+                                     flop_counter.sdpa_backward_flop))
+                if op not in flop_counter.flop_registry}
+    cpu_sdpa = {op: f.__wrapped__ for op, f in cpu_sdpa.items()}
     x, y = batch
     with flop_counter.FlopCounterMode(display=False, custom_mapping=cpu_sdpa) as fc:
         _, loss = model(x, y)
