@@ -7,7 +7,7 @@ module never imports the others):
 * the packages that matter (``packages``): ``Package``, ``check_known``, ``installed_versions``, ``hidden_packages``, ``is_hidden``, ``HiddenPackageFinder``, ``install_blocker``, ``subprocess_env``;
 * the environment report (``env``): ``gpus``, ``cpu_capability``, ``cpu_matmul_support``, ``device_summary``, ``short_device_name``, ``tf32_settings``, ``tf32_summary``, ``package_versions``, ``git_revision``, ``hardware_description``, ``hardware_fingerprint``, ``stamp_fields``, ``environment_report``, ``report_rows``, ``format_report``;
 * problem sizes (``profiles``): ``Profile``, ``profile_names``, ``get_profile``, ``default_profile_name``, ``profile_override``, ``active_profile``;
-* the ``AMP_DOCS_*`` variables, checked before any work (``settings``): ``SettingError``, ``jobs_override``, ``progress_override``, ``save_reference_requested``, ``build_hidden_packages``, ``cuda_gpu_listed``, ``check_environment``;
+* the ``AMP_DOCS_*`` variables, checked before any work (``settings``): ``SettingError``, ``jobs_override``, ``progress_override``, ``save_reference_requested``, ``load_check_override``, ``build_hidden_packages``, ``cuda_gpu_listed``, ``check_environment``;
 * devices (``devices``): ``available_devices``, ``default_device``, ``check_device``, ``is_out_of_memory``;
 * argument checks (``checks``): ``positive_int``, ``positive_number``, ``nonempty_tensor``, ``finite_tensor``;
 * gated cells (``gating``): ``valid_requirements``, ``describe``, ``requirement_met``, ``requirements_from_tags``, ``unmet_requirements``, ``skip_note_html``;
@@ -79,6 +79,7 @@ __all__, __getattr__, __dir__ = lazy_exports(
             "jobs_override",
             "progress_override",
             "save_reference_requested",
+            "load_check_override",
             "build_hidden_packages",
             "cuda_gpu_listed",
             "check_environment",
