@@ -260,3 +260,22 @@ def allowed_modules(install: list[str]) -> set[str]:
         dists |= set(wheel_dependencies())
     closure = installed_closure(dists)
     return {p.module for p in PACKAGES if _canon(p.distribution) in closure}
+
+
+def run_example_edited(tmp_path, example: str, replace=None) -> dict:
+    """Run ``examples/<example>`` as ``__main__`` (output swallowed) and return its globals; with
+    ``replace=(old, new)``, a copy with that text replaced (``old`` must occur), to try a false variant."""
+    import io
+    import runpy
+    from contextlib import redirect_stdout
+
+    from amp_docs_lib.page.snippets import example_path
+
+    path = example_path(example)
+    if replace is not None:
+        text = path.read_text()
+        assert replace[0] in text
+        path = tmp_path / path.name
+        path.write_text(text.replace(*replace))
+    with redirect_stdout(io.StringIO()):
+        return runpy.run_path(str(path), run_name="__main__")

@@ -1,14 +1,10 @@
 """GradScaler chapter, second independent read (issue 33): each check fails on the read's false variant."""
 
-import io
-import runpy
-from contextlib import redirect_stdout
-
 import pytest
 import torch
 
 from amp_docs_lib.amp.grad_scaler import closure_under_scaler, fused_optimizer_unscaling
-from amp_docs_lib.page.snippets import example_path
+from conftest import run_example_edited
 
 
 def _fused_kernel_unscales(df) -> bool:  # the chapter's check on the weights
@@ -56,14 +52,7 @@ def test_positional_closure_runs_and_leaves_the_gradients_scaled():
 
 
 def _run_custom_autograd(tmp_path, replace=None) -> dict:
-    path = example_path("amp_patterns/custom_autograd.py")
-    if replace is not None:
-        text = path.read_text()
-        assert replace[0] in text
-        path = tmp_path / "custom_autograd.py"
-        path.write_text(text.replace(*replace))
-    with redirect_stdout(io.StringIO()):
-        return runpy.run_path(str(path), run_name="__main__")
+    return run_example_edited(tmp_path, "amp_patterns/custom_autograd.py", replace)
 
 
 def _cast_to_fp32(g: dict) -> bool:  # the chapter's check on custom_fwd
@@ -125,14 +114,7 @@ def test_one_scaler_two_optimizers_skips_only_the_one_with_inf():
 
 
 def _accumulation(tmp_path, replace=None) -> dict:
-    path = example_path("amp_patterns/grad_accumulation.py")
-    if replace is not None:
-        text = path.read_text()
-        assert replace[0] in text
-        path = tmp_path / "grad_accumulation.py"
-        path.write_text(text.replace(*replace))
-    with redirect_stdout(io.StringIO()):
-        return runpy.run_path(str(path), run_name="__main__")
+    return run_example_edited(tmp_path, "amp_patterns/grad_accumulation.py", replace)
 
 
 def test_accumulation_check_fails_without_the_division(tmp_path):

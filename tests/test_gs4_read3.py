@@ -1,14 +1,11 @@
 """GradScaler chapter, third independent read (issue 33): undetected spikes, accumulation, a zero scale."""
 
-import io
-import runpy
-from contextlib import redirect_stdout
 
 import torch
 
 from amp_docs_lib.amp import scale_dynamics, zero_scale_step
 from amp_docs_lib.amp.grad_scaler import ReferenceGradScaler, _tiny_step_setup
-from amp_docs_lib.page.snippets import example_path
+from conftest import run_example_edited
 
 FP16_INF_AT = 65520.0  # FP16's round-to-nearest overflow threshold
 
@@ -30,8 +27,7 @@ def test_a_spike_that_fits_at_the_current_scale_is_not_skipped():
 
 
 def test_accumulation_check_fails_when_accumulation_adds_fp16_sized_error():
-    with redirect_stdout(io.StringIO()):
-        g = runpy.run_path(str(example_path("amp_patterns/grad_accumulation.py")), run_name="__main__")
+    g = run_example_edited(None, "amp_patterns/grad_accumulation.py")
     assert g["accumulation_vs_amp"] < 0.1 * g["fp16_noise"]  # the chapter's check
     # false variant: accumulation adds an error as large as FP16 autocast's own (doubling it); the old
     # check (accumulation_error <= 2 * fp16_noise) passed this
@@ -72,14 +68,7 @@ def test_real_backward_measures_subnormal_precision_not_only_zeros():
 
 
 def _custom_autograd(tmp_path, replace=None) -> dict:
-    path = example_path("amp_patterns/custom_autograd.py")
-    if replace is not None:
-        text = path.read_text()
-        assert replace[0] in text
-        path = tmp_path / "custom_autograd.py"
-        path.write_text(text.replace(*replace))
-    with redirect_stdout(io.StringIO()):
-        return runpy.run_path(str(path), run_name="__main__")
+    return run_example_edited(tmp_path, "amp_patterns/custom_autograd.py", replace)
 
 
 def test_custom_fwd_check_sees_autocast_off_inside(tmp_path):
