@@ -1,6 +1,5 @@
 """GradScaler chapter, third independent read (issue 33): undetected spikes, accumulation, a zero scale."""
 
-
 import torch
 
 from amp_docs_lib.amp import scale_dynamics, zero_scale_step
