@@ -86,6 +86,18 @@ def test_a_deliberate_error_shows_its_last_line_and_no_builder_path(tmp_path):
     assert str(REPO_ROOT) not in text and json.loads(src.read_text()) == nb, "the cached notebook is untouched"
 
 
+def test_writing_a_presented_notebook_leaves_another_builds_temporary_file_alone(tmp_path):
+    # Two builds may present the same entry at once: each writes through its own temporary name.
+    src = tmp_path / "ch.ipynb"
+    src.write_text(json.dumps({"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}))
+    other = tmp_path / "presented" / "ch.tmp"
+    other.parent.mkdir()
+    other.write_text("another build's half-written notebook")
+    shown = pages.presented_notebook(src, tmp_path / "presented")
+    assert json.loads(shown.read_text())["cells"] == []
+    assert other.read_text() == "another build's half-written notebook"
+
+
 def test_builder_paths_cover_the_repository_packages_and_home():
     import sysconfig
 

@@ -36,3 +36,4 @@ SITE_MANIFEST = CACHE_DIR / "site-manifest.json"  # inputs of the last successfu
 # Relative to the built site.
 DOWNLOADS_DIR = "downloads"
 CHAPTER_DOWNLOADS_DIR = f"{DOWNLOADS_DIR}/chapters"  # executed notebooks and chapter sources
+TABLE_DOWNLOADS_DIR = f"{DOWNLOADS_DIR}/tables"  # each published table as CSV

@@ -19,9 +19,10 @@ import re
 from collections import Counter
 from pathlib import Path
 
-from amp_docs_lib.core.paths import CHAPTER_DOWNLOADS_DIR
+from amp_docs_lib.core.paths import CHAPTER_DOWNLOADS_DIR, REFERENCE_RESULTS, TABLE_DOWNLOADS_DIR
 from amp_docs_lib.docsite import downloads
 from amp_docs_lib.docsite.fragments import FragmentMemo
+from amp_docs_lib.docsite.store import write_atomic
 
 _MD_HREF = re.compile(r'(<a\b[^>]*?\bhref=")([^":#?]+\.md)(#[^"]*)?(")', re.I)
 
@@ -273,8 +274,6 @@ def images_as_files(output: str, page_url: str, site_dir: Path) -> str:
 
 # ---- CSV downloads as files --------------------------------------------------------------------
 _DATA_CSV = re.compile(r'(<a class="amp-csv" download="([^"]+)" href=")data:text/csv;base64,([A-Za-z0-9+/=]+)(")')
-TABLES_DIR = "downloads/tables"
-
 
 def csv_as_files(output: str, page_url: str, site_dir: Path) -> str:
     import base64
@@ -285,7 +284,7 @@ def csv_as_files(output: str, page_url: str, site_dir: Path) -> str:
     def sub(m: re.Match) -> str:
         data = base64.b64decode(m.group(3))
         stem = m.group(2)[:-4] if m.group(2).endswith(".csv") else m.group(2)
-        name = f"{TABLES_DIR}/{slug}/{stem}-{hashlib.sha256(data).hexdigest()[:8]}.csv"
+        name = f"{TABLE_DOWNLOADS_DIR}/{slug}/{stem}-{hashlib.sha256(data).hexdigest()[:8]}.csv"
         dest = site_dir / name
         dest.parent.mkdir(parents=True, exist_ok=True)
         dest.write_bytes(data)
@@ -356,7 +355,7 @@ def post_build(config, fragments: FragmentMemo, styles: NotebookStyles | None = 
     from amp_docs_lib.docsite.hashing import tree_hash
 
     site = Path(config["site_dir"])
-    references = Path(config["docs_dir"]) / "reference-results"  # committed reference machines
+    references = Path(config["docs_dir"]) / REFERENCE_RESULTS.relative_to("docs")  # committed reference machines
 
     def render() -> str:
         from amp_docs_lib.docsite.references import comparison_html  # pandas: only when inputs changed
@@ -416,10 +415,7 @@ def presented_notebook(executed: Path, out_dir: Path) -> Path:
     text = without_builder_paths(json.dumps(nb, indent=1, ensure_ascii=False) + "\n")
     dest = out_dir / executed.name
     if not dest.is_file() or dest.read_text(encoding="utf-8") != text:
-        out_dir.mkdir(parents=True, exist_ok=True)
-        tmp = dest.with_suffix(".tmp")
-        tmp.write_text(text, encoding="utf-8")
-        tmp.replace(dest)
+        write_atomic(dest, text)  # a unique temporary name: concurrent builds do not race on one
     return dest
 
 
