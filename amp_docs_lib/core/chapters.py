@@ -83,11 +83,13 @@ def _read_for_headings(path: Path) -> str:
     """A chapter's text, read for its headings only.
 
     In a chapter's kernel the build records what it reads (``docsite/read_recorder.py``, present
-    in ``sys.modules`` under that name); the read is declared as of the headings, so the reading
+    in ``sys.modules`` under ``core.packages.READ_RECORDER_MODULE``); the read is declared as of the headings, so the reading
     chapter's cache key covers the headings and not the prose: a prose edit elsewhere does not
     re-execute it.
     """
-    recorder = sys.modules.get("amp_docs_read_recorder")
+    from amp_docs_lib.core.packages import READ_RECORDER_MODULE
+
+    recorder = sys.modules.get(READ_RECORDER_MODULE)
     with recorder.derived("headings") if recorder is not None else contextlib.nullcontext():
         return path.read_text(encoding="utf-8")
 

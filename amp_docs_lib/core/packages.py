@@ -36,7 +36,12 @@ from typing import Any
 
 HIDE_ENV_VAR = "AMP_DOCS_HIDE_PACKAGES"
 ALL_OPTIONAL = "optional"
+# The start-up hook every kernel and snippet process gets (processes started by `page` and
+# `distributed` need it, and those layers may not import `docsite`, so its place is named here,
+# once; tests/test_packages_hook.py fails if the hook or the recorder moves without this).
 SITE_DIR = Path(__file__).resolve().parents[1] / "docsite" / "hide_site"
+READ_RECORDER_FILE = SITE_DIR.parent / "read_recorder.py"  # loaded by the hook, by path
+READ_RECORDER_MODULE = "amp_docs_read_recorder"  # the recorder's name in sys.modules once installed
 
 
 @dataclass(frozen=True)

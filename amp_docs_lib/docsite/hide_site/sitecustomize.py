@@ -28,12 +28,13 @@ def _load(name, path):
     return module
 
 
-_load(
+_packages = _load(
     "_amp_docs_hide_packages", os.path.join(os.path.dirname(os.path.dirname(_here)), "core", "packages.py")
-).install_blocker()
+)
+_packages.install_blocker()
 if os.environ.get("AMP_DOCS_READS_DIR"):
-    # Registered as ``amp_docs_read_recorder``: library readers find it there (``read_recorder.derived``).
-    _load("amp_docs_read_recorder", os.path.join(os.path.dirname(_here), "read_recorder.py")).install()
+    # Registered under core.packages.READ_RECORDER_MODULE: library readers find it there.
+    _load(_packages.READ_RECORDER_MODULE, str(_packages.READ_RECORDER_FILE)).install()
 _other = importlib.machinery.PathFinder.find_spec(
     "sitecustomize", [p for p in sys.path if os.path.abspath(p or os.curdir) != _here]
 )
