@@ -37,21 +37,25 @@ def _second_arm():
 def _timed(monkeypatch, base_s, candidate_s, aa_s):
     monkeypatch.setattr(timing.benchmark, "Timer", FakeTimer)
     monkeypatch.setattr(FakeTimer, "seconds", {_baseline: base_s, _candidate: candidate_s, _second_arm: aa_s})
-    return timing.interleaved({"base": _baseline, "cand": _candidate}, rounds=5, min_block_s=1e-9, warmup=0,
-                              aa_control=_second_arm)
+    return timing.interleaved(
+        {"base": _baseline, "cand": _candidate}, rounds=5, min_block_s=1e-9, warmup=0, aa_control=_second_arm
+    )
 
 
 def test_a_set_reports_its_aa_interval_beside_the_comparisons():
-    res = timing.interleaved({"a": lambda: sum(range(50)), "b": lambda: sum(range(60))}, rounds=5,
-                             min_block_s=1e-3, warmup=1)
+    res = timing.interleaved(
+        {"a": lambda: sum(range(50)), "b": lambda: sum(range(60))}, rounds=5, min_block_s=1e-3, warmup=1
+    )
     assert set(res.timings) == {"a", "b"}  # the control is kept apart from the functions asked for
     assert res.aa is not None and res.aa_timing.runs == 5 and len(res.aa_block_times) == 5
     assert res.aa.ratio_lo <= res.aa.ratio <= res.aa.ratio_hi
     c = res.compare("b")
     assert c.aa == res.aa and c.aa_text() == res.aa.interval_text()
     assert res.aa_timing.calls_per_run == res.timings["a"].calls_per_run  # a like-for-like pair
-    assert timing.interleaved({"a": _baseline, "b": _candidate}, rounds=5, min_block_s=1e-4, warmup=0,
-                              aa_control=False).aa is None
+    assert (
+        timing.interleaved({"a": _baseline, "b": _candidate}, rounds=5, min_block_s=1e-4, warmup=0, aa_control=False).aa
+        is None
+    )
 
 
 def test_a_resolved_difference_is_a_verdict_only_where_the_aa_pair_resolved_none(monkeypatch):

@@ -9,8 +9,14 @@ import pytest
 from amp_docs_lib.bench import peaks
 
 # torch.cuda.get_device_name() spellings of GPUs whose datasheets were read only in third-party copies
-UNSOURCED_NAMES = ("NVIDIA L4", "NVIDIA L40S", "NVIDIA GeForce RTX 4090", "NVIDIA B200", "NVIDIA A10",
-                   "NVIDIA H100 NVL")
+UNSOURCED_NAMES = (
+    "NVIDIA L4",
+    "NVIDIA L40S",
+    "NVIDIA GeForce RTX 4090",
+    "NVIDIA B200",
+    "NVIDIA A10",
+    "NVIDIA H100 NVL",
+)
 
 
 @pytest.mark.parametrize("device_name", UNSOURCED_NAMES)

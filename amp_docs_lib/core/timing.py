@@ -197,8 +197,9 @@ UNRESOLVED = "no difference resolved"
 NOISE_FLOOR_TOO_HIGH = "noise floor too high (the A/A control resolved a difference)"
 
 
-def verdict_for(lo: float, hi: float, aa: Comparison | None = None,
-                words: tuple[str, str] = ("faster", "slower")) -> str:
+def verdict_for(
+    lo: float, hi: float, aa: Comparison | None = None, words: tuple[str, str] = ("faster", "slower")
+) -> str:
     """The verdict of an interval ``[lo, hi]`` on a ratio: ``words[0]`` above 1, ``words[1]`` below 1, else
     :data:`UNRESOLVED`; :data:`NOISE_FLOOR_TOO_HIGH` whenever the set's A/A control ``aa`` resolved a
     difference (the baseline against itself), since then an excluded 1 does not tell an effect from noise."""
