@@ -81,3 +81,29 @@ def test_the_verdict_rule_with_other_words():
 def test_the_control_name_cannot_be_taken():
     with pytest.raises(ValueError, match="A/A control's name"):
         timing.interleaved({"a": _baseline, "a" + timing.AA_SUFFIX: _candidate}, rounds=5)
+
+
+def _fake_timer(aa_s):
+    """A timer with the harness's signature whose rounds are fixed: the baseline 1 s per call, every other
+    function 0.5 s (twice as fast), and the A/A control's second arm ``aa_s``."""
+
+    def timer(fns, baseline, device="cpu", aa_control=True):
+        assert callable(aa_control)  # the sweep passes a copy of its float layer as the second arm
+        blocks = {n: [1.0 if n == baseline else 0.5] * 5 for n in fns}
+        timings = {n: timing.Timing(n, b[0], 0.0, 5, 1, 1, "cpu", "fake") for n, b in blocks.items()}
+        aa = timing.Timing(baseline + timing.AA_SUFFIX, aa_s, 0.0, 5, 1, 1, "cpu", "fake")
+        return timing.Interleaved(timings, blocks, baseline, timing.CI_LEVEL, aa, [aa_s] * 5)
+
+    return timer
+
+
+def test_the_quantization_sweep_draws_no_verdict_where_its_aa_control_resolved():
+    from amp_docs_lib.quantization import ptq, speed
+
+    label = ptq.VARIANTS["int8_wo"].label
+    for aa_s, expected in ((1.0, "faster"), (2.0, timing.NOISE_FLOOR_TOO_HIGH)):
+        bs = speed.batch_sweep(16, 16, [2], _fake_timer(aa_s), names=("int8_wo",), reference=False)
+        row = bs.set_index("variant")
+        assert row.loc[label, "verdict"] == expected
+        assert row.loc["FP32" + timing.AA_SUFFIX, "interval low"] == 1.0 / aa_s  # the A/A row beside the others
+    assert speed.aa_summary(bs)["resolved at batch"] == [2]
