@@ -69,6 +69,8 @@ def main(argv=None):
     verdict = c.verdict if check is None or check.quiet else "no verdict: the machine was busy"
     print(f"{args.precision} speedup over fp32 on {device}: {c.interval_text()} (median, {c.level:.0%} interval): "
           f"{verdict}")
+    # fp32 was also timed a second time in the same rounds: where that A/A pair differs, no verdict is drawn
+    print(f"A/A control (fp32 against itself): {c.aa_text()}")
 
 
 if __name__ == "__main__":

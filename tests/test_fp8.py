@@ -452,7 +452,7 @@ def test_throughput_table_times_through_the_harness_and_reports_refused_calls(mo
     assert timed == [["BF16 torch.mm", "FP8 _scaled_mm tensorwise"]]  # one interleaved run, refused calls left out
     ok = t[t["runs here"] == "yes"]
     assert len(ok) == 2 and (ok["IQR (ms)"] >= 0).all() and ok.iloc[0]["speed vs BF16"] == "1 (baseline)"
-    assert ok.iloc[1]["verdict"] in ("faster", "slower", "no difference resolved")
+    assert ok.iloc[1]["verdict"] in ("faster", "slower", "no difference resolved", timing.NOISE_FLOOR_TOO_HIGH)
     assert t.iloc[2]["TFLOP/s"] is None and t.iloc[2]["runs here"].startswith("no: Now _scaled_mm")
 
 

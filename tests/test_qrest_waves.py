@@ -29,7 +29,7 @@ def test_every_n_is_timed_in_one_interleaved_call_against_the_last_one_wave_n(mo
         row = wv.set_index("n").loc[n]
         lo, hi = (float(x) for x in row["interval"].strip("[]").split(","))
         assert lo <= row["rate relative to the last one-wave n"] <= hi
-        assert row["verdict"] in ("lower rate", "higher rate", "no difference resolved")
+        assert row["verdict"] in ("lower rate", "higher rate", "no difference resolved", timing.NOISE_FLOOR_TOO_HIGH)
 
 
 def test_the_gpu_entry_point_still_refuses_a_cpu():

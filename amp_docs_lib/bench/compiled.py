@@ -97,12 +97,14 @@ def compile_comparison(cfg: GPTConfig, batch: int, precisions=("fp32", "amp_bf16
         if compiled_fn is None:
             eager = measure(eager_fn, device=dev, min_run_time=max(min_run_time, 0.1))
             rows.append({"precision": prec, "eager (ms)": eager.median_s * 1e3, "compiled (ms)": None,
-                         "compile speedup": None, "interval": None, "verdict": None, "note": error})
+                         "compile speedup": None, "interval": None, "verdict": None, "A/A control": None,
+                         "note": error})
             continue
         res = interleaved({"eager": eager_fn, "compiled": compiled_fn}, device=dev, rounds=rounds,
                           min_block_s=min_run_time)
         c = res.compare("compiled")
         rows.append({"precision": prec, "eager (ms)": res.timings["eager"].median_s * 1e3,
                      "compiled (ms)": res.timings["compiled"].median_s * 1e3, "compile speedup": c.ratio,
-                     "interval": f"[{c.ratio_lo:.2f}, {c.ratio_hi:.2f}]", "verdict": c.verdict, "note": None})
+                     "interval": f"[{c.ratio_lo:.2f}, {c.ratio_hi:.2f}]", "verdict": c.verdict,
+                     "A/A control": c.aa_text(), "note": None})
     return pd.DataFrame(rows).astype(object).where(lambda d: d.notna(), None)

@@ -130,7 +130,9 @@ def comparison_rows(res: Interleaved, precision: str) -> list[dict]:
     rows = []
     for name, t in res.timings.items():
         row = {"precision": precision, "step": name, "median (ms)": t.median_s * 1e3, "IQR (ms)": t.iqr_s * 1e3,
-               "speedup over the default eager step": "1 (baseline)", "verdict": None, "note": None}
+               "speedup over the default eager step": "1 (baseline)", "verdict": None,
+               "A/A control (default eager step vs itself)": None if res.aa is None else res.aa.interval_text(),
+               "note": None}
         if name != res.baseline:
             c = res.compare(name)
             row["speedup over the default eager step"], row["verdict"] = c.interval_text(), c.verdict

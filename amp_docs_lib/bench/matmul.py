@@ -16,7 +16,7 @@ import pandas as pd
 import torch
 
 from amp_docs_lib.core.checks import positive_int
-from amp_docs_lib.core.timing import Timing, interleaved, measure
+from amp_docs_lib.core.timing import Timing, interleaved, measure, verdict_for
 from amp_docs_lib.core.devices import check_device
 
 MATMUL_DTYPES = ("fp32", "tf32", "fp16", "bf16", "fp8")
@@ -190,13 +190,15 @@ def alignment_sweep(base: int, dtypes: Iterable[str] = ("fp32", "bf16"), offsets
             row = {"dtype": dt, "n": n, "multiple of 8": n % 8 == 0, "multiple of 16": n % 16 == 0,
                    "TFLOP/s": matmul_flops(n, n, n) / t.median_s / 1e12}
             if n == base:
-                row.update({"relative to aligned": 1.0, "interval": None, "verdict": "the aligned size"})
+                row.update({"relative to aligned": 1.0, "interval": None, "verdict": "the aligned size",
+                            "A/A control": res.aa.interval_text()})
             else:
                 c = res.compare(str(n))  # per-round time ratio base/n; times the work ratio gives the rate ratio
                 work = matmul_flops(n, n, n) / matmul_flops(base, base, base)
                 lo, hi = c.ratio_lo * work, c.ratio_hi * work
                 row.update({"relative to aligned": c.ratio * work, "interval": f"[{lo:.2f}, {hi:.2f}]",
-                            "verdict": "lower rate" if hi < 1 else "higher rate" if lo > 1 else "no difference resolved"})
+                            "verdict": verdict_for(lo, hi, c.aa, ("higher rate", "lower rate")),
+                            "A/A control": c.aa_text()})
             rows.append(row)
     return pd.DataFrame(rows).sort_values(["dtype", "n"], kind="stable").reset_index(drop=True)
 

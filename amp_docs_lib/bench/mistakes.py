@@ -164,6 +164,7 @@ def tiny_op_autocast(sizes: tuple[int, ...] = (8, 512), device: str | torch.devi
                      f"{low} kernel vs fp32 (x)": kernel.interval_text(),
                      f"autocast vs pre-cast {low} (x)": overhead.interval_text(),
                      "autocast vs fp32 (x)": total.interval_text(),
+                     "A/A control (fp32 vs itself)": total.aa_text(),
                      "_kernel": kernel, "_overhead": overhead, "_total": total})
     return rows
 

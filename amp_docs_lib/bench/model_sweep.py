@@ -163,6 +163,7 @@ def sweep(configs: dict[str, GPTConfig], batch: int, precisions: Iterable[str] |
                          "interval low": None if c is None else c.ratio_lo,
                          "interval high": None if c is None else c.ratio_hi,
                          "verdict": None if c is None else c.verdict,
+                         "A/A control (fp32 vs itself)": None if res.aa is None else res.aa.interval_text(),
                          "step GFLOP": flops / 1e9, "achieved TFLOP/s": flops / t.median_s / 1e12})
         if progress:
             progress()

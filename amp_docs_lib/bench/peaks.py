@@ -21,17 +21,11 @@ from amp_docs_lib.core.tables import table_from_rows
 A100_SOURCE = "NVIDIA A100 Tensor Core GPU datasheet (r4)"
 H100_SOURCE = "NVIDIA H100 Tensor Core GPU datasheet (2022 revision, listing H100 SXM and H100 PCIe)"
 H200_SOURCE = "NVIDIA H200 Tensor Core GPU datasheet"
-L4_SOURCE = "NVIDIA L4 Tensor Core GPU datasheet (2023)"
-L40S_SOURCE = "NVIDIA L40S datasheet (2023; dense figures as printed; it prints no INT8 figure for L40S)"
-ADA_SOURCE = ("NVIDIA Ada GPU Architecture whitepaper v2.01 (2023), appendix table for GeForce RTX 4090: "
-              "Tensor figures with FP32 accumulate, as torch's matmuls accumulate")
-HGX_B200_SOURCE = ("NVIDIA HGX platform page, 'Individual Blackwell GPU Specifications', HGX B200 column "
-                   "(preliminary; 2025)")
 _A100 = {"fp32": 19.5, "tf32": 156.0, "bf16": 312.0, "fp16": 312.0, "fp8": None, "int8": 624.0}
 _H100_SXM = {"fp32": 67.0, "tf32": 989 / 2, "bf16": 1979 / 2, "fp16": 1979 / 2, "fp8": 3958 / 2, "int8": 3958 / 2}
 # Dense peaks (TFLOP/s; INT8: TOPS), memory bandwidth (TB/s) and the datasheet each row comes from.
-# H100 NVL and A10 have no row: no primary-source copy of their tables was at hand, and a figure that
-# cannot be sourced is left out, not guessed (their devices fall back to the best measured FP32 rate).
+# Only figures read in NVIDIA's own documents; the GPUs of UNSOURCED_GPUS have no row (their devices fall back
+# to the best measured FP32 rate), since a figure that cannot be sourced to NVIDIA is left out, not guessed.
 GPU_PEAKS: dict[str, dict[str, float | str | None]] = {
     "H100 SXM": {**_H100_SXM, "bandwidth_tbs": 3.35, "source": H100_SOURCE},
     "H100 PCIe": {"fp32": 51.0, "tf32": 756 / 2, "bf16": 1513 / 2, "fp16": 1513 / 2, "fp8": 3026 / 2,
@@ -41,25 +35,27 @@ GPU_PEAKS: dict[str, dict[str, float | str | None]] = {
     "A100 SXM 40GB": {**_A100, "bandwidth_tbs": 1.555, "source": A100_SOURCE},
     "A100 PCIe 80GB": {**_A100, "bandwidth_tbs": 1.935, "source": A100_SOURCE},
     "A100 PCIe 40GB": {**_A100, "bandwidth_tbs": 1.555, "source": A100_SOURCE},
-    "B200 (HGX)": {"fp32": 75.0, "tf32": 2200 / 2, "bf16": 4500 / 2, "fp16": 4500 / 2, "fp8": 9000 / 2,
-                   "int8": 9000 / 2, "bandwidth_tbs": 7.7, "source": HGX_B200_SOURCE},
-    # the L40S datasheet prints its dense figures (not exactly half the sparse ones): used as printed
-    "L40S": {"fp32": 91.6, "tf32": 183.0, "bf16": 362.05, "fp16": 362.05, "fp8": 733.0, "int8": None,
-             "bandwidth_tbs": 0.864, "source": L40S_SOURCE},
-    "L4": {"fp32": 30.3, "tf32": 120 / 2, "bf16": 242 / 2, "fp16": 242 / 2, "fp8": 485 / 2, "int8": 485 / 2,
-           "bandwidth_tbs": 0.3, "source": L4_SOURCE},
-    "GeForce RTX 4090": {"fp32": 82.6, "tf32": 165.2 / 2, "bf16": 330.4 / 2, "fp16": 330.4 / 2, "fp8": 660.6 / 2,
-                         "int8": 1321.2 / 2, "bandwidth_tbs": 1.008, "source": ADA_SOURCE},
+}
+# GPUs readers often rebuild on that have no row, and why. Searched for (2026-11-25, this project's document
+# search over public pages and documentation): only third-party copies or restatements turned up (resellers'
+# spec tables, document-sharing mirrors, blogs), never NVIDIA's own address, and the copies disagree in places
+# (the HGX B200 FP32 figure reads 75 in one, 80 in another), so none of their figures is used.
+_NO_PRIMARY = "no NVIDIA-hosted copy of its datasheet could be read here (only third-party copies)"
+UNSOURCED_GPUS: dict[str, str] = {
+    "A10": f"NVIDIA A10 Tensor Core GPU datasheet: {_NO_PRIMARY}",
+    "H100 NVL": f"NVIDIA H100 Tensor Core GPU datasheet (the revision listing H100 NVL): {_NO_PRIMARY}",
+    "L4": f"NVIDIA L4 Tensor Core GPU datasheet: {_NO_PRIMARY}",
+    "L40S": f"NVIDIA L40S datasheet: {_NO_PRIMARY}",
+    "GeForce RTX 4090": f"NVIDIA Ada GPU Architecture whitepaper v2.01, appendix table: {_NO_PRIMARY}",
+    "B200": f"NVIDIA HGX platform page, Blackwell GPU specifications: {_NO_PRIMARY}; copies disagree on FP32",
 }
 DATASHEET_SOURCE = "; ".join(dict.fromkeys(v["source"] for v in GPU_PEAKS.values())) + \
     " (dense = the 'with sparsity' figure / 2)"
-# How torch.cuda.get_device_name() spells each (anchored: an unlisted variant such as H100 NVL or H200 NVL
-# matches nothing).
+# How torch.cuda.get_device_name() spells each (anchored: an unlisted variant such as H100 NVL or H200 NVL,
+# or a GPU of UNSOURCED_GPUS, matches nothing).
 _NAME_PATTERNS = (("H100 PCIe", r"H100 PCIe$"), ("H100 SXM", r"H100 (80GB HBM3|SXM5?( 80GB)?)$"),
                   ("H200 SXM", r"H200$"), ("A100 SXM 80GB", r"A100-SXM4?-80GB$"), ("A100 SXM 40GB", r"A100-SXM4?-40GB$"),
-                  ("A100 PCIe 80GB", r"A100 80GB PCIe$"), ("A100 PCIe 40GB", r"A100-PCIE-40GB$"),
-                  ("B200 (HGX)", r"\bB200$"), ("L40S", r"\bL40S$"), ("L4", r"\bL4$"),
-                  ("GeForce RTX 4090", r"RTX 4090$"))
+                  ("A100 PCIe 80GB", r"A100 80GB PCIe$"), ("A100 PCIe 40GB", r"A100-PCIE-40GB$"))
 DTYPE_KEYS = ("fp32", "tf32", "bf16", "fp16", "fp8", "int8")
 
 

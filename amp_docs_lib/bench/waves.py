@@ -24,7 +24,7 @@ import torch
 
 from amp_docs_lib.bench.matmul import matmul_flops
 from amp_docs_lib.core.devices import check_device
-from amp_docs_lib.core.timing import interleaved
+from amp_docs_lib.core.timing import interleaved, verdict_for
 
 #: The guide's example: an A100's SM count and the 256×128 tile it uses.
 GUIDE_EXAMPLE_SMS = 108
@@ -104,13 +104,15 @@ def wave_comparison(m: int, k: int, ns: Iterable[int], sms: int, *, device: str 
         row = {"n": n, "SMs": sms, **model[n], "median (ms)": t.median_s * 1e3, "IQR (ms)": t.iqr_s * 1e3,
                "TFLOP/s": matmul_flops(m, n, k) / t.median_s / 1e12}
         if n == base:
-            row.update({"rate relative to the last one-wave n": 1.0, "interval": None, "verdict": "the baseline"})
+            row.update({"rate relative to the last one-wave n": 1.0, "interval": None, "verdict": "the baseline",
+                        "A/A control": res.aa.interval_text()})
         else:
             c = res.compare(str(n))  # per-round time ratio base/n; times the work ratio gives the rate ratio
             work = n / base
             lo, hi = c.ratio_lo * work, c.ratio_hi * work
             row.update({"rate relative to the last one-wave n": c.ratio * work, "interval": f"[{lo:.2f}, {hi:.2f}]",
-                        "verdict": "lower rate" if hi < 1 else "higher rate" if lo > 1 else "no difference resolved"})
+                        "verdict": verdict_for(lo, hi, c.aa, ("higher rate", "lower rate")),
+                        "A/A control": c.aa_text()})
         rows.append(row)
     return pd.DataFrame(rows)
 

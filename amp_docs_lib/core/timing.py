@@ -19,8 +19,11 @@ is one call.
 
 ``interleaved({name: fn, ...})`` compares functions: every round times one block
 of each, the order reversed every other round, and a speedup is the median of
-the per-round ratios with a distribution-free interval (``core.stats.median_ci``);
-:class:`Comparison` says "faster" or "slower" only when that interval excludes 1.
+the per-round ratios with a distribution-free interval (``core.stats.median_ci``).
+Every set also times its baseline a second time in the same rounds (an A/A control,
+:data:`AA_SUFFIX`): its interval is the set's noise floor, and :class:`Comparison`
+says "faster" or "slower" only when its own interval excludes 1 *and* the A/A
+interval does not (else :data:`NOISE_FLOOR_TOO_HIGH`).
 """
 
 from __future__ import annotations
@@ -189,6 +192,24 @@ def timings_frame(timings: list[Timing]):
 # ---- interleaved A/B comparison -------------------------------------------------------------------
 
 MIN_ROUNDS = min_values_for(CI_LEVEL)  # fewest rounds for which the interval on a median ratio exists
+AA_SUFFIX = " again (A/A control)"  # the name of a set's baseline timed a second time in the same rounds
+UNRESOLVED = "no difference resolved"
+NOISE_FLOOR_TOO_HIGH = "noise floor too high (the A/A control resolved a difference)"
+
+
+def verdict_for(
+    lo: float, hi: float, aa: Comparison | None = None, words: tuple[str, str] = ("faster", "slower")
+) -> str:
+    """The verdict of an interval ``[lo, hi]`` on a ratio: ``words[0]`` above 1, ``words[1]`` below 1, else
+    :data:`UNRESOLVED`; :data:`NOISE_FLOOR_TOO_HIGH` whenever the set's A/A control ``aa`` resolved a
+    difference (the baseline against itself), since then an excluded 1 does not tell an effect from noise."""
+    if aa is not None and (aa.ratio_lo > 1 or aa.ratio_hi < 1):
+        return NOISE_FLOOR_TOO_HIGH
+    if lo > 1:
+        return words[0]
+    if hi < 1:
+        return words[1]
+    return UNRESOLVED
 
 
 @dataclass(frozen=True)
@@ -197,8 +218,9 @@ class Comparison:
 
     ``ratio`` is the median over rounds of baseline time / candidate time (above 1: the
     candidate is faster) and ``[ratio_lo, ratio_hi]`` its distribution-free interval at
-    ``level``. ``verdict`` is "faster" or "slower" only when the interval excludes 1,
-    else "no difference resolved".
+    ``level``. ``aa`` is the set's A/A control (its baseline against itself in the same rounds), None
+    where the set had none. ``verdict`` (:func:`verdict_for`) is "faster" or "slower" only when the
+    interval excludes 1 and the A/A interval holds 1.
     """
 
     baseline: Timing
@@ -208,19 +230,26 @@ class Comparison:
     ratio_hi: float
     rounds: int
     level: float
+    aa: Comparison | None = None
 
     @property
     def verdict(self) -> str:
-        """ "faster" or "slower" when the interval excludes 1, else "no difference resolved"."""
-        if self.ratio_lo > 1:
-            return "faster"
-        if self.ratio_hi < 1:
-            return "slower"
-        return "no difference resolved"
+        """ "faster" or "slower" when the interval excludes 1 and the A/A control did not resolve a
+        difference; :data:`NOISE_FLOOR_TOO_HIGH` when it did; else :data:`UNRESOLVED`."""
+        return verdict_for(self.ratio_lo, self.ratio_hi, self.aa)
+
+    @property
+    def resolved(self) -> bool:
+        """Whether a difference was resolved (the verdict is "faster" or "slower")."""
+        return self.verdict in ("faster", "slower")
 
     def interval_text(self) -> str:
         """``"1.23x [1.10, 1.40]"``: the median ratio and its interval."""
         return f"{self.ratio:.2f}x [{self.ratio_lo:.2f}, {self.ratio_hi:.2f}]"
+
+    def aa_text(self) -> str | None:
+        """The A/A control's :meth:`interval_text` (None where the set had none)."""
+        return None if self.aa is None else self.aa.interval_text()
 
 
 def _calls_for(timer: Any, min_block_s: float) -> int:
@@ -243,6 +272,7 @@ def interleaved(
     warmup: int = 3,
     num_threads: int | None = None,
     level: float = CI_LEVEL,
+    aa_control: bool | Callable[[], Any] = True,
 ) -> Interleaved:
     """Time several functions in interleaved rounds; compare each with ``baseline``.
 
@@ -257,6 +287,10 @@ def interleaved(
         baseline: the name the others are compared with (default: the first).
         rounds: interleaved rounds, at least :data:`MIN_ROUNDS`.
         min_block_s: shortest block; a function's calls per block are chosen once, untimed.
+        aa_control: time the baseline a second time in the same rounds (``True``; or a zero-argument
+            function to time as that second arm, e.g. a copy of the baseline's model), last in each
+            round's order: :attr:`Interleaved.aa` is the baseline against it, the set's noise floor,
+            and every :class:`Comparison` of the set carries it. ``False``: none.
 
     Raises:
         ValueError: fewer than two functions, unknown baseline, too few rounds, bad device.
@@ -269,11 +303,16 @@ def interleaved(
         raise ValueError(f"baseline {baseline!r} is not one of {list(fns)}")
     if not isinstance(rounds, int) or rounds < MIN_ROUNDS:
         raise ValueError(f"rounds must be an int >= {MIN_ROUNDS}, got {rounds!r}")
+    aa_name = baseline + AA_SUFFIX
+    if aa_control is not False:
+        if aa_name in fns:
+            raise ValueError(f"{aa_name!r} is the A/A control's name; rename that function or pass aa_control=False")
+        fns = {**fns, aa_name: fns[baseline] if aa_control is True else aa_control}
     for fn in fns.values():
         _check(fn, warmup, min_block_s, "blocked", num_threads)
     threads = default_threads() if num_threads is None else num_threads
     cuda = dev_obj.type == "cuda"
-    names = list(fns)
+    names = list(fns)  # the A/A arm last, so it does not always follow the baseline directly
     block_times: dict[str, list[float]] = {n: [] for n in names}
     prev = torch.get_num_threads()
     try:
@@ -286,10 +325,13 @@ def interleaved(
             calls = {
                 n: max(1, min(1000, int(min_block_s / max(statistics.median(cuda_event_times(fns[n], 3)), 1e-7))))
                 for n in names
+                if n != aa_name
             }
         else:
             timers = {n: benchmark.Timer(stmt="fn()", globals={"fn": fns[n]}, num_threads=threads) for n in names}
-            calls = {n: _calls_for(timers[n], min_block_s) for n in names}
+            calls = {n: _calls_for(timers[n], min_block_s) for n in names if n != aa_name}
+        if aa_name in fns:
+            calls[aa_name] = calls[baseline]  # blocks of the baseline's size: a like-for-like pair
         for r in range(rounds):
             for n in names if r % 2 == 0 else names[::-1]:
                 if cuda:
@@ -311,27 +353,45 @@ def interleaved(
             str(dev_obj),
             "interleaved cuda_events" if cuda else "interleaved blocks",
         )
-    return Interleaved(timings, block_times, baseline, level)
+    aa_timing = timings.pop(aa_name, None)
+    aa_blocks = block_times.pop(aa_name, None)
+    return Interleaved(timings, block_times, baseline, level, aa_timing, aa_blocks)
 
 
 @dataclass(frozen=True)
 class Interleaved:
-    """What :func:`interleaved` measured: a :class:`Timing` per function and its block means per round."""
+    """What :func:`interleaved` measured: a :class:`Timing` per function and its block means per round.
+
+    The A/A control (the baseline's second arm) is kept apart (``aa_timing``, ``aa_block_times``), so
+    ``timings`` and ``block_times`` hold the functions that were asked for; :attr:`aa` compares it.
+    """
 
     timings: dict[str, Timing]
     block_times: dict[str, list[float]]
     baseline: str
     level: float = CI_LEVEL
+    aa_timing: Timing | None = None
+    aa_block_times: list[float] | None = None
+
+    def _ratio(self, base: str, cand_times: list[float], cand: Timing, aa: Comparison | None) -> Comparison:
+        ratios = [b / c for b, c in zip(self.block_times[base], cand_times, strict=True)]
+        med, lo, hi = median_ci(ratios, self.level)
+        return Comparison(self.timings[base], cand, med, lo, hi, len(ratios), self.level, aa)
+
+    @property
+    def aa(self) -> Comparison | None:
+        """The baseline against its second arm in the same rounds (the set's noise floor); None without one."""
+        if self.aa_block_times is None or self.aa_timing is None:
+            return None
+        return self._ratio(self.baseline, self.aa_block_times, self.aa_timing, None)
 
     def compare(self, candidate: str, baseline: str | None = None) -> Comparison:
-        """Per-round ratio baseline/candidate (same rounds), its median and interval."""
+        """Per-round ratio baseline/candidate (same rounds), its median and interval, with the set's A/A control."""
         baseline = self.baseline if baseline is None else baseline
         for n in (candidate, baseline):
             if n not in self.timings:
                 raise ValueError(f"{n!r} was not timed; timed: {list(self.timings)}")
-        ratios = [b / c for b, c in zip(self.block_times[baseline], self.block_times[candidate], strict=True)]
-        med, lo, hi = median_ci(ratios, self.level)
-        return Comparison(self.timings[baseline], self.timings[candidate], med, lo, hi, len(ratios), self.level)
+        return self._ratio(baseline, self.block_times[candidate], self.timings[candidate], self.aa)
 
     def comparisons(self) -> dict[str, Comparison]:
         """Every function other than the baseline, compared with it."""

@@ -27,6 +27,7 @@ import pandas as pd
 import torch
 from torch import nn
 
+from amp_docs_lib.core.timing import NOISE_FLOOR_TOO_HIGH, UNRESOLVED
 from amp_docs_lib.quantization.kernels import describe, forward_trace
 from amp_docs_lib.quantization.ptq import VARIANTS, try_variant
 from amp_docs_lib.quantization.speed import torch_ao_dynamic, weight_bytes, weight_code_bytes
@@ -120,6 +121,7 @@ def results_table(task: DigitsTask, timer: Callable[..., Any], *, workdir: str |
             row[f"speedup {col} (x)"] = None if c is None else c.ratio
             row[f"interval {col}"] = None if c is None else f"[{c.ratio_lo:.2f}, {c.ratio_hi:.2f}]"
             row[f"verdict {col}"] = None if c is None else c.verdict
+        row["A/A control (PyTorch FP32 vs itself)"] = None if res.aa is None else res.aa.interval_text()
         row["note"] = e["note"]
         rows.append(row)
     base_size = entries[0]["size on disk (KiB)"]
@@ -245,7 +247,7 @@ def decision_table(df: pd.DataFrame, seed_summary: pd.DataFrame | None = None,
     return pd.DataFrame(rows)
 
 
-VERDICT_OUTCOMES = ("faster", "slower", "no difference resolved")
+VERDICT_OUTCOMES = ("faster", "slower", UNRESOLVED, NOISE_FLOOR_TOO_HIGH)
 WITHHELD = "withheld: the load check found the machine busy"
 _VERDICT_COLUMNS = ("verdict", "faster than", "slower than", "not resolved at", "crossover", "change on a single batch")
 

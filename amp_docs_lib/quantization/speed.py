@@ -24,9 +24,10 @@ import pandas as pd
 import torch
 from torch import nn
 
+from amp_docs_lib.core.timing import AA_SUFFIX  # the float layer timed against a copy of itself: the noise floor
+
 SWEEP_VARIANTS = ("int8_wo", "int4_wo", "int8_dyn")
 TORCH_AO_LABEL = "torch.ao quantize_dynamic (deprecated, fbgemm)"
-AA_SUFFIX = " again (A/A control)"  # the float layer timed against itself: the sweep's own noise floor
 Timer = Callable[..., Any]  # timer(fns, baseline=name) -> an interleaved result (core.timing.Interleaved)
 
 
@@ -149,8 +150,7 @@ def batch_sweep(in_features: int, out_features: int, batches: Iterable[int], tim
     models = linear_variants(in_features, out_features, names, device=dev)
     if reference and dev.type == "cpu":
         models[TORCH_AO_LABEL] = torch_ao_dynamic(models[base])
-    if aa_control:
-        models[base + AA_SUFFIX] = copy.deepcopy(models[base])
+    aa_copy = copy.deepcopy(models[base]) if aa_control else None  # the A/A control's second arm (the harness's)
     wbytes = {k: weight_bytes(m) for k, m in models.items()}
     rows = []
     for b in batches:
@@ -162,11 +162,15 @@ def batch_sweep(in_features: int, out_features: int, batches: Iterable[int], tim
                     return m(x)
             return run
         ran = {k: trace_ops(runner(m)).matmul_summary() for k, m in models.items()}
-        res = timer({k: runner(m) for k, m in models.items()}, baseline=base, device=dev)
+        res = timer({k: runner(m) for k, m in models.items()}, baseline=base, device=dev,
+                    aa_control=False if aa_copy is None else runner(aa_copy))
         flops = 2 * b * in_features * out_features
         base_bytes = x.element_size() * (in_features * out_features + out_features + b * (in_features + out_features))
-        for k, t in res.timings.items():
-            c = None if k == base else res.compare(k)
+        timed = [(k, t, None if k == base else res.compare(k)) for k, t in res.timings.items()]
+        if res.aa is not None:  # the A/A control's own row: its interval is the noise floor of this batch's set
+            timed.append((base + AA_SUFFIX, res.aa_timing, res.aa))
+            ran[base + AA_SUFFIX], wbytes[base + AA_SUFFIX] = ran[base], wbytes[base]
+        for k, t, c in timed:
             rows.append({"batch": b, "variant": k, "matmul that ran": ran[k], "weight bytes": wbytes[k],
                          "median (us)": t.median_s * 1e6, "IQR (us)": t.iqr_s * 1e6,
                          f"speedup vs {base} (x)": None if c is None else c.ratio,
@@ -214,7 +218,8 @@ def packed_int4_cpu(features: int, batch: int, timer: Timer) -> pd.DataFrame:
         c = res.compare(k, baseline_of[k]) if k in baseline_of else None
         rows.append({"batch": batch, "layer": k, "matmul that ran": ran[k], "weight bytes": weight_bytes(models[k]),
                      "median (us)": t.median_s * 1e6, "IQR (us)": t.iqr_s * 1e6,
-                     "vs the same dtype's float layer": None if c is None else f"{c.interval_text()} ({c.verdict})"})
+                     "vs the same dtype's float layer": None if c is None else f"{c.interval_text()} ({c.verdict})",
+                     "A/A control (FP32 vs itself)": None if res.aa is None else res.aa.interval_text()})
     return pd.DataFrame(rows).astype(object).where(lambda d: d.notna(), None)
 
 
@@ -353,9 +358,10 @@ def compiled_comparison(features: int, batch: int, names: Iterable[str], timer: 
                      speed_col: None if c is None else c.ratio,
                      "interval": None if c is None else f"[{c.ratio_lo:.2f}, {c.ratio_hi:.2f}]",
                      "verdict": None if c is None else c.verdict, "matmul kernels (profiler)": _profiled_kernels(fn),
-                     "error": None})
+                     "A/A control": None if res.aa is None else res.aa.interval_text(), "error": None})
     rows += [{"model": k, "median (us)": None, "IQR (us)": None, speed_col: None, "interval": None,
-              "verdict": None, "matmul kernels (profiler)": None, "error": e} for k, e in errors.items()]
+              "verdict": None, "matmul kernels (profiler)": None, "A/A control": None, "error": e}
+             for k, e in errors.items()]
     df = pd.DataFrame(rows).astype(object)
     return df.where(df.notna(), None)
 

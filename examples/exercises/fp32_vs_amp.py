@@ -25,7 +25,7 @@ import torch.nn.functional as F
 
 from amp_docs_lib.amp.precision import PRECISIONS, precision_setup
 from amp_docs_lib.amp.toy_task import make_data, make_model, train_step
-from amp_docs_lib.core.timing import interleaved
+from amp_docs_lib.core.timing import NOISE_FLOOR_TOO_HIGH, interleaved
 from amp_docs_lib.core.devices import default_device
 from amp_docs_lib.core.profiles import active_profile
 
@@ -91,9 +91,13 @@ def main() -> dict:
         r["speed vs fp32"] = None if c is None else (c.ratio, c.ratio_lo, c.ratio_hi)
         print(f"{name:>10} {r['final loss']:11.4f} {r['accuracy']:9.3f} {t.median_s * 1e3:8.3f} "
               f"{t.iqr_s * 1e3:7.3f} {'' if c is None else c.interval_text():>25}  {r['vs fp32']}")
+    print(f"A/A control (fp32 against itself in the same rounds): {timed.aa.interval_text()}"
+          + ("  resolved a difference: the noise floor was too high for a verdict" if timed.aa.verdict != "no difference resolved" else ""))
     if args.predict is not None and "amp_bf16" in rows:
         held = args.predict == rows["amp_bf16"]["vs fp32"]
-        outcome = "not checked, the machine was busy" if busy else "held" if held else "did not hold"
+        outcome = ("not checked, the machine was busy" if busy else
+                   "not checked, the noise floor was too high" if rows["amp_bf16"]["vs fp32"] == NOISE_FLOOR_TOO_HIGH
+                   else "held" if held else "did not hold")
         print(f"your prediction: amp_bf16 {args.predict} -> {outcome} (measured: {rows['amp_bf16']['vs fp32']})")
     rows["load per core"] = max(loads) if loads else None
     rows["busy"] = busy
