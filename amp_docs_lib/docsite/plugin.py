@@ -200,14 +200,11 @@ class AmpDocsPlugin(BasePlugin[AmpDocsConfig]):
 
     @event_priority(-50)  # after mkdocs-jupyter's on_files, which leaves .md chapters alone
     def on_files(self, files, config):
-        from mkdocs_jupyter.plugin import NotebookFile
-
         # Per build, not per chapter, and never kept from one build to the next (``mkdocs serve``
         # rebuilds after an edit). With nothing changed, neither the memoised environment report
         # nor the cache hits import torch or the executor.
         self.environment = environment_report_memo(self.memo_dir)
         env = Environment.current(self.environment)
-        hasher = InputHasher(self.roots)
         self.fragments = FragmentMemo(self.root / FRAGMENTS_DIR, tree_hash(LIBRARY_ROOT))
         self.used: set[Path] = set()
         from amp_docs_lib.docsite.pages import NotebookStyles
@@ -215,6 +212,17 @@ class AmpDocsPlugin(BasePlugin[AmpDocsConfig]):
         self.notebook_styles = NotebookStyles()  # the JupyterLab CSS, written once after the build
         self.chapters: dict[str, dict] = {}
         record = {"started": time.time(), "executed": {}, "reasons": {}, "merged": [], "cached": []}
+        chapters = self._look_up_chapters(files, env)
+        executed = self._execute_misses(chapters, env, record)
+        self._present_chapters(files, config, chapters, executed, record)
+        self._add_generated_files(files, config)
+        record["finished"] = time.time()
+        write_atomic(self.build_log_path, json.dumps(record, indent=1))
+        return files
+
+    def _look_up_chapters(self, files, env) -> list[tuple]:
+        """(file, chapter id, text, cache lookup) of every chapter among ``files``."""
+        hasher = InputHasher(self.roots)
         chapters = []
         for f in list(files):
             if not f.src_uri.endswith(".md") or not fnmatch.fnmatch(f.src_uri, self.config.chapters):
@@ -227,66 +235,79 @@ class AmpDocsPlugin(BasePlugin[AmpDocsConfig]):
             except ValueError as e:
                 raise PluginError(f"amp-docs: {e}") from None
             chapters.append((f, cid, text, found))
+        return chapters
+
+    def _execute_misses(self, chapters, env, record: dict) -> dict[str, tuple]:
+        """Execute the chapters the cache missed, in parallel, each cached as soon as it finishes;
+        {chapter id: (cache path, notebook)}. A failure fails the build; an interrupt exits."""
         misses = [(f, cid, text, found.reason) for f, cid, text, found in chapters if found.status == "miss"]
         executed: dict[str, tuple] = {}
-        if misses:
-            import copy
+        if not misses:
+            return executed
+        import copy
 
-            from amp_docs_lib.docsite.execute import ChapterInterrupted, execute_chapters, resolve_jobs
+        from amp_docs_lib.docsite.execute import ChapterInterrupted, execute_chapters, resolve_jobs
 
-            try:
-                jobs = resolve_jobs(self.config.jobs)
-            except ValueError as e:
-                raise PluginError(f"amp-docs: {e}") from None
-            log.info(
-                "amp-docs: executing %d chapter(s), up to %d at once: %s",
-                len(misses),
-                jobs,
-                "; ".join(f"{cid} ({why})" for _, cid, _, why in misses),
-            )
-            sources = [parse_chapter(text, f.abs_src_path) for f, _, text, _ in misses]
+        try:
+            jobs = resolve_jobs(self.config.jobs)
+        except ValueError as e:
+            raise PluginError(f"amp-docs: {e}") from None
+        log.info(
+            "amp-docs: executing %d chapter(s), up to %d at once: %s",
+            len(misses),
+            jobs,
+            "; ".join(f"{cid} ({why})" for _, cid, _, why in misses),
+        )
+        sources = [parse_chapter(text, f.abs_src_path) for f, _, text, _ in misses]
 
-            def cache_result(i: int, execution, err) -> None:  # as each chapter finishes: a killed build keeps it
-                if err is None:
-                    f, cid, text, _ = misses[i]
-                    path = self.cache.put(
-                        cid,
-                        execution.nb,
-                        text=text,
-                        source=sources[i],
-                        inputs=execution.inputs,
-                        env=env,
-                        unknown=execution.unknown,
-                    )
-                    executed[cid] = (path, execution.nb)
-
-            try:
-                outcomes = execute_chapters(
-                    [(cid, copy.deepcopy(src)) for (_, cid, _, _), src in zip(misses, sources, strict=True)],
-                    jobs,
-                    on_done=cache_result,
-                    cwd=self.root,
-                    roots=self.roots,
-                    reasons={cid: why for _, cid, _, why in misses},
-                    sources={cid: Path(f.abs_src_path) for f, cid, _, _ in misses},
+        def cache_result(i: int, execution, err) -> None:  # as each chapter finishes: a killed build keeps it
+            if err is None:
+                f, cid, text, _ = misses[i]
+                path = self.cache.put(
+                    cid,
+                    execution.nb,
+                    text=text,
+                    source=sources[i],
+                    inputs=execution.inputs,
+                    env=env,
+                    unknown=execution.unknown,
                 )
-            except ChapterInterrupted as e:  # one line, no traceback; kernels stopped, the site untouched
-                self._discard_staging()
-                print(f"amp-docs: {e}", file=sys.stderr, flush=True)
-                raise SystemExit(INTERRUPTED) from None
-            failures = []
-            for (f, cid, _, why), (execution, err) in zip(misses, outcomes, strict=True):  # in file order
-                if err is not None:
-                    failures.append(f"amp-docs: chapter {f.src_uri} failed to execute ({why}).\n{err}")
-                    continue
-                record["executed"][cid] = execution.nb.metadata["amp_docs"]["seconds"]
-                record["reasons"][cid] = why
-                log.info("amp-docs: %s: executed in %.1f s (%s)", cid, record["executed"][cid], why)
-            if failures:
-                raise PluginError("\n\n".join(failures))
+                executed[cid] = (path, execution.nb)
+
+        try:
+            outcomes = execute_chapters(
+                [(cid, copy.deepcopy(src)) for (_, cid, _, _), src in zip(misses, sources, strict=True)],
+                jobs,
+                on_done=cache_result,
+                cwd=self.root,
+                roots=self.roots,
+                reasons={cid: why for _, cid, _, why in misses},
+                sources={cid: Path(f.abs_src_path) for f, cid, _, _ in misses},
+            )
+        except ChapterInterrupted as e:  # one line, no traceback; kernels stopped, the site untouched
+            self._discard_staging()
+            print(f"amp-docs: {e}", file=sys.stderr, flush=True)
+            raise SystemExit(INTERRUPTED) from None
+        failures = []
+        for (f, cid, _, why), (execution, err) in zip(misses, outcomes, strict=True):  # in file order
+            if err is not None:
+                failures.append(f"amp-docs: chapter {f.src_uri} failed to execute ({why}).\n{err}")
+                continue
+            record["executed"][cid] = execution.nb.metadata["amp_docs"]["seconds"]
+            record["reasons"][cid] = why
+            log.info("amp-docs: %s: executed in %.1f s (%s)", cid, record["executed"][cid], why)
+        if failures:
+            raise PluginError("\n\n".join(failures))
+        return executed
+
+    def _present_chapters(self, files, config, chapters, executed: dict, record: dict) -> None:
+        """Replace each chapter's Markdown file by its executed notebook as a reader gets it, and
+        record what every chapter read (the up-to-date check)."""
+        from mkdocs_jupyter.plugin import NotebookFile
+
         from amp_docs_lib.docsite.pages import presented_notebook
 
-        inputs: dict[str, str] = {}  # what every chapter of this build read (the up-to-date check)
+        inputs: dict[str, str] = {}
         for f, cid, _text, found in chapters:
             if found.status == "miss":
                 path, nb = executed[cid]
@@ -313,16 +334,17 @@ class AmpDocsPlugin(BasePlugin[AmpDocsConfig]):
             files.remove(f)
             files.append(nb_file)
         record["inputs"] = dict(sorted(inputs.items()))
-        if self.config.api_reference:
-            from mkdocs.structure.files import File
 
+    def _add_generated_files(self, files, config) -> None:
+        """The API reference pages, the palette's CSS variables and the library's wheel."""
+        from mkdocs.structure.files import File
+
+        if self.config.api_reference:
             from amp_docs_lib.docsite import api_pages
 
             for uri, text in api_pages.pages().items():
                 files.append(File.generated(config, uri, content=text))
         # The book's palette as CSS variables, for the page CSS and the format explorer.
-        from mkdocs.structure.files import File
-
         from amp_docs_lib.core.palette import css_variables
 
         files.append(File.generated(config, PALETTE_CSS, content=css_variables()))
@@ -335,9 +357,6 @@ class AmpDocsPlugin(BasePlugin[AmpDocsConfig]):
         except RuntimeError as e:
             raise PluginError(f"amp-docs: {e}") from None
         files.append(File.generated(config, WHEEL_URI, abs_src_path=str(wheel)))
-        record["finished"] = time.time()
-        write_atomic(self.build_log_path, json.dumps(record, indent=1))
-        return files
 
     def on_page_markdown(self, markdown, page, config, files):
         """Fill the home page's markers with this build's environment and chapter status."""
