@@ -195,3 +195,33 @@ def test_a_submodule_reads_as_an_attribute_and_an_export_as_its_module_defines_i
     code = "import amp_docs_lib.core as C; print(C.palette.__name__, C.color_of is C.palette.color_of)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.split() == ["amp_docs_lib.core.palette", "True"]
+
+
+def test_the_api_reference_shows_the_exports_by_role_and_every_identifier_resolves():
+    """The generated pages render each export under its role, from its module, and no whole module; griffe
+    (what mkdocstrings reads) finds every identifier, as ``mkdocs build --strict`` would require."""
+    import griffe
+
+    from amp_docs_lib.docsite import api_pages
+
+    pages = api_pages.pages()
+    identifiers = [i for text in pages.values() for i in re.findall(r"^::: (\S+)", text, re.M)]
+    for package in PACKAGES:
+        shown = re.findall(r"^::: amp_docs_lib\.(\S+)", pages[f"{api_pages.API_DIR}/{package}.md"], re.M)
+        promised = [
+            f"{package}.{module}.{name}"
+            for names_by_module in api_pages.roles(package).values()
+            for module, names in names_by_module.items()
+            for name in names
+        ]
+        assert shown == promised and len(promised) == len(exports(package))
+        for role in api_pages.roles(package):
+            assert f"\n## {role[0].upper()}{role[1:]}\n" in pages[f"{api_pages.API_DIR}/{package}.md"]
+    library = griffe.load("amp_docs_lib", resolve_aliases=False)
+    unresolved = []
+    for identifier in identifiers:
+        try:
+            library[identifier.removeprefix("amp_docs_lib.")]
+        except KeyError:
+            unresolved.append(identifier)
+    assert not unresolved
