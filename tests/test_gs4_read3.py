@@ -2,8 +2,8 @@
 
 import torch
 
-from amp_docs_lib.amp import scale_dynamics, zero_scale_step
-from amp_docs_lib.amp.grad_scaler import ReferenceGradScaler, _tiny_step_setup
+from amp_docs_lib.amp import scale_dynamics
+from amp_docs_lib.amp.grad_scaler import ReferenceGradScaler, _tiny_step_setup, zero_scale_step
 from conftest import run_example_edited
 
 FP16_INF_AT = 65520.0  # FP16's round-to-nearest overflow threshold

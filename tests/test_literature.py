@@ -17,9 +17,9 @@ ROOT = Path(__file__).resolve().parent.parent
 
 # --------------------------------------------------------------------------- bibliography
 def test_arxiv_ids_and_dois_are_well_formed_and_unique():
-    ids = L.identifiers()
+    ids = L.bibliography.identifiers()
     assert len(ids["arxiv"]) >= 8
-    for kind, ok in (("arxiv", L.arxiv_id_ok), ("doi", L.DOI.match)):
+    for kind, ok in (("arxiv", L.bibliography.arxiv_id_ok), ("doi", L.bibliography.DOI.match)):
         values = [v for _, v in ids[kind]]
         bad = [(k, v) for k, v in ids[kind] if not ok(v)]
         assert not bad, f"malformed {kind}: {bad}"
@@ -27,11 +27,11 @@ def test_arxiv_ids_and_dois_are_well_formed_and_unique():
 
 
 def test_identifier_patterns_reject_malformed_ids():
-    assert L.arxiv_id_ok("1710.03740") and L.arxiv_id_ok("2310.10537v2") and L.arxiv_id_ok("1412.6980")
+    assert L.bibliography.arxiv_id_ok("1710.03740") and L.bibliography.arxiv_id_ok("2310.10537v2") and L.bibliography.arxiv_id_ok("1412.6980")
     for bad in ("1710.0374", "arXiv:1710.03740", "17100.3740", "1710.03740 ", "1713.03740", "1412.69801", 1710.0374):
-        assert not L.arxiv_id_ok(bad), bad
-    assert L.DOI.match("10.14778/3611540.3611569")
-    assert not L.DOI.match("https://doi.org/10.1/x") and not L.DOI.match("10.1/x")
+        assert not L.bibliography.arxiv_id_ok(bad), bad
+    assert L.bibliography.DOI.match("10.14778/3611540.3611569")
+    assert not L.bibliography.DOI.match("https://doi.org/10.1/x") and not L.bibliography.DOI.match("10.1/x")
 
 
 def test_bib_arxiv_urls_agree_with_eprints():
@@ -52,7 +52,7 @@ def test_every_claim_cites_a_bib_entry_and_every_entry_is_cited():
 
 def test_public_sources_only():
     """No private notes: no bibliography entry and no chapter text points at the project's seed notes."""
-    bib = L.BIB_PATH.read_text()
+    bib = L.bibliography.BIB_PATH.read_text()
     assert "seed" not in bib.lower() and "shared/" not in bib
     for name in ("literature", "fp8"):
         text = (ROOT / f"docs/chapters/{name}.md").read_text()
@@ -63,25 +63,25 @@ def test_public_sources_only():
 
 
 def test_truncated_author_lists_say_et_al():
-    text = L.bibliography(keys=["nvidia2025nvfp4"])
+    text = L.bibliography.bibliography(keys=["nvidia2025nvfp4"])
     assert text.count(", et al.") == 1 and "others" not in text
 
 
 def test_format_entry_has_authors_title_venue_year_and_arxiv_link():
-    text = L.bibliography(keys=["micikevicius2022fp8"])
+    text = L.bibliography.bibliography(keys=["micikevicius2022fp8"])
     assert text.startswith("- **[micikevicius2022fp8]** Paulius Micikevicius, Dusan Stosic")
     assert "*FP8 Formats for Deep Learning*" in text and "2022." in text
     assert "arXiv:[2209.05433](https://arxiv.org/abs/2209.05433)" in text
     assert "{" not in text and "}" not in text
-    zero = L.bibliography(keys=["rajbhandari2020zero"])
+    zero = L.bibliography.bibliography(keys=["rajbhandari2020zero"])
     assert "Samyam Rajbhandari, Jeff Rasley, Olatunji Ruwase, Yuxiong He." in zero and "et al" not in zero
-    fsdp = L.bibliography(keys=["zhao2023fsdp"])
+    fsdp = L.bibliography.bibliography(keys=["zhao2023fsdp"])
     assert "et al." in fsdp and "Proceedings of the VLDB Endowment 16(12)" in fsdp
 
 
 def test_bibliography_rejects_unknown_keys():
     with pytest.raises(ValueError, match="nosuchkey"):
-        L.bibliography(keys=["nosuchkey"])
+        L.bibliography.bibliography(keys=["nosuchkey"])
     with pytest.raises(ValueError, match="no bibliography"):
         L.load_bibliography("/nonexistent.bib")
 
@@ -104,9 +104,9 @@ def test_existing_link_in_gradscaler_resolves_with_chapter_anchors():
 
 @pytest.mark.parametrize("claim", L.CLAIMS, ids=lambda c: c.key)
 def test_every_row_links_to_an_existing_heading(claim):
-    name, anchor = L.split_test(claim.test)
+    name, anchor = L.registry.split_test(claim.test)
     assert anchor in chapter_anchors(f"chapters/{name}.md"), claim.test
-    assert L.site_url(claim.test) == f"../{name}/#{anchor}"
+    assert L.registry.site_url(claim.test) == f"../{name}/#{anchor}"
 
 
 def test_chapter_prose_links_resolve():
@@ -122,7 +122,7 @@ def test_chapter_prose_links_resolve():
 def test_split_test_rejects_bad_targets():
     for bad in ("formats.md#x", "chapters/formats.md", "chapters/formats.md#Bad Anchor", 3):
         with pytest.raises(ValueError):
-            L.split_test(bad)
+            L.registry.split_test(bad)
 
 
 # --------------------------------------------------------------------------- verdicts
@@ -158,7 +158,7 @@ def test_every_verdict_function_calls_something(claim):
     calls = [n for n in ast.walk(ast.parse(src.strip().rstrip(","))) if isinstance(n, ast.Call)]
     assert calls, claim.key
     v = claim.verdict()
-    assert v.status in L.VERDICTS and (v.reason if v.status == L.NOT_TESTABLE else v.measured)
+    assert v.status in L.verdicts.VERDICTS and (v.reason if v.status == L.NOT_TESTABLE else v.measured)
 
 
 def test_verdict_follows_the_measurement(monkeypatch):
@@ -194,7 +194,7 @@ def test_fp8_training_claims_are_out_of_reach_by_scale_not_by_hardware():
 
 
 def test_machine_facts_cover_hardware_dependent_claims():
-    facts = L.machine_facts()
+    facts = L.registry.machine_facts()
     assert len(facts) == sum(c.hardware_dependent for c in L.CLAIMS)
     assert all(f.text.startswith("On this machine (") for f in facts)
 
@@ -203,7 +203,7 @@ def test_machine_facts_cover_hardware_dependent_claims():
 def test_reading_map_rows_and_summary():
     df = L.reading_map()
     assert len(df) == len(L.CLAIMS)
-    assert set(df["verdict"]) <= set(L.VERDICTS)
+    assert set(df["verdict"]) <= set(L.verdicts.VERDICTS)
     s = L.verdict_summary(df)
     assert s["claims"].sum() == len(L.CLAIMS)
     with pytest.raises(ValueError, match="verdict"):
@@ -220,15 +220,15 @@ def test_get_claim_and_verdict_validate():
     with pytest.raises(ValueError, match="unknown verdict"):
         L.Verdict("verified", "x")
     with pytest.raises(ValueError, match="unknown requirement"):
-        L.needs("sm42x", "x")
+        L.verdicts.needs("sm42x", "x")
 
 
 # --------------------------------------------------------------------------- new sources
 def test_identifiers_include_the_verified_dois():
-    dois = dict(L.identifiers()["doi"])
+    dois = dict(L.bibliography.identifiers()["doi"])
     assert dois["zhao2023fsdp"] == "10.14778/3611540.3611569"
     assert dois["rajbhandari2020zero"] == "10.1109/SC41405.2020.00024"
-    arxiv = dict(L.identifiers()["arxiv"])
+    arxiv = dict(L.bibliography.identifiers()["arxiv"])
     assert arxiv["deepseek2024v3"] == "2412.19437" and arxiv["nvidia2025nvfp4"] == "2509.25149"
 
 
@@ -298,20 +298,20 @@ def test_every_parametrised_claim_states_its_parameters():
 
 
 def test_registry_check_catches_a_verdict_that_cannot_fail():
-    assert L.unfalsifiable() == []
+    assert L.registry.unfalsifiable() == []
     always = L.LiteratureClaim("tautology", "E4M3 has {bits} bits.", "micikevicius2022fp8", "§3",
                                "chapters/fp8.md#what-the-formats-can-represent",
-                               lambda bits: L.judged(True, f"{bits} bits"), params={"bits": 8},
+                               lambda bits: L.verdicts.judged(True, f"{bits} bits"), params={"bits": 8},
                                false_params={"bits": 9})
     no_variant = L.LiteratureClaim("no-variant", "E4M3's largest value is 448.", "micikevicius2022fp8", "§3",
                                    "chapters/fp8.md#what-the-formats-can-represent",
-                                   lambda: L.judged(torch.finfo(torch.float8_e4m3fn).max == 448, "448"))
+                                   lambda: L.verdicts.judged(torch.finfo(torch.float8_e4m3fn).max == 448, "448"))
     fixed_by_definition = L.LiteratureClaim(
         "definition", "E4M3's largest value is {m:g}.", "micikevicius2022fp8", "§3",
         "chapters/fp8.md#what-the-formats-can-represent",
-        lambda m: L.judged(torch.finfo(torch.float8_e4m3fn).max == 448, f"claimed {m}"),  # ignores its argument
+        lambda m: L.verdicts.judged(torch.finfo(torch.float8_e4m3fn).max == 448, f"claimed {m}"),  # ignores its argument
         params={"m": 448.0}, false_params={"m": 480.0})
-    assert L.unfalsifiable((always, no_variant, fixed_by_definition)) == ["tautology", "no-variant", "definition"]
+    assert L.registry.unfalsifiable((always, no_variant, fixed_by_definition)) == ["tautology", "no-variant", "definition"]
 
 
 def test_mpt_wording_matches_what_torch_does():

@@ -537,7 +537,7 @@ def documented_cpu_vs_cuda(only: Sequence[str] | None = None) -> pd.DataFrame:
             rows.append({"op": shown, "CPU (documented)": cats["cpu"], "CUDA (documented)": cats["cuda"],
                          HEADER_COLUMN: header_category(shown),
                          "CUDA autocast kernel": autocast_kernel_registered(
-                             header_aten_name(shown) if shown in OPS else key, "cuda")})
+                             _header_aten_name(shown) if shown in OPS else key, "cuda")})
     return pd.DataFrame(rows)
 
 
@@ -580,13 +580,13 @@ def policy_by_device(ops: Sequence[str], probe: pd.DataFrame | None = None,
 def matmul_family_by_device(probe: pd.DataFrame, dtype: str = "bfloat16") -> pd.DataFrame:
     """``policy_by_device`` for the matrix products and the composite ops built on them, with the
     CUDA category of the installed ``ATen/autocast_mode.h``."""
-    return with_header_column(policy_by_device(MATMUL_FAMILY, probe, dtype))
+    return _with_header_column(policy_by_device(MATMUL_FAMILY, probe, dtype))
 
 
 HEADER_COLUMN = "CUDA category (installed ATen/autocast_mode.h)"
 
 
-def with_header_column(table: pd.DataFrame) -> pd.DataFrame:
+def _with_header_column(table: pd.DataFrame) -> pd.DataFrame:
     """``table`` (one row per op, with a "CUDA autocast kernel" column) plus the installed header's
     CUDA category, placed before the kernel column: this torch's own list, which the
     documentation can lag behind."""
@@ -710,7 +710,7 @@ def cuda_kernels_outside_header() -> list[str]:
     return sorted(n for n in registered_autocast_ops("cuda") - set(listed) if not n.startswith("_"))
 
 
-def header_aten_name(op: str) -> str:
+def _header_aten_name(op: str) -> str:
     """The ATen name under which the installed header lists ``op``: the first of its registry
     entry's ATen names that the header names, else the first one (``op`` itself if unregistered)."""
     names = OPS[op].aten if op in OPS and OPS[op].aten else (op,)
@@ -720,13 +720,13 @@ def header_aten_name(op: str) -> str:
 
 def header_category(op: str) -> str:
     """Category of ``op`` (any ATen name of its registry entry) in the installed header, or "unlisted"."""
-    hit = installed_header_lists()["ops"].get(header_aten_name(op))
+    hit = installed_header_lists()["ops"].get(_header_aten_name(op))
     return hit[0] if hit else "unlisted"
 
 
 def fp32_candidates_table(probe: pd.DataFrame | None = None) -> pd.DataFrame:
     """``policy_by_device`` for ``FP32_CANDIDATES`` plus the CUDA category in the installed header."""
-    return with_header_column(policy_by_device(FP32_CANDIDATES, probe))
+    return _with_header_column(policy_by_device(FP32_CANDIDATES, probe))
 
 
 def fp32_split(table: pd.DataFrame) -> dict[str, dict[str, Any]]:

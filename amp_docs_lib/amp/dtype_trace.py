@@ -45,7 +45,7 @@ def precision_context(device: str, mode: str):
     return precision_setup(mode, _check_device(device)).autocast()
 
 
-def first_tensor(obj: Any) -> torch.Tensor | None:
+def _first_tensor(obj: Any) -> torch.Tensor | None:
     """The first tensor in a (nested) tuple/list/dict/ModelOutput, or ``None``."""
     if isinstance(obj, torch.Tensor):
         return obj
@@ -53,7 +53,7 @@ def first_tensor(obj: Any) -> torch.Tensor | None:
         obj = list(obj.values())
     if isinstance(obj, (tuple, list)):
         for o in obj:
-            t = first_tensor(o)
+            t = _first_tensor(o)
             if t is not None:
                 return t
     return None
@@ -74,8 +74,8 @@ def trace_dtypes(model: nn.Module, run: Callable[[nn.Module], Any], device: str 
 
     def hook(name):
         def fn(mod, args, kwargs, out):
-            t_in = first_tensor(args) if args else first_tensor(kwargs)
-            t_out = first_tensor(out)
+            t_in = _first_tensor(args) if args else _first_tensor(kwargs)
+            t_out = _first_tensor(out)
             rows.append({"module": name or "(model)", "type": type(mod).__name__,
                          "in": _short(t_in.dtype) if t_in is not None else "-",
                          "out": _short(t_out.dtype) if t_out is not None else "-"})

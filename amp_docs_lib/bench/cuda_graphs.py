@@ -124,7 +124,7 @@ def eager_and_graphed(model: GPT, batch, precision: str, *, lr: float = 1e-5,
     return eager_steps(model, batch, precision, lr=lr)[as_captured], replay
 
 
-def comparison_rows(res: Interleaved, precision: str) -> list[dict]:
+def _comparison_rows(res: Interleaved, precision: str) -> list[dict]:
     """One row per step timed in ``res``: its median and IQR, and its speedup over :data:`BASELINE`
     (median ratio of the same rounds, with its interval and verdict)."""
     rows = []
@@ -167,5 +167,5 @@ def graph_comparison(cfg: GPTConfig, batch: int, precisions: Iterable[str] = ("f
         except RuntimeError as e:
             rows.append({"precision": prec, "note": f"{type(e).__name__}: {str(e).splitlines()[0][:120]}"})
             continue
-        rows += comparison_rows(res, prec)
+        rows += _comparison_rows(res, prec)
     return pd.DataFrame(rows)

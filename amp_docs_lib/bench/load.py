@@ -62,7 +62,7 @@ def runnable_tasks() -> int | None:
         return None
 
 
-def runnable_samples(samples: int = 5, interval_s: float = 0.02) -> list[int]:
+def _runnable_samples(samples: int = 5, interval_s: float = 0.02) -> list[int]:
     """``samples`` readings of :func:`runnable_tasks`, ``interval_s`` apart (empty where the OS has none)."""
     out = []
     for i in range(samples):
@@ -110,7 +110,7 @@ class LoadCheck:
     @classmethod
     def start(cls, *, threads: int | None = None, min_run_time: float = 0.2) -> LoadCheck:
         """Time the reference kernel and read the load average, before the measurement."""
-        runnable = runnable_samples()
+        runnable = _runnable_samples()
         return cls(machine_cores(), timing_threads() if threads is None else threads,
                    reference_blocks(min_run_time), load_average(), runnable)
 
@@ -118,7 +118,7 @@ class LoadCheck:
         """Time the reference kernel and read the load average again, after the measurement."""
         self.after = reference_blocks(min_run_time)
         self.load_after = load_average()
-        self.runnable = self.runnable + runnable_samples()
+        self.runnable = self.runnable + _runnable_samples()
         return self
 
     @property

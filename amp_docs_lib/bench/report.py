@@ -138,7 +138,7 @@ def _try(fn: Callable[[], Any]) -> tuple[bool, str]:
         return False, _first_line(e)
 
 
-def feature_table() -> pd.DataFrame:
+def _feature_table() -> pd.DataFrame:
     """Which low-precision features work on this machine, each tried, with the reason if not."""
     import torch
 
@@ -182,11 +182,11 @@ def feature_table() -> pd.DataFrame:
     else:
         for f in ("TF32 tensor cores", "FP8 matmul (torch._scaled_mm)"):
             rows.append({"feature": f, "device": "cuda", "works": None, "detail": "no CUDA GPU here"})
-    rows += torchao_config_rows("cuda" if cuda else "cpu")
+    rows += _torchao_config_rows("cuda" if cuda else "cpu")
     return pd.DataFrame(rows, dtype=object)
 
 
-def torchao_config_rows(device: str = "cpu") -> list[dict]:
+def _torchao_config_rows(device: str = "cpu") -> list[dict]:
     """Apply each of torchao's common quantization configs to a small Linear and run it."""
     if importlib.util.find_spec("torchao") is None:
         return [{"feature": f"torchao {c}", "device": device, "works": None, "detail": "torchao not installed"}
@@ -212,7 +212,7 @@ def torchao_config_rows(device: str = "cpu") -> list[dict]:
     return rows
 
 
-def autocast_differences() -> pd.DataFrame:
+def _autocast_differences() -> pd.DataFrame:
     """Rows where autocast's measured policy on this machine's devices differs from the docs."""
     from amp_docs_lib.amp.autocast_policy import documented_differences, probe_autocast_policy
 
@@ -233,9 +233,9 @@ def collect(size: int | None = None, skip: tuple[str, ...] = (),
         raise ValueError(f"unknown section(s) {unknown}; valid: {list(SECTIONS)}")
     say = progress or (lambda s: None)
     steps: list[tuple[str, Callable[[], Any]]] = [("environment", environment_report)]
-    steps += [(s, fn) for s, fn in (("formats", format_table), ("autocast", autocast_differences),
+    steps += [(s, fn) for s, fn in (("formats", format_table), ("autocast", _autocast_differences),
                                     ("matmul", lambda: matmul_throughput(size)),
-                                    ("features", feature_table)) if s not in skip]
+                                    ("features", _feature_table)) if s not in skip]
     rep: Report | None = None
     for i, (name, fn) in enumerate(steps, 1):
         say(f"[{i}/{len(steps)}] {SECTIONS.get(name, name)} ...")

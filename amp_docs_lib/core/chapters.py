@@ -49,7 +49,7 @@ def chapter_id_for(path: str | os.PathLike) -> str:
     return rel.with_suffix("").as_posix()
 
 
-def chapter_path(name: str) -> Path:
+def _chapter_path(name: str) -> Path:
     """The source of chapter ``name`` (``formats`` -> ``docs/chapters/formats.md``); ValueError if none."""
     path = CHAPTERS_DIR / f"{name}.md"
     if not path.is_file():
@@ -106,7 +106,7 @@ def chapter_anchors(chapter: str | os.PathLike) -> set[str]:
 
 def heading_for_anchor(name: str, anchor: str) -> str:
     """The text of chapter ``name``'s heading whose anchor is ``anchor`` (the anchor itself if none)."""
-    for _, text in headings(_read_for_headings(chapter_path(name))):
+    for _, text in headings(_read_for_headings(_chapter_path(name))):
         if heading_anchor(text) == anchor:
             return text.replace("`", "")
     return anchor

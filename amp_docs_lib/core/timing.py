@@ -89,7 +89,7 @@ def _check(fn: Any, warmup: Any, min_run_time: Any, method: str, num_threads: An
         raise ValueError(f"num_threads must be a positive int or None, got {num_threads!r}")
 
 
-def cuda_event_times(fn: Callable[[], Any], runs: int) -> list[float]:
+def _cuda_event_times(fn: Callable[[], Any], runs: int) -> list[float]:
     """Seconds per call of ``fn`` from CUDA events, one pair per run, read after a synchronisation."""
     starts = [torch.cuda.Event(enable_timing=True) for _ in range(runs)]
     ends = [torch.cuda.Event(enable_timing=True) for _ in range(runs)]
@@ -148,9 +148,9 @@ def measure(
     if dev_type == "cuda":
         torch.cuda.synchronize()
     if method == "cuda_events":
-        probe = cuda_event_times(fn, 3)
+        probe = _cuda_event_times(fn, 3)
         runs = max(10, min(1000, int(min_run_time / max(statistics.median(probe), 1e-7))))
-        times = cuda_event_times(fn, runs)
+        times = _cuda_event_times(fn, runs)
         q1, med, q3 = quartiles(times)
         return Timing(label, med, q3 - q1, len(times), 1, threads, dev, method)
     timer = benchmark.Timer(stmt="fn()", globals={"fn": fn}, num_threads=threads, label=label)
@@ -323,7 +323,7 @@ def interleaved(
             torch.cuda.synchronize()
         if cuda:
             calls = {
-                n: max(1, min(1000, int(min_block_s / max(statistics.median(cuda_event_times(fns[n], 3)), 1e-7))))
+                n: max(1, min(1000, int(min_block_s / max(statistics.median(_cuda_event_times(fns[n], 3)), 1e-7))))
                 for n in names
                 if n != aa_name
             }
@@ -335,7 +335,7 @@ def interleaved(
         for r in range(rounds):
             for n in names if r % 2 == 0 else names[::-1]:
                 if cuda:
-                    block_times[n].append(statistics.mean(cuda_event_times(fns[n], calls[n])))
+                    block_times[n].append(statistics.mean(_cuda_event_times(fns[n], calls[n])))
                 else:
                     block_times[n].append(timers[n].timeit(calls[n]).mean)
     finally:

@@ -1,8 +1,12 @@
 """The API reference, generated: one page per package of ``amp_docs_lib``, in layer order.
 
-Each page lists every module found in the package's folder (read from the file tree, nothing is
-imported here), rendered by mkdocstrings; so a new module appears without anyone remembering to
-add it. The plugin adds the pages to the build and to the navigation, under ``API reference``.
+A package's page shows its public surface: what its ``__init__`` exports, role by role (read from the
+``lazy_exports`` call, nothing is imported here), each name rendered by mkdocstrings from its module;
+then a table of every module found in the package's folder, so a new module appears without anyone
+remembering to add it, and a chapter's page builders are found in the module that holds them. A
+package that exports nothing (``docsite``, ``cli``) gets its docstring and the table; a top-level
+module (``gpt.py``) is rendered whole. The plugin adds the pages to the build and to the navigation,
+under ``API reference``.
 """
 
 from __future__ import annotations
@@ -52,22 +56,56 @@ def packages(root: Path = LIBRARY_ROOT) -> list[tuple[str, list[str]]]:
     return sorted(found.items(), key=lambda kv: (order.get(kv[0], len(order)), kv[0]))
 
 
+def roles(package: str, root: Path = LIBRARY_ROOT) -> dict[str, dict[str, tuple[str, ...]]]:
+    """``{role: {module: names}}`` a package exports (the second argument of its ``lazy_exports`` call,
+    read from the source); empty for a package that exports nothing."""
+    init = root / package / "__init__.py"
+    if not init.exists():
+        return {}
+    for node in ast.walk(ast.parse(init.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "lazy_exports":
+            return ast.literal_eval(node.args[1])
+    return {}
+
+
+def _summary(path: Path) -> str:
+    """The first paragraph of a module's docstring, on one line."""
+    doc = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8"))) or ""
+    return " ".join(doc.strip().split("\n\n")[0].split())
+
+
 def page_markdown(package: str, modules: list[str], root: Path = LIBRARY_ROOT) -> str:
-    """A package's API page: its docstring, then every module."""
-    lines = [f"# `amp_docs_lib.{package}`", ""]
-    if modules:
+    """A package's API page: what it is, its exports by role, then a table of its modules."""
+    if not modules:  # a top-level module: rendered whole
+        return "\n".join(
+            [
+                f"# `amp_docs_lib.{package}`",
+                "",
+                f"::: amp_docs_lib.{package}",
+                "    options:",
+                "      show_root_heading: false",
+                "",
+            ]
+        )
+    lines = [f"# `amp_docs_lib.{package}`", "", _summary(root / package / "__init__.py"), ""]
+    exported = roles(package, root)
+    if exported:
         lines += [
-            f"::: amp_docs_lib.{package}",
-            "    options:",
-            "      members: false",
-            "      show_root_heading: false",
+            f"What a reader's script uses, imported from the package (`from amp_docs_lib.{package} import ...`); "
+            "everything else, the chapters' page builders included, is imported from its module "
+            "(listed at the end of this page).",
             "",
         ]
+    for role, names_by_module in exported.items():
+        lines += [f"## {role[0].upper()}{role[1:]}", ""]
+        for module, names in names_by_module.items():
+            for name in names:
+                lines += [f"::: amp_docs_lib.{package}.{module}.{name}", "    options:", "      heading_level: 3", ""]
+    lines += ["## Modules", "", "| module | what it holds |", "| --- | --- |"]
     for m in modules:
-        lines += [f"::: amp_docs_lib.{m}", ""]
-    if not modules:
-        lines += [f"::: amp_docs_lib.{package}", "    options:", "      show_root_heading: false", ""]
-    return "\n".join(lines)
+        what = _summary(root / (m.replace(".", "/") + ".py")).replace("|", r"\|")  # a pipe would end the cell
+        lines.append(f"| `amp_docs_lib.{m}` | {what} |")
+    return "\n".join(lines) + "\n"
 
 
 def index_markdown(root: Path = LIBRARY_ROOT) -> str:

@@ -1,33 +1,46 @@
 """The literature, tested: claims of the papers and guides, this build's verdicts, the bibliography.
 
-Exports, by role:
+Exports, by role (each imported from its module on first use, so importing one module never
+imports the others); everything else, the chapters' page builders included, is imported from its
+module (``from amp_docs_lib.literature.<module> import <name>``):
 
-* the registry: ``LiteratureClaim``, ``CLAIMS``, ``get_claim``, ``split_test``, ``site_url``,
-  ``heading_text``;
-* rendering the chapter: ``reading_map``, ``section_links``, ``tests_html``, ``verdict_summary``,
-  ``machine_facts``; the falsifiability check ``unfalsifiable``;
-* verdicts: ``Verdict``, ``VERDICTS`` and its values ``HOLDS``, ``DOES_NOT_HOLD``, ``HOLDS_HERE``,
-  ``NOT_HERE``, ``NOT_TESTABLE``; ``judged``, ``needs``, ``needs_scale``;
-* the bibliography: ``BIB_PATH``, ``load_bibliography``, ``bibliography``, ``identifiers``,
-  ``arxiv_id_ok``, ``DOI``.
+* the claims: (``registry``) ``LiteratureClaim``, ``CLAIMS``, ``get_claim``;
+* verdicts: (``verdicts``) ``Verdict``, ``HOLDS``, ``DOES_NOT_HOLD``, ``HOLDS_HERE``, ``NOT_HERE``, ``NOT_TESTABLE``;
+* the reading map: (``registry``) ``reading_map``, ``verdict_summary``, ``section_links``;
+* the bibliography: (``bibliography``) ``load_bibliography``.
 """
 
-from amp_docs_lib.literature.bibliography import (BIB_PATH, DOI, arxiv_id_ok, bibliography, identifiers,
-                                                  load_bibliography)
-from amp_docs_lib.literature.registry import (CLAIMS, LiteratureClaim, get_claim, heading_text, machine_facts,
-                                              reading_map, section_links, site_url, split_test, tests_html,
-                                              unfalsifiable, verdict_summary)
-from amp_docs_lib.literature.verdicts import (DOES_NOT_HOLD, HOLDS, HOLDS_HERE, NOT_HERE, NOT_TESTABLE, VERDICTS,
-                                              Verdict, judged, needs, needs_scale)
+from amp_docs_lib.core.exports import lazy_exports
 
-__all__ = [
-    # registry
-    "LiteratureClaim", "CLAIMS", "get_claim", "split_test", "site_url", "heading_text",
-    # rendering
-    "reading_map", "section_links", "tests_html", "verdict_summary", "machine_facts", "unfalsifiable",
-    # verdicts
-    "Verdict", "VERDICTS", "HOLDS", "DOES_NOT_HOLD", "HOLDS_HERE", "NOT_HERE", "NOT_TESTABLE",
-    "judged", "needs", "needs_scale",
-    # bibliography
-    "BIB_PATH", "load_bibliography", "bibliography", "identifiers", "arxiv_id_ok", "DOI",
-]
+__all__, __getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "the claims": {
+            "registry": (
+                "LiteratureClaim",
+                "CLAIMS",
+                "get_claim",
+            ),
+        },
+        "verdicts": {
+            "verdicts": (
+                "Verdict",
+                "HOLDS",
+                "DOES_NOT_HOLD",
+                "HOLDS_HERE",
+                "NOT_HERE",
+                "NOT_TESTABLE",
+            ),
+        },
+        "the reading map": {
+            "registry": (
+                "reading_map",
+                "verdict_summary",
+                "section_links",
+            ),
+        },
+        "the bibliography": {
+            "bibliography": ("load_bibliography",),
+        },
+    },
+)

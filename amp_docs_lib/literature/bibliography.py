@@ -43,7 +43,7 @@ def _plain(text: str) -> str:
     return text.replace("{", "").replace("}", "")
 
 
-def format_entry(key: str, entry) -> str:
+def _format_entry(key: str, entry) -> str:
     """One entry in Markdown: authors, *title*, venue and year, arXiv id or URL."""
     persons = entry.persons.get("author", [])
     names, truncated = [], False
@@ -86,7 +86,7 @@ def bibliography(path: str | Path = BIB_PATH, keys=None) -> str:
     missing = [k for k in wanted if k not in data.entries]
     if missing:
         raise ValueError(f"keys not in the bibliography: {missing}; valid: {sorted(data.entries)}")
-    return "\n".join(f"- {format_entry(k, data.entries[k])}" for k in wanted)
+    return "\n".join(f"- {_format_entry(k, data.entries[k])}" for k in wanted)
 
 
 def identifiers(path: str | Path = BIB_PATH) -> dict[str, list[tuple[str, str]]]:

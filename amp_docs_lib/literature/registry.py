@@ -416,7 +416,7 @@ def reading_map(claims=CLAIMS) -> pd.DataFrame:
             "tested in": f"{name} › {heading_text(c.test)}",
             "verdict": v.status,
             "measured here": v.measured if v.measured != "n/a" else None,
-            "false variant": false_variant_text(c) if v.status != NOT_TESTABLE else None,
+            "false variant": _false_variant_text(c) if v.status != NOT_TESTABLE else None,
             "why not testable": v.reason or None,
             "note": c.note or None,
         })
@@ -427,7 +427,7 @@ KINDS = {"experiment": "an experiment: a measurement of what the claim predicts"
          "definition": "a definition check: the installed code, or the arithmetic, agrees with what the source states"}
 
 
-def false_variant_text(c: LiteratureClaim) -> str | None:
+def _false_variant_text(c: LiteratureClaim) -> str | None:
     """The deliberately false variant of ``c`` and this build's verdict on it, as a card shows it."""
     if c.false_params is None:
         return None

@@ -80,7 +80,7 @@ def show_diff(base_path: str | Path, path: str | Path, context: int = 3) -> Code
     return Code("".join(diff), "diff", None)
 
 
-class Tabs:
+class _Tabs:
     """Alternative views of one piece of code as Material content tabs (a diff and the full file)."""
 
     def __init__(self, views: dict[str, Code]):
@@ -105,9 +105,9 @@ class Tabs:
 
 
 @shown_in_scripts
-def show_pattern(base_path: str | Path, path: str | Path, context: int = 3) -> Tabs:
+def show_pattern(base_path: str | Path, path: str | Path, context: int = 3) -> _Tabs:
     """A training pattern as two tabs: its diff from ``base_path``, and the full program ``path``."""
-    return Tabs({"What changes": show_diff(base_path, path, context), "Full program": show_source(path)})
+    return _Tabs({"What changes": show_diff(base_path, path, context), "Full program": show_source(path)})
 
 
 class SnippetRun(Stamped):

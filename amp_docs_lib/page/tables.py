@@ -73,7 +73,7 @@ def table_html(df: pd.DataFrame, *, float_format: str = ".4g", index: bool = Fal
             f'<thead><tr>{"".join(head)}</tr></thead><tbody>{"".join(rows)}</tbody></table></div>')
 
 
-def csv_link(df: pd.DataFrame, caption: str | None, *, index: bool = False) -> str:
+def _csv_link(df: pd.DataFrame, caption: str | None, *, index: bool = False) -> str:
     """A link that downloads ``df`` as CSV (a data URI here; the site build moves it to a file)."""
     data = df.to_csv(index=index).encode()
     name = _slug(caption or "table") + ".csv"
@@ -138,7 +138,7 @@ def show_table(df: pd.DataFrame, caption: str | None = None, *, float_format: st
     else:
         body = full
     size_note = f"({rows})"
-    body += csv_link(df, caption, index=index)
+    body += _csv_link(df, caption, index=index)
     return StampedTable(df, caption, body, source=source, collapsed=bool(collapsed),
                         size_note=size_note, report=report)
 
@@ -171,7 +171,7 @@ def show_cards(df: pd.DataFrame, caption: str | None = None, *, title: str, badg
                      f'<span class="amp-badge amp-badge--{_slug(mark)}">{html.escape(mark)}</span> '
                      f'{html.escape(str(row[title]))}</p><dl class="amp-card__details">{lines}</dl></li>')
     rows = f"{len(df)} rows" if len(df) != 1 else "1 row"
-    body = f'<ul class="amp-cards">{"".join(cards)}</ul>' + csv_link(df, caption)
+    body = f'<ul class="amp-cards">{"".join(cards)}</ul>' + _csv_link(df, caption)
     return StampedTable(df, caption, body, source=source, collapsed=collapsed, size_note=f"({rows})",
                         report=report)
 

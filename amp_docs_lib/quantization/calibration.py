@@ -127,7 +127,7 @@ class _InputFakeQuant(nn.Module):
         return self.inner(fake_quantize_range(x, self.lo, self.hi, self.bits))
 
 
-def with_quantized_inputs(model: nn.Sequential, ranges: dict[str, tuple[float, float]], bits: int) -> nn.Module:
+def _with_quantized_inputs(model: nn.Sequential, ranges: dict[str, tuple[float, float]], bits: int) -> nn.Module:
     """A copy of ``model`` whose ``nn.Linear`` inputs are quantize-dequantized with the given ranges."""
     q = copy.deepcopy(model)
     for name, (lo, hi) in ranges.items():
@@ -165,7 +165,7 @@ def calibration_table(task, bits_list: tuple[int, ...] = (8, 4), percentile: flo
                              "layer-2 input range": f"[{lo:.3g}, {hi:.3g}]",
                              "clipped on test (%)": 100.0 * float((t > hi).float().mean()),
                              "layer-2 input SQNR on test (dB)": sqnr_db(t, fake_quantize_range(t, lo, hi, bits)),
-                             "test accuracy": accuracy(with_quantized_inputs(model, ranges, bits),
+                             "test accuracy": accuracy(_with_quantized_inputs(model, ranges, bits),
                                                        data.x_test, data.y_test)})
     return pd.DataFrame(rows)
 

@@ -250,7 +250,7 @@ def layer_outputs(model: nn.Module, x: torch.Tensor) -> dict[str, torch.Tensor]:
     return capture_linears(model, x, "output")
 
 
-def linear_names(model: nn.Module) -> list[str]:
+def _linear_names(model: nn.Module) -> list[str]:
     """Names of the ``nn.Linear`` layers, in order."""
     return [n for n, m in model.named_modules() if isinstance(m, nn.Linear)]
 
@@ -266,7 +266,7 @@ def layer_sqnr_table(model: nn.Module, config_factory: Callable[[], object], x: 
 
     ref = layer_outputs(model, x)
     full = layer_outputs(quantize_copy(model, config_factory()), x)
-    names = linear_names(model)
+    names = _linear_names(model)
     rows = []
     for n in names:
         alone = quantize_copy(model, config_factory(), filter_fn=lambda m, fqn, n=n: fqn == n)
@@ -283,7 +283,7 @@ def keep_fp32_table(model: nn.Module, configs: dict[str, Callable[[], object]], 
     """Accuracy and logits SQNR when the first and/or last Linear layers stay in FP32."""
     from amp_docs_lib.quantization.task import accuracy, state_dict_bytes
 
-    names = linear_names(model)
+    names = _linear_names(model)
     first, last = names[0], names[-1]
     ref = layer_outputs(model, x)[last]
     plans = {"all layers quantized": lambda m, f: True,
