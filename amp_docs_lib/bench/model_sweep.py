@@ -97,7 +97,7 @@ def step_flops(model: GPT, batch: tuple[torch.Tensor, torch.Tensor]) -> int:
     return int(fc.get_total_flops())
 
 
-# The training regime (bench.memory.REGIMES) whose bytes a sweep precision holds.
+# The calculator regime (bench.memory.CALCULATOR_REGIMES) whose bytes a sweep precision holds.
 _MEMORY_REGIME = {"fp32": "fp32", TF32: "fp32", "amp_bf16": "amp_bf16", "amp_fp16": "amp_bf16"}
 
 

@@ -23,6 +23,7 @@ from typing import Any, Callable, Iterable
 import pandas as pd
 import torch
 from torch import nn
+from amp_docs_lib.numbers.accounting import matmul_flops
 
 SWEEP_VARIANTS = ("int8_wo", "int4_wo", "int8_dyn")
 TORCH_AO_LABEL = "torch.ao quantize_dynamic (deprecated, fbgemm)"
@@ -163,7 +164,7 @@ def batch_sweep(in_features: int, out_features: int, batches: Iterable[int], tim
             return run
         ran = {k: trace_ops(runner(m)).matmul_summary() for k, m in models.items()}
         res = timer({k: runner(m) for k, m in models.items()}, baseline=base, device=dev)
-        flops = 2 * b * in_features * out_features
+        flops = matmul_flops(b, out_features, in_features)
         base_bytes = x.element_size() * (in_features * out_features + out_features + b * (in_features + out_features))
         for k, t in res.timings.items():
             c = None if k == base else res.compare(k)
