@@ -15,7 +15,7 @@ module never imports the others):
 * tile and wave quantization (``waves``): ``GUIDE_EXAMPLE_SMS``, ``GUIDE_TILE``, ``GUIDE_SOURCE``, ``tiles``, ``wave_model``, ``wave_table``, ``boundary_ns``, ``wave_comparison``, ``wave_sweep``;
 * harness fidelity (``fidelity``): ``fidelity``;
 * amp-docs bench (``suites``): ``parse_suites``, ``records``, ``run_suite``;
-* amp-docs report (``report``): ``datasheet_peak``, ``Report``, ``matmul_throughput``, ``feature_table``, ``torchao_config_rows``, ``autocast_differences``, ``collect``, ``markdown_table``, ``markdown_summary``, ``to_html``, ``check_writable``, ``write_report``.
+* amp-docs report (``report``): ``datasheet_peak``, ``Report``, ``matmul_throughput``, ``feature_table``, ``torchao_config_rows``, ``autocast_differences``, ``collect``.
 """
 
 from amp_docs_lib.core.exports import lazy_exports
@@ -46,5 +46,5 @@ __all__, __getattr__, __dir__ = lazy_exports(__name__, {
     # amp-docs bench
     "suites": ("parse_suites", "records", "run_suite",),
     # amp-docs report
-    "report": ("datasheet_peak", "Report", "matmul_throughput", "feature_table", "torchao_config_rows", "autocast_differences", "collect", "markdown_table", "markdown_summary", "to_html", "check_writable", "write_report",),
+    "report": ("datasheet_peak", "Report", "matmul_throughput", "feature_table", "torchao_config_rows", "autocast_differences", "collect",),
 })
