@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
+from amp_docs_lib.core.checks import lookup
+
 PROFILE_ENV_VAR = "AMP_DOCS_PROFILE"
 
 
@@ -156,12 +158,7 @@ def profile_names() -> list[str]:
 
 def get_profile(name: str) -> Profile:
     """Return the profile called ``name``; raise a clear error for anything else."""
-    if not isinstance(name, str):
-        raise TypeError(f"profile name must be a str, got {type(name).__name__}; valid: {profile_names()}")
-    try:
-        return PROFILES[name]
-    except KeyError:
-        raise ValueError(f"unknown profile {name!r}; valid profiles: {profile_names()}") from None
+    return lookup(PROFILES, name, "profile", profile_names())
 
 
 def default_profile_name() -> str:
