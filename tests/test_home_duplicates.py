@@ -39,3 +39,13 @@ def test_profiles_keep_every_size_in_one_table():
     cpu, gpu = PROFILES["cpu-small"], PROFILES["gpu-full"]
     assert list(cpu.sizes) == list(gpu.sizes)
     assert (cpu["regimes_steps"], gpu["regimes_steps"]) == (120, 300)
+
+
+def test_fault_models_check_their_layers_with_one_helper():
+    from amp_docs_lib.debugging.models import CancellationMLP, FunctionalFaultMLP, UnstableMLP
+
+    for make, least in ((UnstableMLP, 2), (FunctionalFaultMLP, 1), (CancellationMLP, 2)):
+        with pytest.raises(ValueError, match=f"depth must be an int >= {least}, got 0"):
+            make(depth=0)
+        with pytest.raises(ValueError, match=r"hot_layer must be an int in \[0, 1\], got 2"):
+            make(depth=2, hot_layer=2)
