@@ -5,7 +5,8 @@ import re
 import pytest
 
 from amp_docs_lib.cli import main
-from amp_docs_lib.bench.report import datasheet_peak, markdown_table, matmul_throughput
+from amp_docs_lib.bench.report import datasheet_peak, matmul_throughput
+from amp_docs_lib.cli.report import markdown_table
 
 import pandas as pd
 
@@ -23,16 +24,18 @@ def test_report_writes_self_contained_html_and_prints_markdown(tmp_path, capsys)
     assert "autocast policy" not in cap.out  # skipped
     assert "[1/4] environment" in cap.err and "done in" in cap.err  # progress while running
     rows = [line for line in cap.out.splitlines() if line.startswith("| cpu | ") and "| 64 |" in line]
-    assert {r.split("|")[2].strip() for r in rows} == {"float32", "bfloat16", "float16"}
+    assert {r.split("|")[2].strip() for r in rows} == {"fp32", "tf32", "fp16", "bf16", "fp8"}
 
 
 def test_matmul_throughput_measures_every_dtype():
-    df = matmul_throughput(32, devices=["cpu"], min_run_time=0.01)
-    assert list(df["dtype"]) == ["float32", "bfloat16", "float16"]
-    assert all(v > 0 for v in df["GFLOP/s"]) and df["vs float32"].iloc[0] == 1.0
+    df = matmul_throughput(32, devices=["cpu"], min_run_time=0.01).set_index("dtype")
+    assert list(df.index) == ["fp32", "tf32", "fp16", "bf16", "fp8"]  # bench.matmul's dtype names
+    ran = ["fp32", "fp16", "bf16"]  # the CPU has no TF32 and no FP8 matmul
+    assert all(v > 0 for v in df.loc[ran, "GFLOP/s"]) and df.loc["fp32", "vs fp32"] == 1.0
+    assert df.loc[["tf32", "fp8"], "GFLOP/s"].isna().all() and df.loc["fp8", "note"] == "no fp8 matmul on cpu here"
     with pytest.raises(ValueError, match="size must be an int >= 16"):
         matmul_throughput(8)
-    with pytest.raises(ValueError, match="unknown dtype"):
+    with pytest.raises(ValueError, match="unknown matmul dtype"):
         matmul_throughput(32, dtypes=("float33",))
 
 
@@ -56,13 +59,13 @@ def test_markdown_table_shows_none_as_na():
 
 
 def test_datasheet_peaks_match_gpu_names_and_are_absent_elsewhere():
-    assert datasheet_peak("NVIDIA H100 PCIe", "bfloat16") < datasheet_peak("NVIDIA H100 80GB HBM3", "bfloat16")
-    assert datasheet_peak("NVIDIA A100-SXM4-80GB", "float8") is None  # no FP8 on Ampere
-    assert datasheet_peak("AMD EPYC", "float32") is None
+    assert datasheet_peak("NVIDIA H100 PCIe", "bf16") < datasheet_peak("NVIDIA H100 80GB HBM3", "bf16")
+    assert datasheet_peak("NVIDIA A100-SXM4-80GB", "fp8") is None  # no FP8 on Ampere
+    assert datasheet_peak("AMD EPYC", "fp32") is None
     df = matmul_throughput(32, devices=["cpu"], min_run_time=0.01)
     assert df["datasheet peak GFLOP/s"].isna().all() and df["fraction of peak"].isna().all()
     with pytest.raises(TypeError):
-        datasheet_peak(None, "bfloat16")
+        datasheet_peak(None, "bf16")
 
 
 needs_proc = pytest.mark.skipif(not __import__("os").path.isdir("/proc/self"), reason="needs Linux's /proc")
@@ -71,7 +74,7 @@ needs_proc = pytest.mark.skipif(not __import__("os").path.isdir("/proc/self"), r
 @needs_proc
 def test_an_unwritable_output_fails_before_the_work(capsys, monkeypatch):
     collected = []
-    monkeypatch.setattr("amp_docs_lib.bench.report.collect", lambda *a, **k: collected.append(a))
+    monkeypatch.setattr("amp_docs_lib.cli.report.collect", lambda *a, **k: collected.append(a))
     assert main(["report", "-o", "/proc/r.html", "--skip", "autocast"]) == 2  # /proc: no file can be created
     err = capsys.readouterr().err
     assert "--output: cannot write in '/proc'" in err and "Traceback" not in err
@@ -79,7 +82,8 @@ def test_an_unwritable_output_fails_before_the_work(capsys, monkeypatch):
 
 
 def test_markdown_is_rounded_and_tf32_in_words():
-    from amp_docs_lib.bench.report import Report, markdown_summary
+    from amp_docs_lib.bench.report import Report
+    from amp_docs_lib.cli.report import markdown_summary
 
     tf32 = {"float32_matmul_precision": "highest", "cuda.matmul.allow_tf32": False, "cudnn.allow_tf32": True}
     rep = Report(environment={"device": "CPU", "tf32": tf32},

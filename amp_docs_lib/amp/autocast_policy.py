@@ -30,6 +30,7 @@ import pandas as pd
 import torch
 import torch.nn.functional as F
 
+from amp_docs_lib.core.tables import short_dtype
 from amp_docs_lib.core.devices import DEVICE_TYPES, available_devices, check_device
 
 LOW_DTYPES = (torch.float16, torch.bfloat16)
@@ -273,11 +274,6 @@ def _check_ops(ops) -> list[OpSpec]:
 
 
 # --------------------------------------------------------------------------- probing
-def short_dtype(dt: torch.dtype | None) -> str:
-    """``torch.bfloat16`` -> ``'bfloat16'``; ``None`` -> ``'-'``."""
-    return "-" if dt is None else str(dt).removeprefix("torch.")
-
-
 def _out_dtype(result: Any) -> torch.dtype:
     while isinstance(result, (tuple, list)):
         result = result[0]

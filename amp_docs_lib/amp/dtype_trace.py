@@ -16,6 +16,7 @@ import pandas as pd
 import torch
 import torch.nn as nn
 
+from amp_docs_lib.core.tables import short_dtype
 from amp_docs_lib.core.devices import check_device
 from amp_docs_lib.gpt import GPT, GPTConfig, random_batch
 from amp_docs_lib.amp.precision import PRECISION_DTYPES, precision_setup
@@ -23,10 +24,6 @@ from amp_docs_lib.core.profiles import Profile, active_profile
 
 # Precision names from ``amp_docs_lib.amp.precision`` (the one switch used everywhere).
 MODES = ("fp32", "amp_fp16", "amp_bf16")
-
-
-def _short(dt: torch.dtype) -> str:
-    return str(dt).removeprefix("torch.")
 
 
 def _check_mode(mode: str) -> torch.dtype | None:
@@ -77,8 +74,8 @@ def trace_dtypes(model: nn.Module, run: Callable[[nn.Module], Any], device: str 
             t_in = _first_tensor(args) if args else _first_tensor(kwargs)
             t_out = _first_tensor(out)
             rows.append({"module": name or "(model)", "type": type(mod).__name__,
-                         "in": _short(t_in.dtype) if t_in is not None else "-",
-                         "out": _short(t_out.dtype) if t_out is not None else "-"})
+                         "in": short_dtype(t_in.dtype) if t_in is not None else "-",
+                         "out": short_dtype(t_out.dtype) if t_out is not None else "-"})
         return fn
 
     handles = [m.register_forward_hook(hook(n), with_kwargs=True) for n, m in model.named_modules()]
@@ -90,7 +87,7 @@ def trace_dtypes(model: nn.Module, run: Callable[[nn.Module], Any], device: str 
             h.remove()
     loss = result if isinstance(result, torch.Tensor) else None
     if loss is not None:
-        rows.append({"module": "loss", "type": "loss (F.cross_entropy)", "in": "-", "out": _short(loss.dtype)})
+        rows.append({"module": "loss", "type": "loss (F.cross_entropy)", "in": "-", "out": short_dtype(loss.dtype)})
     return pd.DataFrame(rows)
 
 
@@ -154,7 +151,7 @@ def training_state_dtypes(model: nn.Module, run: Callable[[nn.Module], torch.Ten
         "AdamW exp_avg_sq": [opt.state[p]["exp_avg_sq"].dtype for p in params if p in opt.state],
         "loss": [loss.dtype],
     }
-    return pd.DataFrame([{"tensors": k, "dtypes": ", ".join(sorted({_short(d) for d in v})),
+    return pd.DataFrame([{"tensors": k, "dtypes": ", ".join(sorted({short_dtype(d) for d in v})),
                           "count": len(v)} for k, v in groups.items()])
 
 

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 import torch
 
+from amp_docs_lib.core.checks import lookup
 from amp_docs_lib.core.devices import DEVICE_TYPES
 
 PRECISIONS = ("fp32", "amp_fp16", "amp_bf16", "bf16")
@@ -185,9 +186,4 @@ def regimes_for(device_type: str) -> list[str]:
 
 def get_regime(name: str) -> Regime:
     """The :class:`Regime` called ``name``; ``ValueError`` listing the valid names otherwise."""
-    if not isinstance(name, str):
-        raise TypeError(f"regime name must be a str, got {type(name).__name__}; valid regimes: {list(REGIMES)}")
-    try:
-        return REGIMES[name]
-    except KeyError:
-        raise ValueError(f"unknown regime {name!r}; valid regimes: {list(REGIMES)}") from None
+    return lookup(REGIMES, name, "regime")

@@ -15,18 +15,14 @@ import torch
 from matplotlib.figure import Figure
 from torch import nn
 
+from amp_docs_lib.core.checks import lookup
 from amp_docs_lib.core.profiles import active_profile
 
 DTYPES = {"fp16": torch.float16, "bf16": torch.bfloat16}
 
 
 def _dtype(name: str) -> torch.dtype:
-    if not isinstance(name, str):
-        raise TypeError(f"dtype name must be a str, got {type(name).__name__}; valid: {sorted(DTYPES)}")
-    try:
-        return DTYPES[name]
-    except KeyError:
-        raise ValueError(f"unknown dtype {name!r}; valid: {sorted(DTYPES)}") from None
+    return lookup(DTYPES, name, "dtype", sorted(DTYPES))
 
 
 def synthetic_gradients(n: int | None = None, log10_low: float = -12.0, log10_high: float = -2.0,

@@ -18,15 +18,11 @@ import torch
 from amp_docs_lib.core.checks import positive_int
 from amp_docs_lib.core.timing import Timing, interleaved, measure, verdict_for
 from amp_docs_lib.core.devices import check_device
+from amp_docs_lib.numbers.accounting import matmul_flops
 
 MATMUL_DTYPES = ("fp32", "tf32", "fp16", "bf16", "fp8")
 _TORCH_DTYPES = {"fp32": torch.float32, "tf32": torch.float32, "fp16": torch.float16,
                  "bf16": torch.bfloat16}
-
-
-def matmul_flops(m: int, n: int, k: int) -> int:
-    """Floating-point operations of an (m × k) @ (k × n) product: 2·m·n·k."""
-    return 2 * positive_int("m", m) * positive_int("n", n) * positive_int("k", k)
 
 
 def dtype_supported(dtype: str, device: str | torch.device = "cpu") -> bool:

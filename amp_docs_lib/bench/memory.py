@@ -2,8 +2,8 @@
 activations per precision regime, compared with what a training step holds.
 
 The calculator (:func:`estimate`) multiplies element counts by bytes per
-element under each regime's assumptions (:data:`REGIMES`, Adam with two states
-per parameter). Activation elements follow the per-layer count of Korthikanti
+element under each regime's assumptions (:data:`CALCULATOR_REGIMES`; the bytes of
+the model states from ``numbers.accounting.STATE_BYTES``, Adam with two states per parameter). Activation elements follow the per-layer count of Korthikanti
 et al., "Reducing Activation Recomputation in Large Transformer Models" (2022),
 for this GPT: without dropout masks and with a fused attention kernel, each
 layer saves about ``16·s·b·h`` elements (LayerNorm inputs and outputs, Q/K/V,
@@ -26,20 +26,21 @@ import pandas as pd
 import torch
 
 from amp_docs_lib.core.devices import check_device, is_out_of_memory
+from amp_docs_lib.numbers.accounting import state_bytes
 from amp_docs_lib.numbers.formats import bytes_per_element
 from amp_docs_lib.gpt import GPT, GPTConfig, random_batch
 
-_FP32, _BF16, _FP8 = (bytes_per_element(f) for f in ("FP32", "BF16", "FP8 E4M3FN"))
-# Bytes per element (Adam keeps two states per parameter). Names are the training regimes'
-# (amp.precision.REGIMES), plus fp8 (torchao float8 training, the FP8 chapter); a test checks they agree.
-# weight_copies: low-precision copies of
-# the weights made for the matmuls.
-REGIMES: dict[str, dict[str, int]] = {
-    "fp32": {"weights": _FP32, "grads": _FP32, "optimizer": 2 * _FP32, "weight_copies": 0, "activations": _FP32},
-    "amp_bf16": {"weights": _FP32, "grads": _FP32, "optimizer": 2 * _FP32, "weight_copies": _BF16,
-                 "activations": _BF16},
-    "bf16": {"weights": _BF16, "grads": _BF16, "optimizer": 2 * _BF16, "weight_copies": 0, "activations": _BF16},
-    "fp8": {"weights": _FP32, "grads": _FP32, "optimizer": 2 * _FP32, "weight_copies": _FP8, "activations": _FP8},
+_BF16, _FP8 = bytes_per_element("BF16"), bytes_per_element("FP8 E4M3FN")
+# The calculator's regimes (amp.precision.REGIMES names, plus fp8: torchao float8 training, the FP8 chapter).
+# Weights, grads and optimizer state per parameter come from numbers.accounting.STATE_BYTES; what the
+# calculator adds is per regime: weight_copies, low-precision copies of the weights made for the matmuls,
+# and the bytes of one saved activation.
+CALCULATOR_REGIMES = ("fp32", "amp_bf16", "bf16", "fp8")
+_MATMUL_BYTES: dict[str, dict[str, int]] = {
+    "fp32": {"weight_copies": 0, "activations": bytes_per_element("FP32")},
+    "amp_bf16": {"weight_copies": _BF16, "activations": _BF16},
+    "bf16": {"weight_copies": 0, "activations": _BF16},
+    "fp8": {"weight_copies": _FP8, "activations": _FP8},
 }
 REGIME_NOTES = {
     "fp32": "everything FP32",
@@ -64,28 +65,28 @@ def activation_elements(cfg: GPTConfig, batch: int) -> int:
 
 
 def estimate(n_params: int, n_activations: int, regime: str) -> dict[str, int]:
-    """Bytes per component under ``regime`` (a :data:`REGIMES` name), and their total."""
-    if regime not in REGIMES:
-        raise ValueError(f"unknown regime {regime!r}; valid regimes: {list(REGIMES)}")
+    """Bytes per component under ``regime`` (a :data:`CALCULATOR_REGIMES` name), and their total."""
+    if regime not in CALCULATOR_REGIMES:
+        raise ValueError(f"unknown regime {regime!r}; valid regimes: {list(CALCULATOR_REGIMES)}")
     for name, v in (("n_params", n_params), ("n_activations", n_activations)):
         if not isinstance(v, int) or v < 0:
             raise ValueError(f"{name} must be a non-negative int, got {v!r}")
-    r = REGIMES[regime]
+    r, m = state_bytes(regime), _MATMUL_BYTES[regime]
     out = {"weights": n_params * r["weights"], "grads": n_params * r["grads"],
-           "optimizer": n_params * r["optimizer"], "weight_copies": n_params * r["weight_copies"],
-           "activations": n_activations * r["activations"]}
+           "optimizer": n_params * (r["moments"] + r["master"]), "weight_copies": n_params * m["weight_copies"],
+           "activations": n_activations * m["activations"]}
     out["total"] = sum(out.values())
     return out
 
 
 def plan_bytes(cfg: GPTConfig, batch: int, regimes) -> int:
     """Bytes one Adam training step of ``cfg`` holds at its peak under the neediest of ``regimes``
-    (:data:`REGIMES` names), planned before anything is allocated: the calculator's total plus foreach
+    (:data:`CALCULATOR_REGIMES` names), planned before anything is allocated: the calculator's total plus foreach
     AdamW's largest temporary, the square root of the second moments (one FP32 value per parameter)."""
     regimes = tuple(regimes)
-    unknown = [r for r in regimes if r not in REGIMES]
+    unknown = [r for r in regimes if r not in CALCULATOR_REGIMES]
     if unknown or not regimes:
-        raise ValueError(f"unknown regimes {unknown or regimes!r}; valid: {list(REGIMES)}")
+        raise ValueError(f"unknown regimes {unknown or regimes!r}; valid: {list(CALCULATOR_REGIMES)}")
     n, a = count_parameters(cfg), activation_elements(cfg, batch)
     return max(estimate(n, a, r)["total"] for r in regimes) + 4 * n
 
@@ -136,7 +137,7 @@ def calculator_table(cfg: GPTConfig, batch: int) -> pd.DataFrame:
     """The calculator for every regime, in MiB."""
     n, a = count_parameters(cfg), activation_elements(cfg, batch)
     rows = []
-    for reg in REGIMES:
+    for reg in CALCULATOR_REGIMES:
         e = estimate(n, a, reg)
         rows.append({"regime": reg, **{f"{k} (MiB)": v / 2**20 for k, v in e.items()}, "assumes": REGIME_NOTES[reg]})
     return pd.DataFrame(rows)
@@ -194,10 +195,10 @@ def measure_step(cfg: GPTConfig, batch: int, precision: str, device: str | torch
 
 def planned_largest_batch(cfg: GPTConfig, precision: str, memory_bytes: int, limit: int) -> int:
     """The largest batch up to ``limit`` whose plan (:func:`plan_bytes`) fits ``memory_bytes``; 0 when batch 1
-    does not. ``precision`` is a :data:`REGIMES` name or ``amp_fp16`` (planned as ``amp_bf16``: same bytes)."""
+    does not. ``precision`` is a :data:`CALCULATOR_REGIMES` name or ``amp_fp16`` (planned as ``amp_bf16``: same bytes)."""
     regime = "amp_bf16" if precision == "amp_fp16" else precision
-    if regime not in REGIMES:
-        raise ValueError(f"unknown precision {precision!r}; valid: {[*REGIMES, 'amp_fp16']}")
+    if regime not in CALCULATOR_REGIMES:
+        raise ValueError(f"unknown precision {precision!r}; valid: {[*CALCULATOR_REGIMES, 'amp_fp16']}")
     lo, hi = 0, limit  # plan_bytes grows with the batch, so bisect
     while lo < hi:
         mid = (lo + hi + 1) // 2
@@ -269,7 +270,7 @@ def comparison_table(cfg: GPTConfig, batch: int, precisions=("fp32", "amp_bf16",
     rows = []
     for prec in precisions:
         m = measure_step(cfg, batch, prec, device)
-        e = estimate(n, a, prec if prec in REGIMES else "amp_bf16")
+        e = estimate(n, a, prec if prec in CALCULATOR_REGIMES else "amp_bf16")
         rows.append({
             "precision": prec,
             "weights+grads+Adam, calculated (MiB)": (e["weights"] + e["grads"] + e["optimizer"]) / 2**20,

@@ -25,6 +25,7 @@ from typing import Any, Callable
 import torch
 import torch.utils.benchmark as benchmark
 
+from amp_docs_lib.core.tables import short_dtype
 from amp_docs_lib.bench.load import machine_cores
 from amp_docs_lib.core.timing import Timing, interleaved, measure, quartiles
 from amp_docs_lib.core.devices import check_device
@@ -150,7 +151,7 @@ def tiny_op_autocast(sizes: tuple[int, ...] = (8, 512), device: str | torch.devi
         def amp():
             with torch.no_grad(), torch.autocast(dev.type, dtype=dtype):
                 return lin(x)
-        low = str(dtype).replace("torch.", "")
+        low = short_dtype(dtype)
         res = interleaved({"fp32": plain, f"{low} pre-cast": precast, "autocast": amp}, device=dev,
                           rounds=rounds, min_block_s=min_block_s)
         kernel = res.compare(f"{low} pre-cast", "fp32")

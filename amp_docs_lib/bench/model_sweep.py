@@ -28,7 +28,7 @@ from amp_docs_lib.core.devices import check_device, is_out_of_memory
 from amp_docs_lib.gpt import GPT, GPTConfig, random_batch
 from amp_docs_lib.amp.precision import precision_setup
 
-TF32 = "fp32_tf32"  # FP32 weights and autocast off, TF32 Tensor Core matmuls allowed (CUDA, sm80+)
+TF32 = "tf32"  # the matmul and regime name (bench.matmul, amp.precision): FP32 weights and autocast off, TF32 Tensor Core matmuls allowed (CUDA, sm80+)
 SWEEP_PRECISIONS = ("fp32", "amp_bf16", "amp_fp16")
 # name: (n_layer, n_embd, n_head); the d_ff = 4·d_model shapes of GPT-2 small ... 2.7B.
 GPU_LADDER = {"small": (12, 768, 12), "medium": (24, 1024, 16), "large": (36, 1280, 20),
@@ -97,7 +97,7 @@ def step_flops(model: GPT, batch: tuple[torch.Tensor, torch.Tensor]) -> int:
     return int(fc.get_total_flops())
 
 
-# The training regime (bench.memory.REGIMES) whose bytes a sweep precision holds.
+# The calculator regime (bench.memory.CALCULATOR_REGIMES) whose bytes a sweep precision holds.
 _MEMORY_REGIME = {"fp32": "fp32", TF32: "fp32", "amp_bf16": "amp_bf16", "amp_fp16": "amp_bf16"}
 
 

@@ -34,8 +34,8 @@ def bench(suite: tuple[str, ...], out: str, device: str | None, no_progress: boo
     import pandas as pd
     import torch
 
-    from amp_docs_lib.bench.report import check_writable
     from amp_docs_lib.bench.suites import records, run_suite
+    from amp_docs_lib.cli.report import check_writable
     from amp_docs_lib.core.devices import check_device, default_device
     from amp_docs_lib.core.env import environment_report, hardware_fingerprint
 

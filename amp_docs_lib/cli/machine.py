@@ -31,7 +31,7 @@ def env(as_json: bool) -> None:
 )
 def report(output: str, size: int | None, skip: tuple[str, ...]) -> None:
     """Write a one-file HTML report of this machine's precision landscape and print it as Markdown."""
-    from amp_docs_lib.bench.report import write_report as report_main
+    from amp_docs_lib.cli.report import write_report as report_main
 
     try:
         sys.exit(report_main(output, size, tuple(skip)))

@@ -98,6 +98,7 @@ def package(
     from nbformat.v4.rwbase import rejoin_lines
 
     from amp_docs_lib.bench import report
+    from amp_docs_lib.cli.report import to_html
     from amp_docs_lib.core.env import environment_report
     from amp_docs_lib.core.gating import requirements_from_tags
     from amp_docs_lib.docsite.execute import save_reference
@@ -142,7 +143,7 @@ def package(
     (dest / MACHINE_FILE).write_text(json.dumps(machine, indent=1, default=str))
     (dest / "measurements.json").write_text(json.dumps(meas, indent=1, default=str))
     rep = report.collect(size=report_size)
-    (dest / "report.html").write_text(report.to_html(rep), encoding="utf-8")
+    (dest / "report.html").write_text(to_html(rep), encoding="utf-8")
     (dest / "report.json").write_text(
         json.dumps(
             {k: json.loads(df.to_json(orient="records", default_handler=str)) for k, df in rep.tables.items()}, indent=1

@@ -10,7 +10,20 @@ from __future__ import annotations
 
 import math
 import numbers
+from collections.abc import Mapping
 from typing import Any
+
+
+def lookup(mapping: Mapping[str, Any], name: Any, what: str, valid: list | None = None) -> Any:
+    """``mapping[name]``: ``TypeError`` for a name that is not a str, ``ValueError`` for an unknown one,
+    each listing the valid names (``valid``, by default the mapping's keys). ``what`` names the kind."""
+    valid = list(mapping) if valid is None else valid
+    if not isinstance(name, str):
+        raise TypeError(f"{what} name must be a str, got {type(name).__name__}; valid {what}s: {valid}")
+    try:
+        return mapping[name]
+    except KeyError:
+        raise ValueError(f"unknown {what} {name!r}; valid {what}s: {valid}") from None
 
 
 def positive_int(name: str, value: Any, *, minimum: int = 1) -> int:

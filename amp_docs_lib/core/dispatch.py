@@ -99,6 +99,8 @@ def trace_ops(
     import torch
     from torch.utils._python_dispatch import TorchDispatchMode
 
+    from amp_docs_lib.core.tables import short_dtype
+
     if not callable(fn):
         raise TypeError(f"fn must be callable, got {type(fn).__name__}")
     trace = OpTrace()
@@ -114,7 +116,7 @@ def trace_ops(
             )
             trace.counts[name] += 1
             if is_matmul(name):
-                trace.matmuls.append((name, tuple(str(d).removeprefix("torch.") for d in dtypes)))
+                trace.matmuls.append((name, tuple(short_dtype(d) for d in dtypes)))
             if on_op is not None:
                 on_op(func, args, kwargs, out)
             return out

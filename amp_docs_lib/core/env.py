@@ -17,7 +17,7 @@ import warnings
 from typing import Any
 
 import amp_docs_lib
-from amp_docs_lib.core.machine import cpu_model, cpu_native_matmul
+from amp_docs_lib.core.machine import cpu_description, cpu_model, cpu_native_matmul
 from amp_docs_lib.core.packages import installed_versions
 from amp_docs_lib.core.paths import REPO_ROOT, REVISION_FILE
 from amp_docs_lib.core.profiles import active_profile
@@ -148,11 +148,8 @@ def git_revision() -> str:
 def hardware_description() -> dict[str, Any]:
     """What the hardware part of the cache key covers."""
     return {
-        "machine": platform.machine(),
-        "cpu": cpu_model(),
-        "cpu_count": os.cpu_count(),
+        **cpu_description(),
         "cpu_capability": cpu_capability(),
-        "cpu_native_matmul": cpu_native_matmul(),
         "gpus": [{k: g[k] for k in ("name", "compute_capability", "memory_gib")} for g in gpus()],
     }
 

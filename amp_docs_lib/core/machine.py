@@ -112,12 +112,19 @@ def cpu_native_matmul(flags: frozenset[str] | None = None, max_isa: str | None =
 DISPATCH_VARIABLES = ("ATEN_CPU_CAPABILITY", "ONEDNN_MAX_CPU_ISA", "MKL_ENABLE_INSTRUCTIONS")
 
 
-def machine_light() -> dict[str, object]:
+def cpu_description() -> dict[str, object]:
+    """The CPU part of every machine description: architecture, model, logical CPUs, native 16-bit matmul."""
     return {
         "machine": platform.machine(),
         "cpu": cpu_model(),
         "cpu_count": os.cpu_count(),
         "cpu_native_matmul": cpu_native_matmul(),
+    }
+
+
+def machine_light() -> dict[str, object]:
+    return {
+        **cpu_description(),
         "gpus": nvidia_gpus_light(),
         "cuda_visible": os.environ.get("CUDA_VISIBLE_DEVICES"),
     }

@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
+from amp_docs_lib.core.checks import lookup
+
 PROFILE_ENV_VAR = "AMP_DOCS_PROFILE"
 
 
@@ -42,171 +44,110 @@ def _sizes(**kw: Any) -> Mapping[str, Any]:
     return MappingProxyType(kw)
 
 
+# Problem sizes per profile, (cpu-small, gpu-full): one line a size, so what the profiles change shows.
+_SIZES: dict[str, tuple[Any, Any]] = {
+    "accumulation_terms": (20_000, 100_000),
+    "ulp_points": (200, 1_000),
+    "stagnation_steps": (2_000, 20_000),
+    "matmul_size": (256, 4096),
+    "gpt_batch": (4, 16),
+    "gpt_seq": (32, 256),
+    "gpt_layers": (2, 6),
+    "gpt_width": (64, 384),
+    "gpt_heads": (4, 6),
+    "gpt_vocab": (128, 512),
+    "train_steps": (60, 400),
+    "underflow_samples": (200_000, 2_000_000),
+    "scale_sim_steps": (1_000, 3_000),
+    "pattern_steps": (30, 200),
+    "quant_hidden": (128, 1024),
+    "quant_epochs": (20, 40),
+    "quant_qat_epochs": (3, 10),
+    "quant_calib_sizes": ((4, 16, 64, 256), (4, 16, 64, 256, 1024)),
+    "quant_rounds": (9, 15),  # interleaved timing rounds (the 90% interval on a median ratio needs >= 5)
+    "quant_seeds": (5, 5),
+    "quant_sweep_features": (1024, 8192),
+    "quant_sweep_batches": ((1, 8, 64, 256, 1024), (1, 16, 128, 1024, 4096)),
+    # gpu-full: packed INT4 (tinygemm, sm80+), INT8 weight-only and FP8 (sm89+) against BF16, as torchao deploys them
+    "quant_compile_variants": (("fp32", "int8_dyn"), ("fp32", "int8_wo", "int8_dyn", "int4_wo_tile", "fp8_dyn")),
+    "fp8_capture_steps": (5, 50),
+    "fp8_delayed_steps": (60, 120),
+    "fp8_history_len": (16, 16),
+    "fp8_gemm_size": (256, 4096),
+    "fp8_bench_size": (512, 8192),
+    "fp8_train_steps": (30, 300),
+    "fp8_train_width": (64, 768),
+    "fp8_train_seq": (32, 256),
+    "fp8_train_batch": (8, 16),
+    "fp8_accum_outputs": (32, 32),  # fewer outputs leave the promotion gain noisier than its check allows
+    # performance chapter and `amp-docs bench` (amp_docs_lib/bench)
+    "perf_matmul_sizes": ((64, 128, 256, 512), (256, 512, 1024, 2048, 4096, 8192)),
+    "perf_alignment_base": (256, 4096),
+    "perf_gpt_ladder": (
+        {"tiny-32": (2, 32, 4), "tiny-64": (2, 64, 4), "tiny-96": (2, 96, 4)},
+        {
+            "small": (12, 768, 12),
+            "medium": (24, 1024, 16),
+            "large": (36, 1280, 20),
+            "xl": (48, 1600, 25),
+            "2.7B": (32, 2560, 32),
+        },
+    ),
+    "perf_gpt_batch": (4, 4),
+    "perf_gpt_seq": (16, 128),
+    "perf_gpt_vocab": (128, 10_000),
+    "perf_memory_sizes": (("tiny-64", "tiny-96"), ("small", "large", "xl")),
+    "perf_min_run_time": (0.1, 0.2),
+    "perf_rounds": (9, 15),
+    "dist_features": (16, 256),
+    "dist_hidden": (32, 1024),
+    "dist_batch": (8, 64),
+    "dist_model_params": (7_500_000_000, 7_500_000_000),
+    "dist_devices": (64, 64),
+    "debug_width": (32, 256),
+    "debug_batch": (32, 256),
+    "debug_depth": (6, 8),
+    "exercise_steps": (40, 300),
+    "exercise_batch_max": (4096, 65536),
+    "exercise_memory_budget_mb": (16, 4096),
+    "exercise_stress_steps": (60, 500),
+    # training_regimes chapter (cpu-small sized for an AVX2 CPU, where BF16/FP16 matmuls are slow)
+    "regimes_vocab": (16, 32),
+    "regimes_branching": (2, 2),
+    "regimes_seq": (32, 64),
+    "regimes_layers": (2, 4),
+    "regimes_heads": (4, 4),
+    "regimes_width": (64, 128),
+    "regimes_init_std": (0.1, 0.1),
+    "regimes_batch": (16, 32),
+    "regimes_steps": (120, 300),
+    "regimes_lr": (3e-3, 3e-3),
+    "regimes_warmup": (10, 20),
+    "regimes_eval_every": (30, 25),
+    "regimes_eval_windows": (128, 256),
+    "regimes_train_tokens": (100_000, 1_000_000),
+    "regimes_val_tokens": (10_000, 50_000),
+    "regimes_noise_seeds": (2, 3),
+}
+
+
+def _column(i: int) -> Mapping[str, Any]:
+    """Column ``i`` of :data:`_SIZES`: one profile's sizes."""
+    return _sizes(**{name: values[i] for name, values in _SIZES.items()})
+
+
 PROFILES: dict[str, Profile] = {
     "cpu-small": Profile(
         name="cpu-small",
         device="cpu",
         description="small sizes that keep every chapter fast on a 2-core CPU",
-        sizes=_sizes(
-            accumulation_terms=20_000,
-            ulp_points=200,
-            stagnation_steps=2_000,
-            matmul_size=256,
-            gpt_batch=4,
-            gpt_seq=32,
-            gpt_layers=2,
-            gpt_width=64,
-            gpt_heads=4,
-            gpt_vocab=128,
-            train_steps=60,
-            underflow_samples=200_000,
-            scale_sim_steps=1_000,
-            pattern_steps=30,
-            quant_hidden=128,
-            quant_epochs=20,
-            quant_qat_epochs=3,
-            quant_calib_sizes=(4, 16, 64, 256),
-            quant_rounds=9,  # interleaved timing rounds (the 90% interval on a median ratio needs >= 5)
-            quant_seeds=5,
-            quant_sweep_features=1024,
-            quant_sweep_batches=(1, 8, 64, 256, 1024),
-            quant_compile_variants=("fp32", "int8_dyn"),
-            fp8_capture_steps=5,
-            fp8_delayed_steps=60,
-            fp8_history_len=16,
-            fp8_gemm_size=256,
-            fp8_bench_size=512,
-            fp8_train_steps=30,
-            fp8_train_width=64,
-            fp8_train_seq=32,
-            fp8_train_batch=8,
-            fp8_accum_outputs=32,  # fewer outputs leave the promotion gain noisier than its check allows
-            # performance chapter and `amp-docs bench` (amp_docs_lib/bench)
-            perf_matmul_sizes=(64, 128, 256, 512),
-            perf_alignment_base=256,
-            perf_gpt_ladder={"tiny-32": (2, 32, 4), "tiny-64": (2, 64, 4), "tiny-96": (2, 96, 4)},
-            perf_gpt_batch=4,
-            perf_gpt_seq=16,
-            perf_gpt_vocab=128,
-            perf_memory_sizes=("tiny-64", "tiny-96"),
-            perf_min_run_time=0.1,
-            perf_rounds=9,
-            dist_features=16,
-            dist_hidden=32,
-            dist_batch=8,
-            dist_model_params=7_500_000_000,
-            dist_devices=64,
-            debug_width=32,
-            debug_batch=32,
-            debug_depth=6,
-            exercise_steps=40,
-            exercise_batch_max=4096,
-            exercise_memory_budget_mb=16,
-            exercise_stress_steps=60,
-            # training_regimes chapter (sized for an AVX2 CPU, where BF16/FP16 matmuls are slow)
-            regimes_vocab=16,
-            regimes_branching=2,
-            regimes_seq=32,
-            regimes_layers=2,
-            regimes_heads=4,
-            regimes_width=64,
-            regimes_init_std=0.1,
-            regimes_batch=16,
-            regimes_steps=120,
-            regimes_lr=3e-3,
-            regimes_warmup=10,
-            regimes_eval_every=30,
-            regimes_eval_windows=128,
-            regimes_train_tokens=100_000,
-            regimes_val_tokens=10_000,
-            regimes_noise_seeds=2,
-        ),
+        sizes=_column(0),
     ),
     "gpu-full": Profile(
         name="gpu-full",
         device="cuda",
         description="full sizes for a CUDA GPU",
-        sizes=_sizes(
-            accumulation_terms=100_000,
-            ulp_points=1_000,
-            stagnation_steps=20_000,
-            matmul_size=4096,
-            gpt_batch=16,
-            gpt_seq=256,
-            gpt_layers=6,
-            gpt_width=384,
-            gpt_heads=6,
-            gpt_vocab=512,
-            train_steps=400,
-            underflow_samples=2_000_000,
-            scale_sim_steps=3_000,
-            pattern_steps=200,
-            quant_hidden=1024,
-            quant_epochs=40,
-            quant_qat_epochs=10,
-            quant_calib_sizes=(4, 16, 64, 256, 1024),
-            quant_rounds=15,
-            quant_seeds=5,
-            quant_sweep_features=8192,
-            quant_sweep_batches=(1, 16, 128, 1024, 4096),
-            # packed INT4 (tinygemm, sm80+), INT8 weight-only and FP8 (sm89+) against BF16, as torchao deploys them
-            quant_compile_variants=("fp32", "int8_wo", "int8_dyn", "int4_wo_tile", "fp8_dyn"),
-            fp8_capture_steps=50,
-            fp8_delayed_steps=120,
-            fp8_history_len=16,
-            fp8_gemm_size=4096,
-            fp8_bench_size=8192,
-            fp8_train_steps=300,
-            fp8_train_width=768,
-            fp8_train_seq=256,
-            fp8_train_batch=16,
-            fp8_accum_outputs=32,
-            # performance chapter and `amp-docs bench` (amp_docs_lib/bench)
-            perf_matmul_sizes=(256, 512, 1024, 2048, 4096, 8192),
-            perf_alignment_base=4096,
-            perf_gpt_ladder={
-                "small": (12, 768, 12),
-                "medium": (24, 1024, 16),
-                "large": (36, 1280, 20),
-                "xl": (48, 1600, 25),
-                "2.7B": (32, 2560, 32),
-            },
-            perf_gpt_batch=4,
-            perf_gpt_seq=128,
-            perf_gpt_vocab=10_000,
-            perf_memory_sizes=("small", "large", "xl"),
-            perf_min_run_time=0.2,
-            perf_rounds=15,
-            dist_features=256,
-            dist_hidden=1024,
-            dist_batch=64,
-            dist_model_params=7_500_000_000,
-            dist_devices=64,
-            debug_width=256,
-            debug_batch=256,
-            debug_depth=8,
-            exercise_steps=300,
-            exercise_batch_max=65536,
-            exercise_memory_budget_mb=4096,
-            exercise_stress_steps=500,
-            # training_regimes chapter
-            regimes_vocab=32,
-            regimes_branching=2,
-            regimes_seq=64,
-            regimes_layers=4,
-            regimes_heads=4,
-            regimes_width=128,
-            regimes_init_std=0.1,
-            regimes_batch=32,
-            regimes_steps=300,
-            regimes_lr=3e-3,
-            regimes_warmup=20,
-            regimes_eval_every=25,
-            regimes_eval_windows=256,
-            regimes_train_tokens=1_000_000,
-            regimes_val_tokens=50_000,
-            regimes_noise_seeds=3,
-        ),
+        sizes=_column(1),
     ),
 }
 
@@ -217,12 +158,7 @@ def profile_names() -> list[str]:
 
 def get_profile(name: str) -> Profile:
     """Return the profile called ``name``; raise a clear error for anything else."""
-    if not isinstance(name, str):
-        raise TypeError(f"profile name must be a str, got {type(name).__name__}; valid: {profile_names()}")
-    try:
-        return PROFILES[name]
-    except KeyError:
-        raise ValueError(f"unknown profile {name!r}; valid profiles: {profile_names()}") from None
+    return lookup(PROFILES, name, "profile", profile_names())
 
 
 def default_profile_name() -> str:

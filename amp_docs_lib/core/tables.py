@@ -13,6 +13,11 @@ import pandas as pd
 NOT_APPLICABLE = "n/a"
 
 
+def short_dtype(dt: Any) -> str:
+    """A dtype as a table shows it: ``torch.bfloat16`` -> ``'bfloat16'``; ``None`` -> ``'-'``."""
+    return "-" if dt is None else str(dt).removeprefix("torch.")
+
+
 def table_from_rows(rows: list[dict[str, Any]]) -> pd.DataFrame:
     """A DataFrame from row dicts in which ``None`` stays ``None`` (not applicable).
 

@@ -28,6 +28,7 @@ import pandas as pd
 import torch
 import torch.nn.functional as F
 from torch import nn
+from amp_docs_lib.core.tables import short_dtype
 
 
 def check_floating(t: Any, name: str = "tensor") -> torch.Tensor:
@@ -304,7 +305,7 @@ def first_nonfinite_ops(model: nn.Module, x: Any, y: torch.Tensor | None = None,
             frame = next((fr for fr in reversed(traceback.extract_stack()[:-1])
                           if not fr.filename.startswith(torch_dir) and fr.filename not in (__file__, dispatch_file)),
                          None)
-            rows.append({"pass": phase["pass"], "op": str(func), "dtype": str(bad[0].dtype).removeprefix("torch."),
+            rows.append({"pass": phase["pass"], "op": str(func), "dtype": short_dtype(bad[0].dtype),
                          "infs": int(sum(int(torch.isinf(t).sum()) for t in bad)),
                          "nans": int(sum(int(torch.isnan(t).sum()) for t in bad)),
                          "file": None if frame is None else frame.filename,

@@ -17,6 +17,14 @@ import torch
 from torch import nn
 
 
+def _check_layers(depth: int, hot_layer: int, *, min_depth: int) -> None:
+    """A model's depth (at least ``min_depth``) and the index of its faulty block, checked before it is built."""
+    if not isinstance(depth, int) or depth < min_depth:
+        raise ValueError(f"depth must be an int >= {min_depth}, got {depth!r}")
+    if not isinstance(hot_layer, int) or not 0 <= hot_layer < depth:
+        raise ValueError(f"hot_layer must be an int in [0, {depth - 1}], got {hot_layer!r}")
+
+
 class Magnitude(nn.Module):
     """Appends ``sqrt(sum(x**2))`` per row: finite forward, NaN gradient for an all-zero row."""
 
@@ -41,10 +49,7 @@ class UnstableMLP(nn.Module):
     def __init__(self, width: int = 32, depth: int = 6, hot_layer: int = 3, hot_scale: float = 1e5,
                  classes: int = 4, magnitude: bool = False, seed: int = 0):
         super().__init__()
-        if not isinstance(depth, int) or depth < 2:
-            raise ValueError(f"depth must be an int >= 2, got {depth!r}")
-        if not isinstance(hot_layer, int) or not 0 <= hot_layer < depth:
-            raise ValueError(f"hot_layer must be an int in [0, {depth - 1}], got {hot_layer!r}")
+        _check_layers(depth, hot_layer, min_depth=2)
         torch.manual_seed(seed)
         self.proj = nn.Linear(width, width, bias=False) if magnitude else nn.Identity()
         self.magnitude = Magnitude() if magnitude else nn.Identity()
@@ -83,10 +88,7 @@ class FunctionalFaultMLP(nn.Module):
     def __init__(self, width: int = 32, depth: int = 4, hot_layer: int = 2, hot_scale: float = 1e5,
                  classes: int = 4, seed: int = 0):
         super().__init__()
-        if not isinstance(depth, int) or depth < 1:
-            raise ValueError(f"depth must be a positive int, got {depth!r}")
-        if not isinstance(hot_layer, int) or not 0 <= hot_layer < depth:
-            raise ValueError(f"hot_layer must be an int in [0, {depth - 1}], got {hot_layer!r}")
+        _check_layers(depth, hot_layer, min_depth=1)
         torch.manual_seed(seed)
         self.blocks = nn.Sequential(*[ScaledResidual(width, hot_scale if i == hot_layer else 1.0) for i in range(depth)])
         self.head = nn.Linear(width, classes)
@@ -119,10 +121,7 @@ class CancellationMLP(nn.Module):
     def __init__(self, width: int = 32, depth: int = 6, hot_layer: int = 3, offset: float = 2048.0,
                  classes: int = 4, seed: int = 0):
         super().__init__()
-        if not isinstance(depth, int) or depth < 2:
-            raise ValueError(f"depth must be an int >= 2, got {depth!r}")
-        if not isinstance(hot_layer, int) or not 0 <= hot_layer < depth:
-            raise ValueError(f"hot_layer must be an int in [0, {depth - 1}], got {hot_layer!r}")
+        _check_layers(depth, hot_layer, min_depth=2)
         torch.manual_seed(seed)
         self.blocks = nn.Sequential(*[nn.Sequential(OffsetLinear(width, width, offset) if i == hot_layer
                                                     else nn.Linear(width, width), nn.LayerNorm(width), nn.ReLU())

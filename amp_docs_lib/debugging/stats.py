@@ -15,6 +15,7 @@ from typing import Any, Iterable
 import pandas as pd
 import torch
 
+from amp_docs_lib.core.tables import short_dtype
 from amp_docs_lib.core.checks import nonempty_tensor
 from amp_docs_lib.core.tables import na_to_none
 from torch import nn
@@ -34,7 +35,7 @@ def tensor_stats(t: torch.Tensor) -> dict[str, Any]:
     fa = a[finite]
     n = t.numel()
     absd = t.abs()
-    return {"dtype": str(t.dtype).removeprefix("torch."),
+    return {"dtype": short_dtype(t.dtype),
             "mean": float(fa.mean()) if fa.numel() else None,
             "std": float(fa.std()) if fa.numel() > 1 else None,
             "max abs": float(fa.abs().max()) if fa.numel() else None,
@@ -84,7 +85,7 @@ def compare_precisions(model: nn.Module, x: Any, autocast_dtype: torch.dtype = t
         raise ValueError(f"autocast_dtype must be torch.float16 or torch.bfloat16, got {autocast_dtype}")
     a = layer_stats(model, x, modules=modules)
     b = layer_stats(model, x, autocast_dtype=autocast_dtype, modules=modules)
-    tag = "amp " + str(autocast_dtype).removeprefix("torch.")
+    tag = "amp " + short_dtype(autocast_dtype)
     keep = ["dtype", "max abs", "std", "zeros", "subnormals", "infs", "nans"]
     out = a[["module", "type"] + keep].rename(columns={k: f"{k} (fp32)" for k in keep})
     for k in keep:

@@ -17,6 +17,8 @@ from typing import Any, Iterator
 import torch
 import torch.distributed as dist
 
+from amp_docs_lib.core.tables import short_dtype
+
 LOGGED = {  # function -> (kind, name of the argument holding the buffer that goes over the wire, position)
     "all_gather_single": ("all_gather", "output_tensor", 0),
     "all_gather_into_tensor": ("all_gather", "output_tensor", 0),
@@ -66,7 +68,7 @@ def log_collectives() -> Iterator[list[dict[str, Any]]]:
             if depth[0] == 0:
                 t = _buffer(name, args, kwargs)
                 records.append({"collective": LOGGED[name][0], "function": name,
-                                "dtype": str(t.dtype).removeprefix("torch."),
+                                "dtype": short_dtype(t.dtype),
                                 "elements": t.numel(), "bytes": t.numel() * t.element_size(),
                                 "op": _op(fn, args, kwargs)})
             depth[0] += 1

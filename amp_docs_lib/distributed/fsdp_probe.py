@@ -24,6 +24,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from amp_docs_lib.core.tables import short_dtype
 from amp_docs_lib.distributed.comm_log import log_collectives
 from amp_docs_lib.distributed.launch import run_workers
 
@@ -47,7 +48,7 @@ def make_mlp(features: int, hidden: int, classes: int, *, seed: int = 0) -> nn.S
 
 def _row(stage: str, name: str, t: torch.Tensor) -> dict[str, Any]:
     local = t.to_local() if hasattr(t, "to_local") else t
-    return {"stage": stage, "tensor": name, "dtype": str(local.dtype).removeprefix("torch."),
+    return {"stage": stage, "tensor": name, "dtype": short_dtype(local.dtype),
             "local shape": tuple(local.shape), "global shape": tuple(t.shape),
             "type": type(t).__name__, "local bytes": local.numel() * local.element_size()}
 
@@ -137,8 +138,7 @@ def accumulation_worker(rank: int, world_size: int, device: torch.device, *, fea
                                                      if c["collective"] == "reduce_scatter"})) or None,
                      "all-gathers": sum(c["collective"] == "all_gather" for c in comms),
                      "gradients held": len(grads),
-                     "gradient dtypes": ", ".join(sorted({str((t.to_local() if hasattr(t, "to_local") else t).dtype)
-                                                          .removeprefix("torch.") for t in grads})) or None,
+                     "gradient dtypes": ", ".join(sorted({short_dtype((t.to_local() if hasattr(t, "to_local") else t).dtype) for t in grads})) or None,
                      "gradient type": ", ".join(sorted({type(t).__name__ for t in grads})) or None,
                      "accumulated inside FSDP": _accumulated_grad_dtypes(model)})
     return rows
@@ -162,7 +162,7 @@ def _accumulated_grad_dtypes(model: nn.Module) -> str | None:
                 unsharded = getattr(fp, "_unsharded_param", None)
                 acc = getattr(unsharded, "grad", None)
             if acc is not None:
-                dtypes.add(str(acc.dtype).removeprefix("torch."))
+                dtypes.add(short_dtype(acc.dtype))
     return ", ".join(sorted(dtypes)) or None
 
 
@@ -183,7 +183,7 @@ def norm_softmax_worker(rank: int, world_size: int, device: torch.device, *, fea
         torch.manual_seed(0)
         model = nn.Sequential(nn.Linear(features, hidden), nn.LayerNorm(hidden), nn.Linear(hidden, classes)).to(device)
         seen: dict[str, str] = {}
-        model[1].register_forward_hook(lambda m, i, o: seen.__setitem__("LayerNorm output", _name(o.dtype)))
+        model[1].register_forward_hook(lambda m, i, o: seen.__setitem__("LayerNorm output", short_dtype(o.dtype)))
         g = torch.Generator().manual_seed(3000 + rank)
         x = torch.randn(batch, features, generator=g).to(device)
         y = torch.randint(0, classes, (batch,), generator=g).to(device)
@@ -198,13 +198,9 @@ def norm_softmax_worker(rank: int, world_size: int, device: torch.device, *, fea
                 logp = F.log_softmax(logits, dim=-1)
                 loss = F.cross_entropy(logits, y)
         loss.backward()
-        rows.append({"setup": setup, **seen, "logits": _name(logits.dtype), "log_softmax": _name(logp.dtype),
-                     "loss": _name(loss.dtype)})
+        rows.append({"setup": setup, **seen, "logits": short_dtype(logits.dtype), "log_softmax": short_dtype(logp.dtype),
+                     "loss": short_dtype(loss.dtype)})
     return rows
-
-
-def _name(dtype: torch.dtype) -> str:
-    return str(dtype).removeprefix("torch.")
 
 
 def _state_and_collective_rows(model: nn.Module, optimizer: torch.optim.Optimizer,

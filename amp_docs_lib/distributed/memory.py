@@ -55,20 +55,23 @@ from typing import Any
 
 import pandas as pd
 
+from amp_docs_lib.numbers.accounting import state_bytes
 from amp_docs_lib.numbers.formats import bytes_per_element
 
 STRATEGIES = ("DDP", "ZeRO-1", "ZeRO-2", "ZeRO-3", "FSDP")
-_FP32, _BF16 = bytes_per_element("FP32"), bytes_per_element("BF16")
-# Bytes per parameter of each state (Adam keeps two optimizer states per parameter).
+# Bytes per parameter of each state, from the one table (numbers.accounting.STATE_BYTES), under this
+# module's names (param, grad, master, optimizer), with the dtypes each precision stores and moves.
+_DTYPES = {
+    "fp32": ("float32", "float32", "float32"),
+    "bf16_master": ("bfloat16", "bfloat16", "bfloat16"),
+    "amp_bf16": ("float32", "bfloat16", "float32"),
+    "bf16": ("bfloat16", "bfloat16", "bfloat16"),
+}
 PRECISIONS: dict[str, dict[str, Any]] = {
-    "fp32": {"param": _FP32, "grad": _FP32, "master": 0, "optimizer": 2 * _FP32,
-             "param dtype": "float32", "gather dtype": "float32", "reduce dtype": "float32"},
-    "bf16_master": {"param": _BF16, "grad": _BF16, "master": _FP32, "optimizer": 2 * _FP32,
-                        "param dtype": "bfloat16", "gather dtype": "bfloat16", "reduce dtype": "bfloat16"},
-    "amp_bf16": {"param": _FP32, "grad": _FP32, "master": 0, "optimizer": 2 * _FP32,
-                  "param dtype": "float32", "gather dtype": "bfloat16", "reduce dtype": "float32"},
-    "bf16": {"param": _BF16, "grad": _BF16, "master": 0, "optimizer": 2 * _BF16,
-             "param dtype": "bfloat16", "gather dtype": "bfloat16", "reduce dtype": "bfloat16"},
+    name: {"param": s["weights"], "grad": s["grads"], "master": s["master"], "optimizer": s["moments"],
+           "param dtype": param, "gather dtype": gather, "reduce dtype": reduce}
+    for name, (param, gather, reduce) in _DTYPES.items()
+    for s in (state_bytes(name),)
 }
 DTYPE_BYTES = {dtype: bytes_per_element(fmt) for dtype, fmt in
                (("float32", "FP32"), ("bfloat16", "BF16"), ("float16", "FP16"))}

@@ -77,6 +77,15 @@ def _emit(line: str) -> None:
     os.write(_state["fd"], (line + "\n").encode("utf-8", "surrogateescape"))
 
 
+def _emit_unknown(line: str) -> None:
+    """Emit a line saying the reads became unknown; busy while it writes, so the recorder does not record its own write."""
+    _state["busy"] = True
+    try:
+        _emit(line)
+    finally:
+        _state["busy"] = False
+
+
 def _under_roots(path: str) -> str | None:
     """``path`` made absolute if it lies under a root and outside the ignored folders, else None."""
     path = os.path.abspath(path)
@@ -178,20 +187,12 @@ def _hook(event: str, args: tuple) -> None:
         kind = "L"
     elif event == "subprocess.Popen":
         if _is_python(args[0], args[1]) and _drops_recorder(args[3]):
-            _state["busy"] = True
-            try:
-                _emit(f"U\tsubprocess started without the read recorder: {args[1]!r}"[:500])
-            finally:
-                _state["busy"] = False
+            _emit_unknown(f"U\tsubprocess started without the read recorder: {args[1]!r}"[:500])
         return
     elif event.startswith(_EXEC_EVENTS):
         env = args[2] if len(args) > 2 else None
         if _is_python(args[0], args[1] if len(args) > 1 else None) and _drops_recorder(env):
-            _state["busy"] = True
-            try:
-                _emit(f"U\t{event} without the read recorder: {args[0]!r}"[:500])
-            finally:
-                _state["busy"] = False
+            _emit_unknown(f"U\t{event} without the read recorder: {args[0]!r}"[:500])
         return
     else:
         return

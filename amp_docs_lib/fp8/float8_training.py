@@ -28,6 +28,7 @@ import time
 import pandas as pd
 import torch
 
+from amp_docs_lib.core.tables import short_dtype
 from amp_docs_lib.core.devices import check_device
 from amp_docs_lib.fp8.gemm import fp8_gemm_plan, rowwise_scaled_mm_supported
 from amp_docs_lib.gpt import GPT, GPTConfig
@@ -404,7 +405,7 @@ def recipe_config_table(recipes=FLOAT8_RECIPES) -> pd.DataFrame:
     def cast(cc):
         if cc.scaling_type is ScalingType.DISABLED:
             return "high precision"
-        return f"{cc.scaling_type.value} {cc.scaling_granularity.value}, {str(cc.target_dtype).replace('torch.', '')}"
+        return f"{cc.scaling_type.value} {cc.scaling_granularity.value}, {short_dtype(cc.target_dtype)}"
 
     rows = []
     for r in recipes:

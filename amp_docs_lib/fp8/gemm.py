@@ -20,6 +20,7 @@ import pandas as pd
 import torch
 import torch.nn.functional as F
 
+from amp_docs_lib.numbers.accounting import matmul_flops
 from amp_docs_lib.core.devices import check_device
 from amp_docs_lib.core.tables import table_from_rows
 from amp_docs_lib.fp8.formats import element_format, max_finite
@@ -321,7 +322,7 @@ def throughput_table(size: int, *, device: str | torch.device | None = None, rou
     runs = {n: fn for n, fn in cases.items() if n not in refused}
     res = interleaved(runs, baseline="BF16 torch.mm", device=dev, rounds=rounds, min_block_s=min_block_s) \
         if len(runs) > 1 else None
-    flops = 2 * size ** 3
+    flops = matmul_flops(size, size, size)
     rows = []
     for name in cases:
         if name in refused or res is None:
@@ -396,7 +397,7 @@ def fast_accum_speed(size: int = 8192, *, device: str | torch.device = "cuda", r
             lambda fast=fast: torch._scaled_mm(a8, b8t, scale_a=da, scale_b=db, out_dtype=torch.bfloat16,
                                                use_fast_accum=fast))
     res = interleaved(fns, baseline="BF16 torch.mm", device=dev, rounds=rounds)
-    flops = 2 * size ** 3
+    flops = matmul_flops(size, size, size)
     rows = []
     for name, t in res.timings.items():
         c = None if name == res.baseline else res.compare(name)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import pandas as pd
 import torch
 
+from amp_docs_lib.core.tables import short_dtype
 from amp_docs_lib.numbers.formats import get_format
 from amp_docs_lib.fp8.gemm import quantize_operand
 
@@ -91,7 +92,7 @@ def saved_for_backward(recipes=("bf16", "float8 tensorwise", "float8 rowwise"), 
                 layer(x.clone().requires_grad_())
         acts = [t for t in saved if t.dim() == 2 and t.shape[0] == tokens]
         rows.append({"recipe": recipe,
-                     "saved activations": ", ".join(f"{str(t.dtype).replace('torch.', '')}{tuple(t.shape)}"
+                     "saved activations": ", ".join(f"{short_dtype(t.dtype)}{tuple(t.shape)}"
                                                     for t in acts),
                      "activation bytes saved": sum(t.numel() * t.element_size() for t in acts)})
     df = pd.DataFrame(rows)

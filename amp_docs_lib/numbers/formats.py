@@ -37,7 +37,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from amp_docs_lib.core.tables import table_from_rows
+from amp_docs_lib.core.tables import short_dtype, table_from_rows
 
 FLOAT_FAMILIES = ("ieee", "fn", "fnuz", "finite", "e8m0")
 
@@ -492,7 +492,7 @@ def double_rounding(names: Iterable[str] = DOUBLE_ROUNDING_DEFAULT, offset: floa
         value = (1.0 + upper) / 2 + offset
         cast = bits_to_value(encode(value, f), f)
         # the scalar type of the same format: ml_dtypes names its types as torch does (numpy for float16)
-        type_name = str(f.storage).removeprefix("torch.") if isinstance(f.storage, torch.dtype) else None
+        type_name = short_dtype(f.storage) if isinstance(f.storage, torch.dtype) else None
         scalar_type = (np.float16 if type_name == "float16" else getattr(ml_dtypes, type_name)) if type_name \
             else np.dtype(f.storage).type
         scalar = float(scalar_type(value))

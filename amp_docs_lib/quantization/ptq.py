@@ -25,6 +25,7 @@ import pandas as pd
 import torch
 from torch import nn
 
+from amp_docs_lib.core.tables import short_dtype
 from amp_docs_lib.core.dispatch import trace_ops
 from amp_docs_lib.quantization.affine import sqnr_db
 from amp_docs_lib.quantization.calibration import capture_linears
@@ -241,7 +242,7 @@ def weight_storage(q: nn.Module) -> pd.DataFrame:
             w = m.weight
             qdata = getattr(w, "qdata", None)
             rows.append({"layer": name, "weight class": type(w).__name__,
-                         "data dtype": str((qdata if qdata is not None else w).dtype).replace("torch.", "")})
+                         "data dtype": short_dtype((qdata if qdata is not None else w).dtype)})
     return pd.DataFrame(rows)
 
 
@@ -314,7 +315,7 @@ def metadata_bits_per_weight(q: nn.Module) -> pd.DataFrame:
         nbytes = {n: t.numel() * t.element_size() for n, t in parts.items()}
         meta = sum(b for n, b in nbytes.items() if n != "qdata")
         rows.append({"layer": name, "weights": w.numel(),
-                     **{f"{n} ({str(t.dtype).replace('torch.', '')}) bytes": nbytes[n] for n, t in parts.items()},
+                     **{f"{n} ({short_dtype(t.dtype)}) bytes": nbytes[n] for n, t in parts.items()},
                      "scale + zero-point bits per weight": 8 * meta / w.numel()})
     return pd.DataFrame(rows)
 

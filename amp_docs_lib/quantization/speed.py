@@ -23,6 +23,7 @@ from typing import Any, Callable, Iterable
 import pandas as pd
 import torch
 from torch import nn
+from amp_docs_lib.numbers.accounting import matmul_flops
 
 from amp_docs_lib.core.timing import AA_SUFFIX  # the float layer timed against a copy of itself: the noise floor
 
@@ -164,7 +165,7 @@ def batch_sweep(in_features: int, out_features: int, batches: Iterable[int], tim
         ran = {k: trace_ops(runner(m)).matmul_summary() for k, m in models.items()}
         res = timer({k: runner(m) for k, m in models.items()}, baseline=base, device=dev,
                     aa_control=False if aa_copy is None else runner(aa_copy))
-        flops = 2 * b * in_features * out_features
+        flops = matmul_flops(b, out_features, in_features)
         base_bytes = x.element_size() * (in_features * out_features + out_features + b * (in_features + out_features))
         timed = [(k, t, None if k == base else res.compare(k)) for k, t in res.timings.items()]
         if res.aa is not None:  # the A/A control's own row: its interval is the noise floor of this batch's set

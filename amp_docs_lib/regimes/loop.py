@@ -26,6 +26,7 @@ from amp_docs_lib.core.devices import check_device, default_device
 from amp_docs_lib.gpt import GPT, GPTConfig
 from amp_docs_lib.amp.precision import REGIMES, Regime, get_regime, regimes_for
 from amp_docs_lib.regimes.optimizers import make_optimizer
+from amp_docs_lib.core.checks import positive_int
 from amp_docs_lib.core.profiles import Profile, active_profile
 
 
@@ -58,9 +59,7 @@ class TrainConfig:
 
     def __post_init__(self):
         for name in ("steps", "batch_size", "eval_every", "eval_windows", "nonfinite_patience"):
-            v = getattr(self, name)
-            if not isinstance(v, int) or isinstance(v, bool) or v < 1:
-                raise ValueError(f"TrainConfig.{name} must be a positive int, got {v!r}")
+            positive_int(f"TrainConfig.{name}", getattr(self, name))
         if not isinstance(self.warmup, int) or self.warmup < 0:
             raise ValueError(f"TrainConfig.warmup must be an int >= 0, got {self.warmup!r}")
         if not (isinstance(self.lr, (int, float)) and self.lr > 0):

@@ -34,6 +34,7 @@ import math
 
 import pandas as pd
 import torch
+from amp_docs_lib.core.tables import short_dtype
 
 
 def bf16_stochastic_round(x: torch.Tensor) -> torch.Tensor:
@@ -140,8 +141,8 @@ def optimizer_second_moment_decay(warm: int = 100, quiet: int = 100, *, beta2: f
             for _ in range(quiet):
                 p.grad = torch.zeros_like(p)
                 opt.step()
-            rows.append({"optimizer": label, "parameters": str(dtype).removeprefix("torch."),
-                         "moments stored as": str(v.dtype).removeprefix("torch."),
+            rows.append({"optimizer": label, "parameters": short_dtype(dtype),
+                         "moments stored as": short_dtype(v.dtype),
                          "v after / v before": float(v.double().sum()) / before,
                          "EMA prediction": ema, "bias-corrected prediction": debiased})
     return pd.DataFrame(rows)
