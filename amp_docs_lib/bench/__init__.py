@@ -4,7 +4,7 @@ Exports, by role (each imported from its module on first use, so importing one m
 imports the others); everything else, the chapters' page builders included, is imported from its
 module (``from amp_docs_lib.bench.<module> import <name>``):
 
-* matmul throughput: (``matmul``) ``matmul_flops``, ``time_matmul``, ``throughput_sweep``;
+* matmul throughput: (``matmul``) ``time_matmul``, ``throughput_sweep`` (the FLOP count: ``numbers.matmul_flops``);
 * is the machine quiet: (``load``) ``LoadCheck``;
 * peaks and the roofline: (``peaks``) ``device_peaks``, ``peak_fraction``; (``roofline``) ``attainable_tflops``;
 * model sweeps: (``model_sweep``) ``sweep``;
@@ -18,7 +18,6 @@ __all__, __getattr__, __dir__ = lazy_exports(
     {
         "matmul throughput": {
             "matmul": (
-                "matmul_flops",
                 "time_matmul",
                 "throughput_sweep",
             ),

@@ -6,6 +6,7 @@ module (``from amp_docs_lib.numbers.<module> import <name>``):
 
 * the format registry: (``formats``) ``NumberFormat``, ``get_format``, ``format_names``, ``float_format_names``, ``bytes_per_element``, ``format_table``;
 * bits and values: (``formats``) ``encode``, ``decode``, ``decode_table``, ``next_up``;
+* accounting, the one home of FLOP and byte counts: (``accounting``) ``matmul_flops``, ``state_bytes``;
 * numerics experiments: (``numerics``) ``spacing_vs_magnitude``, ``softplus_stable``, ``softmax_stable``.
 """
 
@@ -30,6 +31,12 @@ __all__, __getattr__, __dir__ = lazy_exports(
                 "decode",
                 "decode_table",
                 "next_up",
+            ),
+        },
+        "accounting, the one home of FLOP and byte counts": {
+            "accounting": (
+                "matmul_flops",
+                "state_bytes",
             ),
         },
         "numerics experiments": {
