@@ -284,8 +284,10 @@ def _series_colours(fig) -> dict[str, str]:
                 c = h.lines[0].get_color()
             else:
                 fc = h.get_facecolor()
+                if np.ndim(fc) == 2 and not len(fc):  # a legend's proxy with no fill: the artist's own entry counts
+                    continue
                 c = fc[0] if np.ndim(fc) == 2 else fc
-            out[label] = to_hex(c)
+            out.setdefault(label, to_hex(c))  # the drawn artist first, then legend proxies
     return out
 
 
@@ -322,8 +324,8 @@ def test_bars_and_cells_take_the_palettes_colour():
     from matplotlib.patches import Rectangle
 
     sqnr = draw("plot_sqnr")
+    labels = [t.get_text() for t in sqnr.axes[0].get_yticklabels()]  # the panels share them
     for ax in sqnr.axes:
-        labels = [t.get_text() for t in ax.get_yticklabels()]
         bars = [p for p in ax.patches if isinstance(p, Rectangle)]
         for label, bar in zip(labels, bars, strict=True):
             fmt = label.split(",")[0]
@@ -374,13 +376,13 @@ def test_the_sqnr_bars_near_zero_are_labelled():
 def test_show_figure_refuses_a_figure_a_reader_cannot_read():
     """Two titles drawn over each other, a legend put on the neighbouring panel: the build fails."""
     fig, (a, b) = plt.subplots(1, 2, figsize=(6, 3))
-    a.set_title("a long title that runs into the next panel's title")
+    a.set_title("a long title that runs on and on into the title of the next panel")
     b.set_title("the next panel's title")
     with pytest.raises(FigureLayoutError, match="overlaps"):
         show_figure(fig, "overlapping titles")
     fig, (a, b) = plt.subplots(1, 2, figsize=(6, 3))
     a.plot([0, 1], label="series")
-    a.legend(loc="center left", bbox_to_anchor=(1.0, 0.5))
+    fig.legend(loc="center", bbox_to_anchor=(0.75, 0.5))  # on the right-hand panel
     with pytest.raises(FigureLayoutError, match="panel it does not belong to"):
         show_figure(fig, "a legend on the next panel")
     fig, ax = plt.subplots(figsize=(4, 3))
