@@ -169,6 +169,7 @@ def _other(name):
     from amp_docs_lib.amp.scale_dynamics import plot_scale, scenario, simulate
     from amp_docs_lib.bench import model_sweep, roofline
     from amp_docs_lib.debugging import stats
+    from amp_docs_lib.distributed import memory
     from amp_docs_lib.numbers import formats as fmt
     from amp_docs_lib.quantization import affine
 
@@ -206,6 +207,7 @@ def _other(name):
     growth.iloc[-1, -1] = np.inf
     return {
         "plot_dtype_flow": lambda: dt.plot_dtype_flow(flow),
+        "plot_memory_per_rank": lambda: memory.plot_memory_per_rank(memory.memory_table(7_500_000_000, 64)),
         "underflow_histogram": lambda: underflow.underflow_histogram(),
         "plot_scale": lambda: plot_scale(
             {n: simulate(scenario(n, steps=1000)) for n in ("healthy", "periodic overflow", "death spiral")}
@@ -247,6 +249,7 @@ FIGURES = {
             "plot_activation_growth",
             "plot_bit_layout",
             "plot_grid",
+            "plot_memory_per_rank",
         )
     },
 }
