@@ -153,6 +153,7 @@ def _fp8(name):
             for k, r in enumerate(("bf16", "fp32", "tensorwise", "rowwise"))
         ]
     )
+    outlier = scaling.inject_outlier(0.05 * torch.randn(16, 128, generator=g), 1000.0, (3, 40))
     return {
         "plot_codes": lambda: fp8f.plot_codes(),
         "plot_relative_error": lambda: fp8f.plot_relative_error(),
@@ -160,6 +161,7 @@ def _fp8(name):
         "plot_sqnr": lambda: scaling.plot_sqnr(_sqnr_table()),
         "plot_delayed_scaling": lambda: scaling.plot_delayed_scaling(run, spike_at=10, ramp_at=20),
         "plot_curves": lambda: float8_training.plot_curves(curves),
+        "plot_scale_granularity": lambda: scaling.plot_scale_granularity(outlier[0], mask=outlier[1]),
     }[name]()
 
 
@@ -236,7 +238,15 @@ FIGURES = {
     **{n: _numerics for n in ("plot_spacing", "plot_softplus", "plot_accumulation", "plot_sgd_stagnation")},
     **{
         n: _fp8
-        for n in ("plot_codes", "plot_relative_error", "plot_range", "plot_sqnr", "plot_delayed_scaling", "plot_curves")
+        for n in (
+            "plot_codes",
+            "plot_relative_error",
+            "plot_range",
+            "plot_sqnr",
+            "plot_delayed_scaling",
+            "plot_curves",
+            "plot_scale_granularity",
+        )
     },
     **{
         n: _other
@@ -392,3 +402,13 @@ def test_show_figure_refuses_a_figure_a_reader_cannot_read():
     ax.plot([0, 1], label="series")
     ax.legend()
     show_figure(fig, "a readable figure")
+
+
+def test_the_granularity_figure_draws_the_scales_each_strategy_computes():
+    """Finding 33: one scale for the tensor, one per row, one per block of 32 along a row, as computed."""
+    fig = draw("plot_scale_granularity")
+    images = [ax.get_images()[0].get_array() for ax in fig.axes if ax.get_images()]
+    plt.close(fig)
+    assert [len(np.unique(np.asarray(a))) for a in images] == [1, 16, len(np.unique(np.asarray(images[2])))]
+    blocks = np.asarray(images[2]).reshape(16, 4, 32)
+    assert (blocks == blocks[..., :1]).all() and len(np.unique(np.asarray(images[2]))) > 1

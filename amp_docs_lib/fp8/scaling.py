@@ -665,3 +665,36 @@ def double_quantization_table(tensors: dict[str, torch.Tensor], fmts=FP8_FORMATS
                              "changed: subnormal in the column pass": col_share,
                              "changed: normal in both passes": neither_share})
     return pd.DataFrame(rows)
+
+
+def plot_scale_granularity(x: torch.Tensor, fmt: str = "FP8 E4M3FN", block_size: int = 32,
+                           mask: torch.Tensor | None = None):
+    """How per-tensor, per-row and MX block scaling hand out scales, on the 2-D tensor ``x``: one panel
+    per strategy, each element coloured by the log2 of the scale it is quantized with (one colour for
+    the whole tensor, one per row, one per block of ``block_size`` along a row), the elements the
+    cast flushes to zero marked, and each strategy's SQNR (:func:`error_metrics`, over ``mask`` if
+    given: the elements other than an injected outlier) in its title."""
+    import matplotlib.pyplot as plt
+
+    x = _check_2d(x)
+    if x.dim() != 2 or x.shape[-1] % block_size:
+        raise ValueError(f"x must be 2-D with a last dimension divisible by {block_size}, got {tuple(x.shape)}")
+    f = element_format(fmt).name
+    results = [("per-tensor: one scale", quantize_tensorwise(x, f)),
+               ("per-row: one scale per row", quantize_rowwise(x, f)),
+               (f"MX: one power-of-two scale per {block_size} elements of a row",
+                mx_quantize(x, f, block_size, MX_TRAINING_MODE))]
+    logs = [torch.log2(q.scale.expand_as(x)).numpy() for _, q in results]
+    lo, hi = min(float(v.min()) for v in logs), max(float(v.max()) for v in logs)
+    fig, axes = plt.subplots(len(results), 1, figsize=(7, 1.05 * len(results) * (1 + x.shape[0] / 16) + 1.0),
+                             sharex=True, layout="constrained")
+    for ax, (title, q), log in zip(axes, results, logs, strict=True):
+        image = ax.imshow(log, aspect="auto", cmap="viridis", vmin=lo, vmax=hi, interpolation="nearest")
+        rows, cols = np.nonzero(q.flushed.numpy())
+        ax.scatter(cols, rows, marker="x", s=12, lw=1.0, color="#ff00ff")  # kept in both palettes
+        ax.set_title(f"{title}\nSQNR {error_metrics(x, q, mask)['SQNR (dB)']:.1f} dB, "
+                     f"{int(q.flushed.sum())} of {x.numel()} flushed to zero (×)", fontsize=9, loc="left")
+        ax.set_ylabel("row")
+    axes[-1].set_xlabel("column")
+    fig.colorbar(image, ax=list(axes), label="log2 scale", shrink=0.9)
+    return fig
