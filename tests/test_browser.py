@@ -492,7 +492,6 @@ def test_search_indexes_prose_and_headings_not_table_cells(site):
     assert "set_float32_matmul_precision" in separator.split("torch.set_float32_matmul_precision(x)")
 
 
-
 # Every figure of a page as displayed: its box, the text column's, the width it was drawn for (the
 # width attribute, page/figures.py), and whether a box around it scrolls (a cut figure).
 FIGURE_BOXES = """() => { const col = document.querySelector('.md-content__inner').getBoundingClientRect();
