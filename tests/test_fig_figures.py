@@ -412,3 +412,21 @@ def test_the_granularity_figure_draws_the_scales_each_strategy_computes():
     assert [len(np.unique(np.asarray(a))) for a in images] == [1, 16, len(np.unique(np.asarray(images[2])))]
     blocks = np.asarray(images[2]).reshape(16, 4, 32)
     assert (blocks == blocks[..., :1]).all() and len(np.unique(np.asarray(images[2]))) > 1
+
+
+def test_series_that_lie_on_each_other_stay_visible():
+    """Finding 17: FP32 and the exact sum merged into one line; five SGD series showed as two. The
+    series underneath is drawn wide and pale, the one on top thin and patterned."""
+    for name, under, over in (
+        ("plot_accumulation", ["FP32"], ["exact (float64)"]),
+        ("plot_sgd_stagnation", ["FP32 weights"], ["FP16 compute + FP32 master", "BF16 compute + FP32 master"]),
+        ("plot_sgd_stagnation", ["FP16 weights"], ["BF16 weights"]),
+    ):
+        fig = draw(name)
+        lines = {line.get_label(): line for ax in fig.axes for line in ax.lines}
+        plt.close(fig)
+        for u in under:
+            for o in over:
+                assert lines[o].get_zorder() > lines[u].get_zorder(), (name, o, u)
+                assert lines[o].get_linewidth() < lines[u].get_linewidth(), (name, o, u)
+                assert lines[o].get_linestyle() != "-", (name, o)
