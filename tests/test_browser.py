@@ -491,3 +491,76 @@ def test_search_indexes_prose_and_headings_not_table_cells(site):
     separator = re.compile(index["config"]["separator"])
     assert "set_float32_matmul_precision" in separator.split("torch.set_float32_matmul_precision(x)")
 
+
+# Every figure of a page as displayed: its box, the text column's, the width it was drawn for (the
+# width attribute, page/figures.py), and whether a box around it scrolls (a cut figure).
+FIGURE_BOXES = """() => { const col = document.querySelector('.md-content__inner').getBoundingClientRect();
+    return [...document.querySelectorAll('.md-content img.amp-fig')].filter(i => getComputedStyle(i).display !== 'none')
+    .map(i => { const r = i.getBoundingClientRect(), box = i.closest('.amp-figure-scroll');
+        return {alt: i.alt.slice(0, 50), left: r.left, right: r.right, width: r.width, height: r.height,
+                drawn: Number(i.getAttribute('width')), natural: i.naturalWidth, naturalHeight: i.naturalHeight, colLeft: col.left, colRight: col.right,
+                scrolls: !!box && box.scrollWidth > box.clientWidth + 1}; }); }"""
+
+
+def _figure_chapters(site) -> list[str]:
+    return [f"chapters/{c.stem}/" for c in CHAPTERS
+            if (site / "chapters" / c.stem / "index.html").exists()
+            and "amp-fig--light" in (site / "chapters" / c.stem / "index.html").read_text(encoding="utf-8")]
+
+
+def test_figures_are_shown_at_the_size_they_were_drawn_for_on_a_desktop(site, served, browser):
+    """At 1400 px a figure is shown at the width it was drawn for (COLUMN_PX or less), so the text
+    sizes show_figure checks (at least 10 px, page/figures.py layout_faults) are the sizes a reader sees."""
+    context = browser.new_context(viewport={"width": 1400, "height": 900})
+    page = context.new_page()
+    problems = []
+    chapters = _figure_chapters(site)
+    assert chapters, "no chapter with a figure"
+    for path in chapters:
+        page.goto(served + path, wait_until="networkidle")
+        load_all_images(page)
+        for f in page.evaluate(FIGURE_BOXES):
+            if abs(f["width"] - f["drawn"]) > 1 or f["scrolls"]:
+                problems.append(f"{path} {f['alt']!r}: shown {f['width']:.0f} px wide, drawn for {f['drawn']} px")
+    context.close()
+    assert not problems, problems[:10]
+
+
+def test_figures_fit_a_phone_and_open_full_size_on_a_tap(site, served, browser):
+    """Reader finding 3: at 390 px every figure showed its left half in a box that scrolled with no cue.
+    Now each figure is scaled down to the column (never cropped, never scrolling) and a tap on it opens
+    the same image in the lightbox, larger than in the page."""
+    context = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True,
+                                  device_scale_factor=2)
+    page = context.new_page()
+    problems = []
+    chapters = _figure_chapters(site)
+    assert chapters, "no chapter with a figure"
+    for path in chapters:
+        page.goto(served + path, wait_until="networkidle")
+        load_all_images(page)
+        figures = page.evaluate(FIGURE_BOXES)
+        for f in figures:
+            if f["left"] < f["colLeft"] - 1 or f["right"] > f["colRight"] + 1 or f["scrolls"]:
+                problems.append(f"{path} {f['alt']!r}: {f['left']:.0f}..{f['right']:.0f} px in a column "
+                                f"{f['colLeft']:.0f}..{f['colRight']:.0f} px{' (its box scrolls)' if f['scrolls'] else ''}")
+            elif abs(f["width"] / f["height"] / (f["natural"] / f["naturalHeight"]) - 1) > 0.02:
+                problems.append(f"{path} {f['alt']!r}: scaled out of proportion")
+        fig = page.locator("a.amp-lightbox img.amp-fig:visible").first
+        fig.scroll_into_view_if_needed()
+        inline = fig.evaluate("i => ({src: i.src, width: i.getBoundingClientRect().width})")
+        fig.tap()
+        big = page.locator(".glightbox-container .gslide-image img").first
+        big.wait_for(state="visible", timeout=10_000)
+        # The lightbox zooms in from a small box: read the image once its opening animation is over.
+        page.wait_for_function("() => document.getAnimations().every(a => a.playState !== 'running')", timeout=10_000)
+        shown = big.evaluate("i => ({src: i.src, width: i.getBoundingClientRect().width, loaded: i.complete && i.naturalWidth > 0})")
+        if shown["src"] != inline["src"] or not shown["loaded"]:
+            problems.append(f"{path}: a tap on a figure opened another image")
+        elif shown["width"] < inline["width"] - 1:
+            problems.append(f"{path}: the lightbox shows the figure {shown['width']:.0f} px wide, "
+                            f"smaller than the page's {inline['width']:.0f} px")
+        page.keyboard.press("Escape")
+        page.wait_for_selector(".glightbox-container", state="detached", timeout=10_000)
+    context.close()
+    assert not problems, problems[:10]

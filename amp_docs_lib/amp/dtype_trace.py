@@ -16,6 +16,7 @@ import pandas as pd
 import torch
 import torch.nn as nn
 
+from amp_docs_lib.core.palette import color_of
 from amp_docs_lib.core.tables import short_dtype
 from amp_docs_lib.core.devices import check_device
 from amp_docs_lib.gpt import GPT, GPTConfig, random_batch
@@ -190,7 +191,8 @@ def gpt2_dtype_flow(device: str = "cpu", modes=MODES, *, n_layer: int = 2, n_emb
         return dtype_flow(model, run, device, modes)
 
 
-_DTYPE_COLORS = {"float32": "#4c72b0", "float16": "#dd8452", "bfloat16": "#55a868",
+# Float dtypes in the book's colours (core.palette); an integer output and "no output" in neutral greys.
+_DTYPE_COLORS = {"float32": color_of("float32"), "float16": color_of("float16"), "bfloat16": color_of("bfloat16"),
                  "int64": "#bbbbbb", "-": "#ffffff"}
 
 

@@ -222,13 +222,15 @@ def plot_speedup(df: pd.DataFrame):
     """Speedup over FP32 with its interval against parameter count, per precision (this build only)."""
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(6.4, 3.6))
-    for prec, g in df[df["precision"] != "fp32"].groupby("precision", sort=False):
+    from amp_docs_lib.core.palette import color_or_default
+
+    fig, ax = plt.subplots(figsize=(6.4, 3.6), layout="constrained")
+    for i, (prec, g) in enumerate(df[df["precision"] != "fp32"].groupby("precision", sort=False)):
         g = g.sort_values("parameters")
         s = g["speedup vs fp32"].astype(float)
         ax.errorbar(g["parameters"].astype(float), s, yerr=[s - g["interval low"].astype(float),
                                                             g["interval high"].astype(float) - s],
-                    fmt="o-", capsize=3, label=prec)
+                    fmt="o-", capsize=3, label=prec, color=color_or_default(prec, f"C{i}"))
     ax.axhline(1.0, color="0.5", lw=0.8)
     ax.set_xscale("log")
     ax.set_xlabel("parameters")

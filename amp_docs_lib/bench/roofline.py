@@ -73,8 +73,10 @@ def plot_roofline(points: pd.DataFrame, peak_tflops: float, bandwidth_tbs: float
     for name, pk in (extra_roofs or {}).items():
         ax.plot(x, np.minimum(pk, x * bandwidth_tbs), lw=0.8, ls=":", color="0.4")
         ax.text(x[-1], pk, f" {name}", va="center", fontsize=7)
-    for dt, g in points.groupby("dtype", sort=False):
-        ax.plot(g["intensity"], g["tflops"], "o", label=f"{dt} matmul (measured)")
+    from amp_docs_lib.core.palette import color_or_default
+
+    for i, (dt, g) in enumerate(points.groupby("dtype", sort=False)):
+        ax.plot(g["intensity"], g["tflops"], "o", label=f"{dt} matmul (measured)", color=color_or_default(dt, f"C{i}"))
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("arithmetic intensity (FLOP/byte)")

@@ -47,6 +47,8 @@ REGIME_COLORS: dict[str, str] = {
     "bf16": "#9ecae1",              # pure BF16: the BF16 hue, light
     "bf16_master": "#08519c",       # the BF16 hue, dark
     "bf16_kahan": "#6a3d9a",
+    "bf16_optimi": "#cab2d6",       # optimi without Kahan: the Kahan run's control, its hue light
+    "bf16_sr": "#b15928",
     "amp_bf16_moments": "#4eb3d3",
 }
 
@@ -83,6 +85,15 @@ def color_of(name: Any) -> str:
         return FORMAT_COLORS[_ALIASES[key.lower()]]
     raise ValueError(f"no colour for {name!r}; formats: {sorted(FORMAT_COLORS)}, "
                      f"regimes: {sorted(REGIME_COLORS)}, aliases: {sorted(_ALIASES)}")
+
+
+def color_or_default(name: Any, default: str) -> str:
+    """``color_of(name)`` for a format or regime of the palette, ``default`` for any other series
+    (a method, a module, a recipe): plots colour what the book names the same everywhere."""
+    try:
+        return color_of(name)
+    except ValueError:
+        return default
 
 
 def css_variables() -> str:

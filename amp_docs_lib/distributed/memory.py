@@ -53,6 +53,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from amp_docs_lib.numbers.accounting import state_bytes
@@ -169,3 +170,41 @@ def comm_table(n_params: int, k: int) -> pd.DataFrame:
     """:func:`comm_per_step` for every strategy and precision, one row per collective."""
     return pd.concat([comm_per_step(n_params, k, s, p) for p in PRECISIONS for s in STRATEGIES],
                      ignore_index=True)
+
+
+MEMORY_PARTS = ("param", "grad", "master", "optimizer")
+# Parts of model state, not formats: colours outside the format palette (ColorBrewer Set2).
+_PART_COLORS = {"param": "#8da0cb", "grad": "#fc8d62", "master": "#66c2a5", "optimizer": "#e78ac3"}
+_PRECISION_TITLES = {"fp32": "FP32 training", "bf16_master": "BF16 weights + FP32 master copy (the ZeRO paper's mixed precision)",
+                     "amp_bf16": "AMP BF16 (FP32 weights)", "bf16": "pure BF16"}
+
+
+def plot_memory_per_rank(table: pd.DataFrame, precisions: tuple[str, ...] = ("fp32", "bf16_master")):
+    """Model-state GB (10^9 bytes) per rank of a :func:`memory_table`, one stacked bar per strategy
+    (parameters, gradients, FP32 master copy, optimizer state), one panel per precision, each bar
+    labelled with its total."""
+    import matplotlib.pyplot as plt
+
+    missing = set(precisions) - set(table["precision"])
+    if missing:
+        raise ValueError(f"the table has no rows for {sorted(missing)}; it has {sorted(set(table['precision']))}")
+    fig, axes = plt.subplots(len(precisions), 1, figsize=(7, 2.1 * len(precisions) + 0.9), sharex=True,
+                             layout="constrained", squeeze=False)
+    top = float(table.loc[table["precision"].isin(precisions), "total"].max()) / 1e9
+    for ax, precision in zip(axes[:, 0], precisions, strict=True):
+        t = table[table["precision"] == precision].set_index("strategy").loc[list(STRATEGIES)]
+        left = np.zeros(len(t))
+        for part in MEMORY_PARTS:
+            gb = t[part].to_numpy(dtype=float) / 1e9
+            ax.barh(range(len(t)), gb, left=left, color=_PART_COLORS[part], label=part)
+            left += gb
+        for y, total in enumerate(left):
+            ax.text(total + 0.01 * top, y, f"{total:.3g}", va="center", ha="left", fontsize=8)
+        ax.set_yticks(range(len(t)), list(t.index))
+        ax.invert_yaxis()
+        ax.set_xlim(0, top * 1.15)
+        ax.set_title(_PRECISION_TITLES.get(precision, precision), fontsize=10, loc="left")
+        ax.grid(alpha=0.3, axis="x")
+    axes[-1, 0].set_xlabel("model state per rank (GB)")
+    fig.legend(*axes[0, 0].get_legend_handles_labels(), loc="outside lower center", ncol=4, frameon=False)
+    return fig

@@ -363,17 +363,20 @@ def plot_curves(curves: pd.DataFrame, baseline: str = "bf16"):
     """Two panels: loss against step per recipe, and each recipe's loss minus ``baseline``'s."""
     import matplotlib.pyplot as plt
 
-    fig, (a1, a2) = plt.subplots(2, 1, figsize=(8, 5.5), sharex=True, height_ratios=(2, 1))
+    from amp_docs_lib.core.palette import color_or_default
+
+    fig, (a1, a2) = plt.subplots(2, 1, figsize=(8, 6), sharex=True, height_ratios=(2, 1), layout="constrained")
     base = curves[curves["recipe"] == baseline].set_index("step")["loss"]
-    for recipe, g in curves.groupby("recipe", sort=False):
-        a1.plot(g["step"], g["loss"], label=recipe, lw=1.2)
-        a2.plot(g["step"], g.set_index("step")["loss"] - base, label=recipe, lw=1.0)
+    styles = ("-", "--", "-.", ":")
+    for i, (recipe, g) in enumerate(curves.groupby("recipe", sort=False)):
+        style = dict(color=color_or_default(recipe, f"C{i}"), ls=styles[i % len(styles)])
+        a1.plot(g["step"], g["loss"], label=recipe, lw=1.4, **style)
+        a2.plot(g["step"], g.set_index("step")["loss"] - base, label=recipe, lw=1.2, **style)
     a1.set_ylabel("training loss")
     a2.set_ylabel(f"loss - {baseline} loss")
     a2.set_xlabel("step")
-    a1.set_title("GPT training loss: FP8 (torchao) against BF16 and FP32, same seeds and batches")
-    a1.legend(fontsize=8)
-    fig.tight_layout()
+    a1.set_title("GPT training loss: FP8 (torchao) against BF16 and FP32")
+    fig.legend(*a1.get_legend_handles_labels(), loc="outside lower center", ncol=3, frameon=False)
     return fig
 
 

@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 import torch
 
+from amp_docs_lib.core.palette import color_or_default
 from amp_docs_lib.numbers.formats import NumberFormat, bits_to_value, classify_fields, get_format
 
 FP8_FORMATS = ("FP8 E4M3FN", "FP8 E5M2")
@@ -143,7 +144,8 @@ def plot_codes(names=("FP8 E4M3FN", "FP8 E5M2", "FP6 E2M3", "FP6 E3M2", "FP4 E2M
     for i, n in enumerate(names):
         v = all_codes(n)["value"]
         v = np.unique(v[(v > 0) & np.isfinite(v)])
-        ax.scatter(v, np.full(v.size, len(names) - 1 - i), marker="|", s=120)
+        ax.scatter(v, np.full(v.size, len(names) - 1 - i), marker="|", s=120,
+                   color=color_or_default(get_format(n).name, f"C{i}"))
     ax.set_yticks(range(len(names)), list(reversed([get_format(n).name for n in names])))
     ax.set_xscale("log", base=2)
     ax.set_xlabel("positive finite values (log2 axis)")
@@ -319,9 +321,10 @@ def plot_relative_error(curve: pd.DataFrame | None = None):
 
     env = relative_error_envelope(curve)
     fig, ax = plt.subplots(figsize=(8, 4.2))
-    for name, g in env.groupby("format", sort=False):
+    for i, (name, g) in enumerate(env.groupby("format", sort=False)):
         y = g["relative error"].clip(upper=1.0)
-        ax.step(np.exp2(g["binade"].to_numpy(dtype=float)), y.where(y > 0, 1e-9), where="post", label=name, lw=1.4)
+        ax.step(np.exp2(g["binade"].to_numpy(dtype=float)), y.where(y > 0, 1e-9), where="post", label=name, lw=1.4,
+                color=color_or_default(name, f"C{i}"))
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
     ax.set_ylim(1e-4, 1.5)
@@ -365,7 +368,8 @@ def plot_range(tensors: dict[str, torch.Tensor]):
     for i, name in enumerate(FP8_FORMATS):
         f = get_format(name)
         lo, hi = math.log2(f.min_subnormal_from_definition()), math.log2(max_finite(f))
-        ax.axvspan(lo, hi, ymin=0.92 - 0.06 * i, ymax=0.97 - 0.06 * i, color=f"C{3 + i}", alpha=0.6,
+        ax.axvspan(lo, hi, ymin=0.92 - 0.06 * i, ymax=0.97 - 0.06 * i, color=color_or_default(f.name, f"C{3 + i}"),
+                   alpha=0.6,
                    label=f"{f.name} range (unscaled)")
     ax.set_xlabel("log2 |x|")
     ax.set_ylabel("density")

@@ -510,7 +510,7 @@ def plot_delayed_scaling(run: pd.DataFrame, spike_at: int | None = None, ramp_at
     """Two panels over steps: fraction saturated and SQNR, one line per method."""
     import matplotlib.pyplot as plt
 
-    fig, (a1, a2) = plt.subplots(2, 1, figsize=(8, 5), sharex=True)
+    fig, (a1, a2) = plt.subplots(2, 1, figsize=(8, 5.4), sharex=True, layout="constrained")
     for method, g in run.groupby("method", sort=False):
         a1.plot(g["step"], g["saturated"], label=method, lw=1.2, drawstyle="steps-mid")
         a2.plot(g["step"], g["SQNR (dB)"], label=method, lw=1.2)
@@ -522,36 +522,43 @@ def plot_delayed_scaling(run: pd.DataFrame, spike_at: int | None = None, ramp_at
     a2.set_ylabel("SQNR (dB)")
     a2.set_xlabel("step")
     a1.legend(fontsize=8)
-    a1.set_title("Delayed vs current per-tensor scaling: a one-step spike, then a growing tensor")
-    fig.tight_layout()
+    a1.set_title("Delayed vs current per-tensor scaling:\na one-step spike, then a growing tensor")
     return fig
 
 
 def plot_sqnr(table: pd.DataFrame):
-    """Median SQNR per format and strategy, one panel per tensor kind (bars coloured by element format),
-    with the normal-range bounds of E4M3 and E5M2 (:func:`sqnr_prediction_db`) drawn as lines."""
+    """Median SQNR per format and strategy, one panel per tensor kind (bars in each element format's
+    colour of ``core.palette``, each labelled with its value so that a bar near 0 dB is still read),
+    with the normal-range bounds of E4M3 and E5M2 (:func:`sqnr_prediction_db`) drawn as lines and
+    named in a legend above the panels."""
     import matplotlib.pyplot as plt
+
+    from amp_docs_lib.core.palette import color_or_default
 
     summary = strategy_summary(table)
     kinds = list(dict.fromkeys(summary["kind"]))
     fmts = list(dict.fromkeys(summary["format"]))
-    colour = {f: f"C{i}" for i, f in enumerate(fmts)}
-    fig, axes = plt.subplots(1, len(kinds), figsize=(4.2 * len(kinds), 4.8), sharey=True)
+    colour = {f: color_or_default(f, f"C{i}") for i, f in enumerate(fmts)}
+    fig, axes = plt.subplots(1, len(kinds), figsize=(4.2 * len(kinds), 5.4), sharey=True, layout="constrained")
     axes = np.atleast_1d(axes)
+    top = float(summary["median SQNR (dB)"].max())
     for ax, kind in zip(axes, kinds):
         s = summary[summary["kind"] == kind]
-        ax.barh(range(len(s)), s["median SQNR (dB)"].clip(lower=0), color=[colour[f] for f in s["format"]])
+        values = s["median SQNR (dB)"].astype(float)
+        ax.barh(range(len(s)), values.clip(lower=0), color=[colour[f] for f in s["format"]])
+        for y, v in enumerate(values):
+            ax.text(max(v, 0.0) + 0.01 * top, y, f"{v:.1f}", va="center", ha="left", fontsize=8)
         ax.set_yticks(range(len(s)), [f"{f.replace('FP8 ', '')}, {st}" for f, st in zip(s["format"], s["strategy"])],
                       fontsize=8)
         for fmt, ls in (("FP8 E4M3FN", "--"), ("FP8 E5M2", ":")):
             ax.axvline(sqnr_prediction_db(fmt), color="0.4", ls=ls, lw=1,
                        label=f"{fmt.replace('FP8 ', '')} bound {sqnr_prediction_db(fmt):.1f} dB")
+        ax.set_xlim(0, top * 1.25)  # room for the value labels
         ax.set_title(kind)
         ax.set_xlabel("median SQNR (dB)")
         ax.invert_yaxis()
     handles, labels = axes[0].get_legend_handles_labels()
-    fig.legend(handles, labels, fontsize=8, loc="upper center", ncol=2, frameon=False)
-    fig.tight_layout(rect=(0, 0, 1, 0.93))  # the legend above the panels, clear of the x-axis labels
+    fig.legend(handles, labels, loc="outside upper center", ncol=2, frameon=False)
     return fig
 
 
@@ -658,3 +665,36 @@ def double_quantization_table(tensors: dict[str, torch.Tensor], fmts=FP8_FORMATS
                              "changed: subnormal in the column pass": col_share,
                              "changed: normal in both passes": neither_share})
     return pd.DataFrame(rows)
+
+
+def plot_scale_granularity(x: torch.Tensor, fmt: str = "FP8 E4M3FN", block_size: int = 32,
+                           mask: torch.Tensor | None = None):
+    """How per-tensor, per-row and MX block scaling hand out scales, on the 2-D tensor ``x``: one panel
+    per strategy, each element coloured by the log2 of the scale it is quantized with (one colour for
+    the whole tensor, one per row, one per block of ``block_size`` along a row), the elements the
+    cast flushes to zero marked, and each strategy's SQNR (:func:`error_metrics`, over ``mask`` if
+    given: the elements other than an injected outlier) in its title."""
+    import matplotlib.pyplot as plt
+
+    x = _check_2d(x)
+    if x.dim() != 2 or x.shape[-1] % block_size:
+        raise ValueError(f"x must be 2-D with a last dimension divisible by {block_size}, got {tuple(x.shape)}")
+    f = element_format(fmt).name
+    results = [("per-tensor: one scale", quantize_tensorwise(x, f)),
+               ("per-row: one scale per row", quantize_rowwise(x, f)),
+               (f"MX: one power-of-two scale per {block_size} elements of a row",
+                mx_quantize(x, f, block_size, MX_TRAINING_MODE))]
+    logs = [torch.log2(q.scale.expand_as(x)).numpy() for _, q in results]
+    lo, hi = min(float(v.min()) for v in logs), max(float(v.max()) for v in logs)
+    fig, axes = plt.subplots(len(results), 1, figsize=(7, 1.05 * len(results) * (1 + x.shape[0] / 16) + 1.0),
+                             sharex=True, layout="constrained")
+    for ax, (title, q), log in zip(axes, results, logs, strict=True):
+        image = ax.imshow(log, aspect="auto", cmap="viridis", vmin=lo, vmax=hi, interpolation="nearest")
+        rows, cols = np.nonzero(q.flushed.numpy())
+        ax.scatter(cols, rows, marker="x", s=12, lw=1.0, color="#ff00ff")  # kept in both palettes
+        ax.set_title(f"{title}\nSQNR {error_metrics(x, q, mask)['SQNR (dB)']:.1f} dB, "
+                     f"{int(q.flushed.sum())} of {x.numel()} flushed to zero (×)", fontsize=9, loc="left")
+        ax.set_ylabel("row")
+    axes[-1].set_xlabel("column")
+    fig.colorbar(image, ax=list(axes), label="log2 scale", shrink=0.9)
+    return fig

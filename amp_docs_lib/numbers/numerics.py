@@ -19,6 +19,7 @@ import torch
 
 from amp_docs_lib.core.checks import positive_int, positive_number
 from amp_docs_lib.core.devices import check_device
+from amp_docs_lib.core.palette import color_of, color_or_default
 from amp_docs_lib.numbers.formats import bits_to_value, encode, get_format, next_up
 from amp_docs_lib.core.profiles import active_profile
 from amp_docs_lib.core.tables import table_from_rows
@@ -69,17 +70,18 @@ def plot_spacing(df: pd.DataFrame):
     """Log-log plot of spacing against magnitude, one line per format."""
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(2, 2, figsize=(11, 7.5))
+    fig, axes = plt.subplots(2, 2, figsize=(11, 8.2), layout="constrained")
     # The bottom row zooms into the range of FP16 and the FP8 formats, a sliver of FP32's 1e-45..1e38.
     zoom = df[df["format"].isin(["FP16", "FP8 E4M3FN", "FP8 E5M2"])]["magnitude"]
     lo, hi = (zoom.min() / 2, zoom.max() * 4) if len(zoom) else (None, None)
-    for name, g in df.groupby("format", sort=False):
+    for i, (name, g) in enumerate(df.groupby("format", sort=False)):
+        c = color_or_default(name, f"C{i}")
         for row in (0, 1):
-            axes[row, 0].loglog(g["magnitude"], g["measured spacing"], drawstyle="steps-post", label=name)
-            axes[row, 1].loglog(g["magnitude"], g["relative spacing"], drawstyle="steps-post", label=name)
+            axes[row, 0].loglog(g["magnitude"], g["measured spacing"], drawstyle="steps-post", label=name, color=c)
+            axes[row, 1].loglog(g["magnitude"], g["relative spacing"], drawstyle="steps-post", label=name, color=c)
     for row, what in ((0, "full range"), (1, "FP16/FP8 zoom")):
-        axes[row, 0].set(xlabel="magnitude |x|", ylabel="gap to next value", title=f"Absolute gap, {what}")
-        axes[row, 1].set(xlabel="magnitude |x|", ylabel="gap / |x|", title=f"Relative gap, {what}")
+        axes[row, 0].set(xlabel="magnitude |x|", ylabel="gap to next value", title=f"Absolute, {what}")
+        axes[row, 1].set(xlabel="magnitude |x|", ylabel="gap / |x|", title=f"Relative, {what}")
     if lo is not None:
         for a in axes[1]:
             a.set_xlim(lo, hi)
@@ -88,8 +90,8 @@ def plot_spacing(df: pd.DataFrame):
         axes[1, 1].set_ylim(sel["relative spacing"].min() / 2, sel["relative spacing"].max() * 2)
     for a in axes.flat:
         a.grid(True, which="major", alpha=0.3)
-    axes[0, 0].legend(fontsize=8)
-    fig.tight_layout()
+    # One legend above the panels: inside the first one it lay on the FP16, BF16 and FP8 lines.
+    fig.legend(*axes[0, 0].get_legend_handles_labels(), loc="outside upper center", ncol=5, frameon=False)
     return fig
 
 
@@ -250,7 +252,7 @@ def plot_softplus(df: pd.DataFrame):
     import matplotlib.pyplot as plt
 
     dts = list(dict.fromkeys(df["dtype"]))
-    fig, axes = plt.subplots(1, len(dts), figsize=(4 * len(dts), 3.4), sharey=True)
+    fig, axes = plt.subplots(1, len(dts), figsize=(4 * len(dts), 3.8), sharey=True, layout="constrained")
     for ax, name in zip(np.atleast_1d(axes), dts):
         for method, style in (("naive", "-"), ("stable", "--")):
             d = df[(df["dtype"] == name) & (df["method"] == method)]
@@ -266,15 +268,13 @@ def plot_softplus(df: pd.DataFrame):
                            label=f"{method}: inf/NaN")
         ax.set(title=name, xlabel="x", ylim=(1e-12, 1e3))
         ax.grid(alpha=0.3)
-    np.atleast_1d(axes)[0].set_ylabel("relative error vs float64 (floored at 1e-12)")
+    np.atleast_1d(axes)[0].set_ylabel("relative error vs FP64")  # floored at 1e-12 (the axis's bottom)
     # One legend for all panels, below them: inside a panel it covered the neighbouring one.
     entries = {}
     for ax in np.atleast_1d(axes):
         for handle, label in zip(*ax.get_legend_handles_labels()):
             entries.setdefault(label, handle)
-    fig.legend(list(entries.values()), list(entries), loc="lower center", ncol=len(entries), fontsize=8,
-               frameon=False)
-    fig.tight_layout(rect=(0, 0.1, 1, 1))
+    fig.legend(list(entries.values()), list(entries), loc="outside lower center", ncol=2, frameon=False)
     return fig
 
 
@@ -699,14 +699,17 @@ def plot_accumulation(traces: dict):
     """Running sum of the sequential accumulators against the number of terms added."""
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(7, 4))
-    for name, tr in traces.items():
-        ax.plot(np.arange(1, len(tr) + 1), tr, label=name, lw=1.5 if "exact" not in name else 1,
-                ls="--" if "exact" in name else "-")
+    fig, ax = plt.subplots(figsize=(7, 4), layout="constrained")
+    for i, (name, tr) in enumerate(traces.items()):
+        if "exact" in name:  # the reference: thin, dashed and on top, so a format lying on it stays visible
+            style = dict(lw=1.5, ls=(0, (4, 3)), color=color_of("FP64"), zorder=3)
+        else:
+            style = dict(lw=5 if name == "FP32" else 1.8, alpha=0.3 if name == "FP32" else 1.0,
+                         color=color_or_default(name, f"C{i}"), zorder=2)
+        ax.plot(np.arange(1, len(tr) + 1), tr, label=name, **style)
     ax.set(xlabel="terms added", ylabel="running sum", title="Sequential accumulation, one rounding per add")
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
-    fig.tight_layout()
     return fig
 
 
@@ -847,15 +850,17 @@ def plot_sgd_stagnation(df: pd.DataFrame):
     """Loss against step for each precision variant."""
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(7, 4))
-    styles = {"FP16 weights": dict(lw=3.5, alpha=0.6), "BF16 weights": dict(ls=":", lw=2)}
-    for label, d in df.groupby("variant", sort=False):
-        ax.plot(d["step"], d["loss"], label=label,
-                **styles.get(label, dict(ls="--" if "master" in label else "-")))
+    fig, ax = plt.subplots(figsize=(7, 4.6), layout="constrained")
+    # Runs that lie on each other at this scale: the first of a pair wide and pale underneath, the
+    # second thin and patterned on top, each in its format's colour (the first word of its label).
+    styles = {"FP32 weights": dict(lw=5, alpha=0.35, zorder=1), "FP16 weights": dict(lw=5, alpha=0.45, zorder=1),
+              "BF16 weights": dict(ls=":", lw=2, zorder=3)}
+    for i, (label, d) in enumerate(df.groupby("variant", sort=False)):
+        style = styles.get(label, dict(ls="--" if "FP16" in label else "-.", lw=1.5, zorder=2))
+        ax.plot(d["step"], d["loss"], label=label, color=color_or_default(label.split()[0], f"C{i}"), **style)
     ax.set(xlabel="step", ylabel="loss 0.5·‖w − t‖²", title="Small updates: stored weights vs FP32 master copy")
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
-    fig.tight_layout()
+    fig.legend(loc="outside lower center", ncol=2, frameon=False)
     return fig
 
 

@@ -5,7 +5,13 @@ column it is shown in (``COLUMN_PX`` CSS pixels wide at ``CSS_DPI`` pixels per i
 figure is narrowed (and made relatively taller, so panels keep some height), no text is smaller
 than ``MIN_FONT_PT`` (11 CSS px), and it is saved at twice its display size so it stays crisp on
 high-density screens. No stamp is drawn into the image: the page's provenance card (and, where a
-figure's provenance differs, the stamp under it) says what produced it.
+figure's provenance differs, the stamp under it) says what produced it. ``layout_faults`` names
+what a reader could not read in a fitted figure (text drawn over text, a legend on another
+panel, text under ``MIN_TEXT_PX``); ``show_figure`` refuses a figure that has any, so every
+figure the site draws is checked when its chapter executes.
+
+This module is the one home of figure style: the text floor, the column width, the check. The
+concept packages draw with matplotlib's defaults and the palette of ``core.palette``.
 """
 
 from __future__ import annotations
@@ -29,6 +35,9 @@ PIXEL_RATIO = 2
 PAD_IN = 0.06
 # Smallest text in a figure: 8 pt at 100 px/in is 11.1 CSS px.
 MIN_FONT_PT = 8.0
+# Smallest text a reader is asked to read, in CSS px as displayed on a desktop (a figure is shown
+# at its drawn size there: COLUMN_PX fits Material's column at 1400 px), MIN_FONT_PT is above it.
+MIN_TEXT_PX = 10.0
 # A narrowed figure keeps this much more of its height than plain scaling would (capped at the
 # original height), so wide multi-panel figures do not become strips.
 TALLER = 1.3
@@ -146,6 +155,66 @@ def fit_to_column(fig: Any) -> None:
         _relayout(fig)
 
 
+class FigureLayoutError(ValueError):
+    """A figure a reader could not read: text over text, a legend on a panel, text too small."""
+
+
+def _texts(fig: Any) -> list[Any]:
+    """Every visible, non-empty text of ``fig`` as drawn (titles, labels, the tick labels of the
+    ticks in view, legend entries, annotations)."""
+    from matplotlib.text import Text
+
+    tick_labels, drawn = set(), []
+    for ax in fig.axes:
+        for axis in (ax.xaxis, ax.yaxis):
+            for tick in axis.get_major_ticks() + axis.get_minor_ticks():
+                tick_labels.update((tick.label1, tick.label2))
+            if ax.get_visible() and ax.axison and axis.get_visible():
+                for tick in axis._update_ticks():  # the ticks matplotlib draws (in the view limits)
+                    drawn += [lab for lab in (tick.label1, tick.label2) if lab.get_visible()]
+    out = [t for t in fig.findobj(Text) if t not in tick_labels and t.get_visible()
+           and (t.axes is None or t.axes.get_visible())] + drawn
+    return [t for t in dict.fromkeys(out) if t.get_text().strip()]
+
+
+def layout_faults(fig: Any) -> list[str]:
+    """What a reader could not read in ``fig`` as drawn now (call after ``fit_to_column``):
+
+    - two texts whose boxes overlap (titles, axis labels, tick labels, legend entries, annotations);
+    - a legend whose frame covers a text that is not its own, or lies on a panel it does not belong to;
+    - a text smaller than ``MIN_TEXT_PX`` CSS px at its displayed size (the figure is displayed at
+      ``CSS_DPI`` px per inch, up to ``COLUMN_PX`` wide).
+    """
+    from matplotlib.legend import Legend
+
+    renderer = fig.canvas.get_renderer()
+    fig.draw_without_rendering()
+    width_px = fig.get_tightbbox(renderer).width * CSS_DPI + 2 * PAD_IN * CSS_DPI
+    shown = min(1.0, COLUMN_PX / width_px)  # a wider figure is shown scaled down to the column
+    faults = []
+    texts = _texts(fig)
+    boxes = [t.get_window_extent(renderer).padded(-0.5) for t in texts]
+    for t in texts:
+        px = t.get_fontsize() * CSS_DPI / 72 * shown
+        if px < MIN_TEXT_PX - 1e-6:
+            faults.append(f"text {t.get_text()!r} is {px:.1f} px, under {MIN_TEXT_PX:g} px")
+    for i in range(len(texts)):
+        for j in range(i + 1, len(texts)):
+            if boxes[i].overlaps(boxes[j]):
+                faults.append(f"text {texts[i].get_text()!r} overlaps text {texts[j].get_text()!r}")
+    legends = [a for a in fig.findobj(Legend) if a.get_visible()]
+    for legend in legends:
+        frame = legend.get_window_extent(renderer).padded(-0.5)
+        own = set(legend.get_texts()) | {legend.get_title()}
+        for t, box in zip(texts, boxes, strict=True):
+            if t not in own and frame.overlaps(box):
+                faults.append(f"a legend ({legend.get_texts()[0].get_text()!r}, ...) covers text {t.get_text()!r}")
+        for ax in fig.axes:
+            if ax.get_visible() and legend.axes is not ax and frame.overlaps(ax.get_window_extent(renderer).padded(-0.5)):
+                faults.append(f"a legend ({legend.get_texts()[0].get_text()!r}, ...) lies on a panel it does not belong to")
+    return faults
+
+
 def _png(fig: Any, facecolor: str) -> tuple[str, int, int]:
     """The figure as a 256-colour PNG (a quarter of the bytes of a true-colour one; flat plot colours
     survive) at ``PIXEL_RATIO`` image pixels per CSS pixel: (base64, width, height) in image pixels."""
@@ -180,6 +249,10 @@ def show_figure(fig: Any, caption: str | None = None, *, source: str | None = No
     if not isinstance(fig, matplotlib.figure.Figure):
         raise TypeError(f"show_figure expects a matplotlib Figure, got {type(fig).__name__}")
     fit_to_column(fig)
+    faults = layout_faults(fig)
+    if faults:
+        plt.close(fig)
+        raise FigureLayoutError(f"{caption or 'a figure'}: " + "; ".join(sorted(set(faults))[:8]))
     light, w, h = _png(fig, "white")
     _recolor_for_dark(fig)
     dark, _, _ = _png(fig, DARK_BACKGROUND)

@@ -267,26 +267,28 @@ def plot_batch_sweep(df: pd.DataFrame):
     import matplotlib.pyplot as plt
 
     base = _baseline_label(df)
-    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(9.6, 3.6))
-    for v, g in df.groupby("variant", sort=False):
+    from amp_docs_lib.core.palette import color_or_default
+
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(9.6, 4.2), layout="constrained")
+    for i, (v, g) in enumerate(df.groupby("variant", sort=False)):
         g = g.sort_values("batch")
         b = g["batch"].astype(float)
-        ax1.plot(b, g["median (us)"].astype(float) / b, "o-", label=v)
+        c = color_or_default(v, f"C{i}")
+        ax1.plot(b, g["median (us)"].astype(float) / b, "o-", label=v, color=c)
         if v != base:
             s = g[f"speedup vs {base} (x)"].astype(float)
             lo, hi = g["interval low"].astype(float), g["interval high"].astype(float)
-            ax2.errorbar(b, s, yerr=[s - lo, hi - s], fmt="o-", capsize=3, label=v)
+            ax2.errorbar(b, s, yerr=[s - lo, hi - s], fmt="o-", capsize=3, label=v, color=c)
     ax1.set_xscale("log", base=2)
     ax1.set_yscale("log")
     ax1.set_xlabel("batch (rows)")
     ax1.set_ylabel("latency per row (us)")
-    ax1.legend(fontsize=7)
     ax2.axhline(1.0, color="0.5", lw=0.8)
     ax2.set_xscale("log", base=2)
     ax2.set_yscale("log")
     ax2.set_xlabel("batch (rows)")
     ax2.set_ylabel(f"speedup over {base} (x), interval")
-    fig.tight_layout()
+    fig.legend(*ax1.get_legend_handles_labels(), loc="outside lower center", ncol=2, frameon=False)
     return fig
 
 

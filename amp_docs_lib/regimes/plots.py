@@ -1,7 +1,8 @@
 """Figures of the training-regimes chapter, drawn from :class:`amp_docs_lib.regimes.loop.RunResult` s.
 
 Each function takes the ``{regime name: RunResult}`` dict of ``run_regimes`` and returns a
-matplotlib figure (default colours; ``show_figure`` renders the light and dark versions).
+matplotlib figure; each regime has its colour of ``core.palette`` (``show_figure`` renders the
+light and dark versions).
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
+from amp_docs_lib.core.palette import color_or_default
+
 
 def _check(results) -> None:
     if not isinstance(results, dict) or not results:
@@ -21,10 +24,20 @@ def _check(results) -> None:
 LINESTYLES = ("-", "--", "-.", ":")
 
 
-def _style(i: int) -> dict:
-    """Colour from the default cycle, and a line style that differs between neighbours, so that
-    curves lying on each other stay visible."""
-    return {"color": f"C{i % 10}", "ls": LINESTYLES[i % len(LINESTYLES)]}
+def _style(name: str, i: int) -> dict:
+    """The regime's colour (``core.palette``; a name outside it takes the default cycle's), and a
+    line style that differs between neighbours, so that curves lying on each other stay visible."""
+    return {"color": color_or_default(name, f"C{i % 10}"), "ls": LINESTYLES[i % len(LINESTYLES)]}
+
+
+def _legend_below(fig, axes, ncol: int = 3) -> None:
+    """One legend for ``axes`` under the figure, clear of every panel and label."""
+    entries: dict = {}
+    for ax in np.atleast_1d(axes):
+        for handle, label in zip(*ax.get_legend_handles_labels()):
+            entries.setdefault(label, handle)
+    if entries:
+        fig.legend(list(entries.values()), list(entries), loc="outside lower center", ncol=ncol, frameon=False)
 
 
 def _smooth(y: pd.Series, window: int) -> pd.Series:
@@ -45,25 +58,33 @@ def _mark_stop(ax, res, y) -> None:
         ax.plot([res.diverged_at], [y], marker="x", markersize=9, color=ax.lines[-1].get_color())
 
 
-def plot_losses(results, floor: float | None = None, smooth: int = 10):
+def plot_losses(results, floor: float | None = None, smooth: int = 10, baseline: str = "fp32"):
     """Train loss (rolling mean over ``smooth`` steps) and validation loss per regime.
 
     ``floor``: the corpus's achievable loss (drawn as a dashed line). A cross marks where a run
-    stopped on a non-finite loss.
+    stopped on a non-finite loss. The ``baseline`` and every run that stopped are drawn in their
+    colours; the finite runs lie on the baseline at this scale (``plot_loss_vs_baseline`` shows
+    their differences), so they are drawn as thin grey lines under it, one legend entry for all.
     """
     _check(results)
-    fig, (a, b) = plt.subplots(1, 2, figsize=(12, 4.2), sharey=True)
+    fig, (a, b) = plt.subplots(1, 2, figsize=(12, 4.6), sharey=True, layout="constrained")
+    others = [n for n, r in results.items() if n != baseline and r.diverged_at is None and not r.log.empty]
     for i, (name, res) in enumerate(results.items()):
         if res.log.empty:
             continue
+        if name in others:
+            style = {"color": "0.6", "ls": "-", "lw": 0.8, "zorder": 1,
+                     "label": f"{len(others)} other regimes (differences: next figure)"}
+        else:
+            style = {**_style(name, i), "lw": 1.6, "zorder": 3, "label": name}
         y = _smooth(res.log["train_loss"], smooth)
-        a.plot(res.log["step"], y, label=name, lw=1.4, **_style(i))
+        a.plot(res.log["step"], y, **style)
         finite = y[np.isfinite(y)]
         if len(finite):
             _mark_stop(a, res, float(finite.iloc[-1]))
         v = res.val.dropna()
         v = v[np.isfinite(v["val_loss"].astype(float))]
-        b.plot(v["step"], v["val_loss"], marker="o", ms=3, label=name, lw=1.4, **_style(i))
+        b.plot(v["step"], v["val_loss"], marker="o", ms=3, **style)
     for ax, title in ((a, f"train loss (mean of {smooth} steps)"), (b, "validation loss")):
         if floor is not None:
             ax.axhline(floor, ls="--", lw=1, color="black", label="entropy floor")
@@ -71,8 +92,7 @@ def plot_losses(results, floor: float | None = None, smooth: int = 10):
         ax.set_title(title)
         ax.grid(alpha=0.3)
     a.set_ylabel("cross-entropy (nats)")
-    b.legend(fontsize=7, ncol=2)
-    fig.tight_layout()
+    _legend_below(fig, (a, b))
     return fig
 
 
@@ -87,12 +107,12 @@ def plot_loss_vs_baseline(results, baseline: str = "fp32", seeds: dict | None = 
     if baseline not in results:
         raise ValueError(f"baseline {baseline!r} is not among the runs: {list(results)}")
     base = results[baseline].log.set_index("step")["train_loss"].astype(float)
-    fig, ax = plt.subplots(figsize=(9, 4.2))
+    fig, ax = plt.subplots(figsize=(9, 4.8), layout="constrained")
     for i, (name, res) in enumerate(results.items()):
         if name == baseline or res.log.empty or res.diverged_at is not None:
             continue
         d = res.log.set_index("step")["train_loss"].astype(float) - base
-        style = _style(i)
+        style = _style(name, i)
         ax.plot(d.index, _smooth(d, smooth), label=name, lw=1.4, **style)
         pairs = (seeds or {}).get(name, [])
         if pairs:
@@ -103,39 +123,39 @@ def plot_loss_vs_baseline(results, baseline: str = "fp32", seeds: dict | None = 
                             label=f"{name}: other seeds ({len(pairs)})")
     ax.axhline(0.0, color="black", lw=0.8)
     ax.set_xlabel("step")
-    ax.set_ylabel(f"train loss minus {baseline} (nats, mean of {smooth})")
+    ax.set_ylabel(f"loss − {baseline} (nats, mean of {smooth})")
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=7, ncol=2)
-    fig.tight_layout()
+    _legend_below(fig, ax)
     return fig
 
 
 def plot_grad_norm(results, smooth: int = 5):
     """Global gradient norm per step (log scale; non-finite norms are left out)."""
     _check(results)
-    fig, ax = plt.subplots(figsize=(8, 3.8))
+    fig, ax = plt.subplots(figsize=(8, 4.6), layout="constrained")
     for i, (name, res) in enumerate(results.items()):
         g = res.log["grad_norm"].astype(float)
         if np.isfinite(g).any():
-            ax.plot(res.log["step"], _smooth(g, smooth), label=name, lw=1.2, **_style(i))
+            ax.plot(res.log["step"], _smooth(g, smooth), label=name, lw=1.2, **_style(name, i))
     ax.set_yscale("log")
     ax.set_xlabel("step")
-    ax.set_ylabel(f"global grad norm (mean of {smooth}; ends at a non-finite norm)")
+    ax.set_ylabel(f"grad norm (mean of {smooth})")
+    ax.set_title("lines end at a non-finite norm", fontsize=9)
     ax.grid(alpha=0.3, which="both")
-    ax.legend(fontsize=7, ncol=2)
-    fig.tight_layout()
+    _legend_below(fig, ax)
     return fig
 
 
 def plot_loss_scale(results):
     """GradScaler scale per step for the regimes that use one; skipped steps marked."""
     _check(results)
-    fig, ax = plt.subplots(figsize=(8, 3.8))
+    fig, ax = plt.subplots(figsize=(8, 3.8), layout="constrained")
     drawn = False
-    for name, res in results.items():
+    for i, (name, res) in enumerate(results.items()):
         if res.log.empty or res.log["scale"].isna().all():
             continue
-        line, = ax.plot(res.log["step"], res.log["scale"].astype(float), label=name, lw=1.4, drawstyle="steps-post")
+        line, = ax.plot(res.log["step"], res.log["scale"].astype(float), label=name, lw=1.4, drawstyle="steps-post",
+                        color=_style(name, i)["color"])
         sk = res.log[res.log["skipped"] == True]  # noqa: E712  (object column with None)
         if len(sk):
             ax.plot(sk["step"], sk["scale"].astype(float), "v", ms=4, color=line.get_color(),
@@ -145,11 +165,10 @@ def plot_loss_scale(results):
         ax.text(0.5, 0.5, "no regime with a GradScaler ran", ha="center", va="center", transform=ax.transAxes)
     else:
         ax.set_yscale("log", base=2)
-        ax.legend(fontsize=8)
+        _legend_below(fig, ax, ncol=2)
     ax.set_xlabel("step")
     ax.set_ylabel("loss scale")
     ax.grid(alpha=0.3, which="both")
-    fig.tight_layout()
     return fig
 
 
@@ -160,8 +179,9 @@ def plot_speed(summary: pd.DataFrame):
     s = summary.dropna(subset=["mean step (ms)"])
     fig, (a, b) = plt.subplots(1, 2, figsize=(12, 3.8))
     pos = np.arange(len(s))
-    a.barh(pos, s["mean step (ms)"].astype(float))
-    b.barh(pos, s["tokens/s"].astype(float))
+    colors = [color_or_default(n, "C0") for n in s["regime"]]
+    a.barh(pos, s["mean step (ms)"].astype(float), color=colors)
+    b.barh(pos, s["tokens/s"].astype(float), color=colors)
     for ax, label in ((a, "mean step time (ms)"), (b, "tokens / s")):
         ax.set_yticks(pos, s["regime"])
         ax.invert_yaxis()
@@ -215,9 +235,9 @@ def plot_unchanged(results, smooth: int = 5, *, baseline: str = "fp32"):
     curves = {name: _smooth(res.log["unchanged"].astype(float), smooth)
               for name, res in results.items() if "unchanged" in res.log and len(res.log)}
     steps = {name: results[name].log["step"] for name in curves}
-    styles = {name: _style(i) for i, name in enumerate(results)}
+    styles = {name: _style(name, i) for i, name in enumerate(results)}
     zoomed = [n for n in curves if n != baseline]
-    fig, axes = plt.subplots(1, 2 if zoomed else 1, figsize=(10, 3.8), squeeze=False)
+    fig, axes = plt.subplots(1, 2 if zoomed else 1, figsize=(10, 4.4), squeeze=False, layout="constrained")
     full = axes[0][0]
     for name, y in curves.items():
         full.plot(steps[name], y, label=name, lw=1.6, **styles[name])
@@ -234,8 +254,7 @@ def plot_unchanged(results, smooth: int = 5, *, baseline: str = "fp32"):
         zoom.set_title(f"without {baseline}, axis fitted to the rest", fontsize=9)
     for ax in axes[0]:
         ax.set_xlabel("step")
-        ax.set_ylabel(f"fraction unchanged (mean of {smooth})")
         ax.grid(alpha=0.3)
-        ax.legend(fontsize=8)
-    fig.tight_layout()
+    axes[0][0].set_ylabel(f"fraction unchanged (mean of {smooth})")
+    _legend_below(fig, axes[0])
     return fig
