@@ -100,3 +100,31 @@ def test_page_weights_count_linked_files_and_the_shown_rendering_of_each_figure(
     # The dark rendering is display:none in the default palette and lazy, so it is never fetched.
     assert (w.images, w.n_images) == (gz(light), 1)
     assert w.total == gz(page.encode()) + gz(css) + gz(js) + gz(light)
+
+
+def test_the_lightbox_is_never_linked_but_loaded_by_reader_js_on_demand():
+    head = (
+        '<link href="../../assets/stylesheets/glightbox.min.css" rel="stylesheet">'
+        '<script src="../../assets/javascripts/glightbox.min.js"></script>'
+    )
+    page = f'<html><head>{head}</head><body><div class="md-content"><a class="glightbox"></a></div></body></html>'
+    assert "glightbox.min" not in page_assets.without_unused_assets(page)
+    reader = (REPO_ROOT / "docs" / "assets" / "js" / "reader.js").read_text()
+    assert all(
+        f"{kind}/{name}" in reader
+        for kind, name in [("javascripts", "glightbox.min.js"), ("stylesheets", "glightbox.min.css")]
+    )
+
+
+def test_custom_properties_nothing_reads_are_dropped_with_what_only_they_read():
+    css = (
+        ".w{--a: 1px; --b: var(--c); --c: red; --unused: var(--only-unused); --only-unused: 2px;"
+        ' --icon: url("data:image/svg+xml;base64,PHN2Zz4=")}'
+        ".x{color: var(--b)} .y{margin: var(--a)}"
+    )
+    out = page_assets.without_unused_custom_properties(css)
+    assert "--unused" not in out and "--only-unused" not in out and "--icon" not in out
+    assert "--a: 1px" in out and "--b: var(--c)" in out and "--c: red" in out
+    # A page's inline style reads a property too.
+    kept = page_assets.without_unused_custom_properties(css, '<div style="border: var(--icon)">')
+    assert '--icon: url("data:image/svg+xml;base64,PHN2Zz4=")' in kept

@@ -23,7 +23,10 @@ from amp_docs_lib.core.paths import CHAPTER_DOWNLOADS_DIR
 from amp_docs_lib.docsite import downloads
 from amp_docs_lib.docsite.fragments import FragmentMemo
 from amp_docs_lib.docsite.math_render import render_math
-from amp_docs_lib.docsite.page_assets import without_unused_assets
+from amp_docs_lib.docsite.page_assets import (
+    site_texts_reading_css,
+    without_unused_custom_properties,
+)
 
 _MD_HREF = re.compile(r'(<a\b[^>]*?\bhref=")([^":#?]+\.md)(#[^"]*)?(")', re.I)
 
@@ -97,7 +100,7 @@ def post_page(output: str, page, config, fragments: FragmentMemo, styles: Notebo
     site_dir = Path(config["site_dir"])
     output = without_builder_paths(one_copy_button(output))
     output = shared_notebook_css(output, page.url, site_dir, styles)
-    output = without_unused_assets(render_math(output, page.url))
+    output = render_math(output, page.url)
     output = images_as_files(output, page.url, site_dir)
     output = csv_as_files(output, page.url, site_dir)
     output = downloads.post_page(rewrite_md_links(output, page, config), page, config)
@@ -190,7 +193,9 @@ class NotebookStyles:
             return None
         dest = site_dir / NOTEBOOK_CSS
         dest.parent.mkdir(parents=True, exist_ok=True)
-        dest.write_text(prune_css("\n".join(self.css), self.classes), encoding="utf-8")
+        css = prune_css("\n".join(self.css), self.classes)
+        css = without_unused_custom_properties(css, *site_texts_reading_css(site_dir, besides=dest))
+        dest.write_text(css, encoding="utf-8")
         return dest
 
 
