@@ -128,3 +128,14 @@ def test_custom_properties_nothing_reads_are_dropped_with_what_only_they_read():
     # A page's inline style reads a property too.
     kept = page_assets.without_unused_custom_properties(css, '<div style="border: var(--icon)">')
     assert '--icon: url("data:image/svg+xml;base64,PHN2Zz4=")' in kept
+
+
+def test_the_math_renderer_is_a_build_input(tmp_path):
+    from amp_docs_lib.docsite.hashing import tree_hash
+
+    renderer = tmp_path / "docsite" / "katex" / math_render.RENDERER.name
+    renderer.parent.mkdir(parents=True)
+    renderer.write_text(math_render.RENDERER.read_text())
+    before = tree_hash(tmp_path)
+    renderer.write_text(math_render.RENDERER.read_text().replace('output: "htmlAndMathml"', 'output: "html"'))
+    assert tree_hash(tmp_path) != before, "a changed math renderer would leave the site as it was"
