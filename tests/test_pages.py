@@ -106,16 +106,6 @@ def test_builder_paths_cover_the_repository_packages_and_home():
     assert out == "examples/a.py site-packages/torch/nn.py ~/x" or str(Path.home()) == str(REPO_ROOT)
 
 
-def test_mathjax_is_loaded_only_where_there_is_math():
-    scripts = ('<script src="../assets/js/mathjax-config.js"></script>'
-               '<script src="../assets/mathjax/tex-chtml.js"></script><script src="../assets/js/reader.js"></script>')
-    plain = PAGE.format("<p>costs $5 or more</p><pre><code>x = '$a$'</code></pre>") + scripts
-    math = PAGE.format("<p>eps is $2^{-10}$</p>") + scripts
-    assert "tex-chtml.js" not in pages.mathjax_only_with_math(plain) and "reader.js" in pages.mathjax_only_with_math(plain)
-    assert "tex-chtml.js" in pages.mathjax_only_with_math(math)
-    assert pages.has_math(PAGE.format('<span class="arithmatex">\\(x\\)</span>'))
-
-
 def test_embedded_images_and_csv_become_shared_files(tmp_path):
     png = base64.b64encode(b"\x89PNG fake").decode()
     page = PAGE.format(f'<img class="amp-fig" src="data:image/png;base64,{png}"/>'

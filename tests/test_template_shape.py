@@ -17,7 +17,7 @@ import nbformat
 import pytest
 import yaml
 
-from amp_docs_lib.docsite import downloads, pages
+from amp_docs_lib.docsite import downloads, math_render, pages
 
 from conftest import REPO_ROOT
 
@@ -26,7 +26,7 @@ TEMPLATE_TARGETS = {
     "pages.stable_cell_ids": [pages._CELL_ID],
     "pages.one_copy_button": [pages._NB_COPY_BUTTON, pages._NB_COPY_TEXT, pages._NB_COPY_SCRIPT],
     "pages.shared_notebook_css": [pages._STYLE, pages._LIST_STYLE, 'class="jupyter-wrapper"'],
-    "pages.mathjax_only_with_math": [pages._NB_MATHJAX2],
+    "math_render.render_math": [math_render._NB_MATHJAX2],
     "pages.images_as_files": [pages._DATA_IMG],
     "downloads.wrap_bare_code": [downloads._BARE_PRE],
     # the classes pages.reader_layout finds cells, inputs, outputs and tag labels by

@@ -15,7 +15,8 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
-SOURCE_SUFFIXES = (".py", ".json", ".css", ".bib")  # the library's code and data
+# the library's code and data, and the vendored KaTeX the build renders math with (docsite/katex/)
+SOURCE_SUFFIXES = (".py", ".json", ".css", ".bib", ".js", ".cjs")
 # Example programs and the config files they read (exercises/precision.toml).
 EXAMPLE_SUFFIXES = (".py", ".toml", ".json")
 # Folders no build input lives in: dot-folders (.git, caches, venvs), the built site, bytecode, node's.

@@ -22,6 +22,11 @@ from pathlib import Path
 from amp_docs_lib.core.paths import CHAPTER_DOWNLOADS_DIR, REFERENCE_RESULTS, TABLE_DOWNLOADS_DIR
 from amp_docs_lib.docsite import downloads
 from amp_docs_lib.docsite.fragments import FragmentMemo
+from amp_docs_lib.docsite.math_render import render_math
+from amp_docs_lib.docsite.page_assets import (
+    site_texts_reading_css,
+    without_unused_custom_properties,
+)
 from amp_docs_lib.docsite.store import write_atomic
 
 _MD_HREF = re.compile(r'(<a\b[^>]*?\bhref=")([^":#?]+\.md)(#[^"]*)?(")', re.I)
@@ -96,7 +101,7 @@ def post_page(output: str, page, config, fragments: FragmentMemo, styles: Notebo
     site_dir = Path(config["site_dir"])
     output = without_builder_paths(one_copy_button(output))
     output = shared_notebook_css(output, page.url, site_dir, styles)
-    output = mathjax_only_with_math(output)
+    output = render_math(output, page.url)
     output = images_as_files(output, page.url, site_dir)
     output = csv_as_files(output, page.url, site_dir)
     output = downloads.post_page(rewrite_md_links(output, page, config), page, config)
@@ -189,7 +194,9 @@ class NotebookStyles:
             return None
         dest = site_dir / NOTEBOOK_CSS
         dest.parent.mkdir(parents=True, exist_ok=True)
-        dest.write_text(prune_css("\n".join(self.css), self.classes), encoding="utf-8")
+        css = prune_css("\n".join(self.css), self.classes)
+        css = without_unused_custom_properties(css, *site_texts_reading_css(site_dir, besides=dest))
+        dest.write_text(css, encoding="utf-8")
         return dest
 
 
@@ -219,29 +226,6 @@ def shared_notebook_css(output: str, page_url: str, site_dir: Path, styles: Note
     kept = output[:first.start()] + f'<link rel="stylesheet" href="{href}">' + \
         _STYLE.sub("", output[first.start():last.end()]) + output[last.end():]
     return _LIST_STYLE.sub("", kept)
-
-
-# ---- MathJax only where there is math ---------------------------------------------------------
-_NOT_PROSE = re.compile(r"<(pre|code|script|style|textarea)\b.*?</\1>", re.S | re.I)
-_MATH = re.compile(r'class="arithmatex"|\\\(|\\\[|\$\$|(?<![\\$\w])\$[^$\s<][^$<\n]*?(?<!\s)\$(?!\w)')
-_MATHJAX_SCRIPT = re.compile(r'<script\b[^>]*\bsrc="[^"]*(?:mathjax-config\.js|/mathjax/[^"]*)"[^>]*>\s*</script>', re.I)
-
-
-def has_math(output: str) -> bool:
-    """Whether the page's content holds TeX that MathJax would typeset (code and scripts aside)."""
-    start = output.find('class="md-content"')
-    body = output[start:] if start >= 0 else output
-    return bool(_MATH.search(_NOT_PROSE.sub("", body)))
-
-
-# nbconvert's template configures MathJax 2, which the site does not use (it serves MathJax 3).
-_NB_MATHJAX2 = re.compile(r"<!-- Load mathjax -->.*?<!-- End of mathjax configuration -->", re.S)
-
-
-def mathjax_only_with_math(output: str) -> str:
-    """Load MathJax (2 MB) only on pages that have math; drop the notebook template's MathJax 2 setup."""
-    output = _NB_MATHJAX2.sub("", output)
-    return output if has_math(output) else _MATHJAX_SCRIPT.sub("", output)
 
 
 # ---- images as files, loaded lazily -------------------------------------------------------------

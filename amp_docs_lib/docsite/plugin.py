@@ -6,7 +6,8 @@ In ``on_files`` (run after mkdocs-jupyter's) it swaps each chapter
 mkdocs-jupyter's ``NotebookFile``, so mkdocs-jupyter only renders (``execute: false``).
 In ``on_post_page`` it removes any script that would load from another host
 (mkdocs-jupyter's notebook template links MathJax and Mermaid from CDNs; the
-site serves its own MathJax).
+build renders math itself, ``math_render``), and, last, the links to assets a page does not use
+(``page_assets``).
 
 A build never costs the reader the site: ``on_config`` points mkdocs at a staging folder
 beside the site directory, the last ``on_post_build`` swaps the complete new site into place,
@@ -397,10 +398,18 @@ class AmpDocsPlugin(BasePlugin[AmpDocsConfig]):
             page.present_anchor_ids.add(TIMING_ANCHOR)
         return search_friendly(html)
 
-    def on_post_page(self, output, page, config):
+    def _post_page(self, output, page, config):
         from amp_docs_lib.docsite.pages import post_page  # links, copy buttons, downloads bar
 
         return post_page(strip_remote_scripts(output), page, config, self.fragments, self.notebook_styles)
+
+    @event_priority(-100)  # after every plugin has added its assets (mkdocs-glightbox adds its own)
+    def _page_assets(self, output, page, config):
+        from amp_docs_lib.docsite.page_assets import without_unused_assets
+
+        return without_unused_assets(output)
+
+    on_post_page = CombinedEvent(_post_page, _page_assets)
 
     def _post_build(self, config):
         from amp_docs_lib.docsite.pages import post_build  # the "Yours vs reference" page

@@ -1,4 +1,54 @@
 // Reader features that need the browser (amp_docs_lib/docsite/pages.py does the rest).
+
+// GLightbox (17 KB gzip with its stylesheet) loads on the first tap on a figure, not with every
+// page: pages link neither file (amp_docs_lib/docsite/page_assets.py), and mkdocs-glightbox's
+// `const lightbox = GLightbox(options)` gets this stand-in, which loads the real one and opens it
+// on the tapped figure; from then on the real GLightbox handles the taps.
+(function () {
+  "use strict";
+  if (typeof window.GLightbox === "function") return; // linked after all: nothing to defer
+  const assets = document.currentScript.src.replace(/js\/reader\.js(\?.*)?$/, "");
+  let options = {};
+  let real = null;
+  let loading = null;
+  function load() {
+    if (!loading) {
+      loading = new Promise((resolve, reject) => {
+        const css = document.createElement("link");
+        css.rel = "stylesheet";
+        css.href = assets + "stylesheets/glightbox.min.css";
+        document.head.appendChild(css);
+        const js = document.createElement("script");
+        js.src = assets + "javascripts/glightbox.min.js";
+        js.onload = resolve;
+        js.onerror = reject;
+        document.head.appendChild(js);
+      }).then(() => (real = window.GLightbox(options)));
+    }
+    return loading;
+  }
+  document.addEventListener(
+    "click",
+    (event) => {
+      const link = !real && event.target.closest && event.target.closest("a.glightbox");
+      if (!link) return;
+      event.preventDefault();
+      event.stopPropagation();
+      const index = Array.from(document.querySelectorAll("a.glightbox")).indexOf(link);
+      load().then((lightbox) => lightbox.openAt(Math.max(index, 0)));
+    },
+    true,
+  );
+  window.GLightbox = function (opts) {
+    options = opts || {};
+    return {
+      reload() {
+        if (real) real.reload();
+      },
+    };
+  };
+})();
+
 // Each figure has ONE lightbox link around its light and dark renderings; the link opens the
 // rendering of the reader's palette, and follows the palette toggle. GLightbox (initialised
 // after this script, as `lightbox`) reads the links again when the palette changes.
