@@ -112,8 +112,15 @@ def test_alignment_sweep_interleaves_and_gives_an_interval():
         assert lo <= r["relative to aligned"] <= hi
         assert r["verdict"] in ("lower rate", "higher rate", "no difference resolved", timing.NOISE_FLOOR_TOO_HIGH)
         aa_lo, aa_hi = (float(x) for x in r["A/A control"].split("[")[1].strip("]").split(","))
-        assert r["verdict"] == (timing.NOISE_FLOOR_TOO_HIGH if aa_lo > 1 or aa_hi < 1 else
-                                "lower rate" if hi < 1 else "higher rate" if lo > 1 else "no difference resolved")
+        assert r["verdict"] == (
+            timing.NOISE_FLOOR_TOO_HIGH
+            if aa_lo > 1 or aa_hi < 1
+            else "lower rate"
+            if hi < 1
+            else "higher rate"
+            if lo > 1
+            else "no difference resolved"
+        )
 
 
 def test_dtype_comparison_compares_against_the_first_dtype():
