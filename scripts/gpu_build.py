@@ -73,6 +73,7 @@ RENDER_ONLY = {
     "mkdocstrings": "the API reference pages",
     "mkdocs-glightbox": "the site's figure viewer",
     "beautifulsoup4": "parses each built page (docsite/pages.py)",
+    "quickjs": "runs KaTeX: the build renders the site's math (docsite/math_render.py)",
     "setuptools": "builds the library's wheel for the site's downloads (torch brings its own)",
 }
 # In the `docs` extra and needed to execute: `amp-docs execute` reads the chapters' jupytext Markdown.

@@ -1,4 +1,4 @@
-"""Math rendered by the build (KaTeX via node), page-specific assets, and the page-weight script."""
+"""Math rendered by the build (KaTeX in QuickJS, or node), page-specific assets, and the page-weight script."""
 
 from __future__ import annotations
 
@@ -139,3 +139,37 @@ def test_the_math_renderer_is_a_build_input(tmp_path):
     before = tree_hash(tmp_path)
     renderer.write_text(math_render.RENDERER.read_text().replace('output: "htmlAndMathml"', 'output: "html"'))
     assert tree_hash(tmp_path) != before, "a changed math renderer would leave the site as it was"
+
+
+def test_quickjs_and_node_render_the_same_html():
+    # The build renders in QuickJS (a pip dependency); where it is missing, node runs the same KaTeX.
+    import shutil
+
+    import pytest
+
+    from amp_docs_lib.docsite import math_render
+
+    if shutil.which("node") is None:
+        pytest.skip("node is not installed: nothing to compare QuickJS with")
+    items = [(r"2^{-126}", False), (r"\frac{a}{b}", True), (r"\frac{a", False)]
+    in_quickjs = math_render.render_tex(items)
+    math_render._quickjs_renderer.cache_clear()
+    try:
+        real = math_render._quickjs_renderer
+        math_render._quickjs_renderer = lambda: None
+        in_node = math_render.render_tex(items)
+    finally:
+        math_render._quickjs_renderer = real
+    assert in_quickjs == in_node
+    assert "katex" in in_quickjs[0]["html"] and "error" in in_quickjs[2]
+
+
+def test_without_either_engine_the_build_says_what_to_install(monkeypatch):
+    import pytest
+
+    from amp_docs_lib.docsite import math_render
+
+    monkeypatch.setattr(math_render, "_quickjs_renderer", lambda: None)
+    monkeypatch.setattr(math_render.shutil, "which", lambda name: None)
+    with pytest.raises(math_render.MathError, match="quickjs package .* or Node.js"):
+        math_render.render_tex([("x", False)])

@@ -2,19 +2,22 @@
 
 The TeX of a built page (``$...$`` and ``$$...$$`` that nbconvert leaves in an executed chapter's prose,
 ``\\(...\\)`` and ``\\[...\\]`` in the spans ``pymdownx.arithmatex`` writes on Markdown pages) is turned
-into HTML by KaTeX, vendored under ``docsite/katex/`` (``scripts/vendor_katex.sh``) and run once per page
-with the machine's ``node``. A page with math then links KaTeX's stylesheet (served from
+into HTML by KaTeX, vendored under ``docsite/katex/`` (``scripts/vendor_katex.sh``) and run in the
+QuickJS engine of the ``quickjs`` wheel (a dependency of the ``docs`` extra, so a fresh venv needs no
+system package); where that is not installed, once per page with the machine's ``node``. A page with math then links KaTeX's stylesheet (served from
 ``docs/assets/katex/`` with its WOFF2 fonts; the browser fetches only the fonts a page's glyphs use);
 a page without math links nothing.
 """
 
 from __future__ import annotations
 
+import functools
 import html
 import json
 import re
 import shutil
 import subprocess
+import threading
 from pathlib import Path
 
 KATEX_DIR = Path(__file__).with_name("katex")
@@ -70,11 +73,43 @@ def formulas(output: str) -> list[tuple[str, bool]]:
     return [_formula(m) for prose, text in _prose_parts(body) if prose for m in _TEX.finditer(text)]
 
 
+# The same options as render.cjs: HTML for the eye and KaTeX's hidden MathML copy for screen readers.
+_QUICKJS_RENDER = """(function (tex, displayMode) {
+  try {
+    return JSON.stringify({html: katex.renderToString(tex, {displayMode: displayMode, output: "htmlAndMathml",
+                                                           throwOnError: true})});
+  } catch (e) { return JSON.stringify({error: String(e.message || e)}); }
+})"""
+
+
+@functools.lru_cache(maxsize=1)
+def _quickjs_renderer():
+    """KaTeX loaded once per process into a QuickJS context, or None where ``quickjs`` is not installed."""
+    try:
+        import quickjs
+    except ImportError:
+        return None
+    ctx = quickjs.Context()
+    ctx.eval("var module = {exports: {}}; var exports = module.exports;")  # KaTeX's UMD build exports here
+    ctx.eval((KATEX_DIR / "katex.min.js").read_text(encoding="utf-8"))
+    ctx.eval("var katex = module.exports.default || module.exports;")
+    return threading.Lock(), ctx.eval(_QUICKJS_RENDER)
+
+
 def render_tex(items: list[tuple[str, bool]]) -> list[dict]:
-    """KaTeX's answer for each ``(tex, displayed)``: ``{"html": ...}`` or ``{"error": ...}`` (one node run)."""
+    """KaTeX's answer for each ``(tex, displayed)``: ``{"html": ...}`` or ``{"error": ...}`` (QuickJS in
+    this process, or one node run where the ``quickjs`` package is missing)."""
+    quickjs_renderer = _quickjs_renderer()
+    if quickjs_renderer is not None:
+        lock, render = quickjs_renderer
+        with lock:  # one QuickJS context is not to be entered from two threads at once
+            return [json.loads(render(tex, displayed)) for tex, displayed in items]
     node = shutil.which("node")
     if node is None:
-        raise MathError("rendering the site's math needs Node.js (`node` on PATH; e.g. `apt-get install nodejs`)")
+        raise MathError(
+            "rendering the site's math needs the quickjs package (pip install 'amp-docs-lib[docs]') "
+            "or Node.js (`node` on PATH)"
+        )
     done = subprocess.run(
         [node, str(RENDERER)], input=json.dumps(items), capture_output=True, text=True, encoding="utf-8", check=False
     )
