@@ -83,6 +83,7 @@ PACKAGES = (
     Package("pymdownx", "pymdown-extensions", "render"),
     Package("markdown", "markdown", "render"),
     Package("pygments", "Pygments", "render"),  # highlights the code cells nbconvert renders
+    Package("quickjs", "quickjs", "render"),  # runs the vendored KaTeX (docsite/math_render.py)
 )
 ROLES = ("core", "optional", "render")
 # What the chapters compute depends on these (the cache key); the site's pages on all of them.
