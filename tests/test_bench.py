@@ -116,6 +116,15 @@ def test_roofline():
     assert roofline.copy_bandwidth("cpu", mib=4, min_run_time=0.01) > 0
 
 
+def test_copy_bandwidth_counts_a_read_and_a_write_of_the_buffer(monkeypatch):
+    # With the copy timed at 1 ms, 4 MiB read and 4 MiB written are 8 MiB per ms: 0.008389 TB/s.
+    # A count of one direction (half) or of elements instead of bytes (a quarter) fails.
+    from types import SimpleNamespace
+
+    monkeypatch.setattr(roofline, "measure", lambda fn, **kw: (fn(), SimpleNamespace(median_s=1e-3))[1])
+    assert roofline.copy_bandwidth("cpu", mib=4) == pytest.approx(8 * 2**20 / 1e-3 / 1e12, rel=1e-12)
+
+
 @pytest.mark.parametrize("shape", [(1, 16, 2), (3, 48, 6), (2, 64, 4)])
 def test_parameter_count_matches_the_model(shape):
     cfg = GPTConfig(vocab_size=50, block_size=12, n_layer=shape[0], n_embd=shape[1], n_head=shape[2])

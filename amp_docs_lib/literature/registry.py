@@ -437,19 +437,6 @@ def _false_variant_text(c: LiteratureClaim) -> str | None:
     return f"{said} → {f.status} ({f.measured})"
 
 
-def tests_html(claims=CLAIMS) -> str:
-    """An HTML list linking each claim to the section of the site that tests it (links of the built site)."""
-    import html
-
-    items = []
-    for c in claims:
-        name, _ = split_test(c.test)
-        items.append(f'<li><a href="{html.escape(site_url(c.test))}">{html.escape(name)} › '
-                     f'{html.escape(heading_text(c.test))}</a>: {html.escape(c.text)} '
-                     f'<em>[{html.escape(c.source)}]</em></li>')
-    return '<ul class="amp-reading-map">' + "".join(items) + "</ul>"
-
-
 def verdict_summary(table: pd.DataFrame) -> pd.DataFrame:
     """Count of claims per verdict (from a :func:`reading_map` table), split by kind of check when the
     table has its ``checks`` column: experiments test the literature's claims, definition checks test
