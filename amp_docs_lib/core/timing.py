@@ -219,8 +219,15 @@ class Comparison:
         return "no difference resolved"
 
     def interval_text(self) -> str:
-        """``"1.23x [1.10, 1.40]"``: the median ratio and its interval."""
-        return f"{self.ratio:.2f}x [{self.ratio_lo:.2f}, {self.ratio_hi:.2f}]"
+        """``"1.23x [1.10, 1.40]"``: the median ratio and its interval (:func:`format_ratio`: a ratio far
+        below 1 keeps its significant digits, ``"0.0032x [0.0031, 0.0033]"``)."""
+        return f"{format_ratio(self.ratio)}x [{format_ratio(self.ratio_lo)}, {format_ratio(self.ratio_hi)}]"
+
+
+def format_ratio(value: float) -> str:
+    """A speed ratio as a page prints it: two decimals from 0.1 up (``"4.28"``), two significant digits
+    below (``"0.0032"``), so that a layer 300 times slower never reads ``0.00``."""
+    return f"{value:.2f}" if abs(value) >= 0.1 or value == 0 else f"{value:.2g}"
 
 
 def _calls_for(timer: Any, min_block_s: float) -> int:
