@@ -224,7 +224,11 @@ def _call_with_caption(chapter: str, words: str) -> ast.Call:
     ("chapter", "caption", "column"),
     [
         ("formats", "pi decoded in five formats", "relative error"),  # "The relative-error column shows ..."
-        ("formats", "value!r} decoded in five formats", "class"),  # "... stored as a subnormal (the table's class column)"
+        (
+            "formats",
+            "value!r} decoded in five formats",
+            "class",
+        ),  # "... stored as a subnormal (the table's class column)"
         ("quantization", "PTQ configs on this device", "error here"),  # "(see the needs and error columns)"
         ("fp8", "the convention checker's verdict", "checker"),
     ],
