@@ -70,6 +70,8 @@ COLUMNS_IN_VIEW = """caption => {
     [
         ("chapters/formats/", "pi decoded in five formats", "relative error"),
         ("chapters/formats/", "1e-05 decoded in five formats", "class"),
+        ("chapters/formats/", "Smallest subnormals under torch.set_flush_denormal", "survives arithmetic"),
+        ("chapters/formats/", "Floating-point formats: limits", "machine epsilon"),
         ("chapters/quantization/", "PTQ configs on this device", "error here"),
         ("chapters/fp8/", "256³ GEMM: relative error", "checker"),
     ],
