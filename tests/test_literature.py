@@ -69,7 +69,8 @@ def test_truncated_author_lists_say_et_al():
 
 def test_format_entry_has_authors_title_venue_year_and_arxiv_link():
     text = L.bibliography.bibliography(keys=["micikevicius2022fp8"])
-    assert text.startswith("- **[micikevicius2022fp8]** Paulius Micikevicius, Dusan Stosic")
+    # each entry starts with its anchor (bibliography.ref_anchor), which citations link to
+    assert text.startswith('- <span id="ref-micikevicius2022fp8"></span>**[micikevicius2022fp8]** Paulius Micikevicius, Dusan Stosic')
     assert "*FP8 Formats for Deep Learning*" in text and "2022." in text
     assert "arXiv:[2209.05433](https://arxiv.org/abs/2209.05433)" in text
     assert "{" not in text and "}" not in text

@@ -158,6 +158,24 @@ def best_per_dtype(sweep: pd.DataFrame) -> pd.DataFrame:
     return out.where(out.notna(), None)
 
 
+def sweep_for_reading(sweep: pd.DataFrame) -> pd.DataFrame:
+    """A :func:`throughput_sweep` frame as a page shows it: units in the headers, times in ms, TFLOP/s,
+    FLOP per byte, the peak fractions where present (renamed as in :func:`best_per_dtype`), missing
+    values as None; the byte counts are dropped (the intensity carries them)."""
+    missing = {"dtype", "n", "median_s", "iqr_s", "tflops"} - set(sweep.columns)
+    if missing:
+        raise ValueError(f"need a throughput_sweep frame; missing columns {sorted(missing)}")
+    out = pd.DataFrame({"dtype": sweep["dtype"], "n": sweep["n"], "time median (ms)": sweep["median_s"] * 1e3,
+                        "time IQR (ms)": sweep["iqr_s"] * 1e3, "TFLOP/s": sweep["tflops"]})
+    if "intensity" in sweep:
+        out["intensity (FLOP/byte)"] = sweep["intensity"]
+    for src, dst in (("fraction of peak", "fraction of dtype peak"), ("fraction of FP32 peak", "fraction of FP32 peak")):
+        if src in sweep:
+            out[dst] = sweep[src]
+    out = out.reset_index(drop=True).astype(object)
+    return out.where(out.notna(), None)
+
+
 def alignment_sweep(base: int, dtypes: Iterable[str] = ("fp32", "bf16"), offsets: Iterable[int] = (-1, 0, 1),
                     device: str | torch.device = "cpu", *, min_run_time: float = 0.02, rounds: int = 9
                     ) -> pd.DataFrame:

@@ -102,8 +102,22 @@ def skip_note_html(unmet: list[str], reference_html: str | None = None) -> str:
             f'<div class="amp-skip amp-skip--reference"><p>{line}. Reference result, committed from a '
             f"machine that has it:</p>{reference_html}</div>"
         )
+    if unmet and all(r.startswith(PACKAGE_PREFIX) for r in unmet):
+        # Only a package is missing: any machine runs the cell once it is installed, this one included.
+        from amp_docs_lib.core.packages import PACKAGES
+
+        dists = {p.module: p.distribution for p in PACKAGES}
+        names = " ".join(dists[r[len(PACKAGE_PREFIX) :]] for r in unmet)
+        detail = (
+            f"It needs nothing else: this machine ({html.escape(device_summary())}) runs it after "
+            f"<code>pip install {html.escape(names)}</code>; build again to see its output here."
+        )
+    else:
+        detail = (
+            f"This build ran on {html.escape(device_summary())}. A build on a machine that has what the "
+            "cell needs runs it and shows its numbers here."
+        )
     return (
         f'<details class="amp-skip"><summary>{line}; no reference result is committed.</summary>'
-        f"<p>This build ran on {html.escape(device_summary())}. A build on a machine that has what the "
-        "cell needs runs it and shows its numbers here.</p></details>"
+        f"<p>{detail}</p></details>"
     )

@@ -244,8 +244,15 @@ class Comparison:
         return self.verdict in ("faster", "slower")
 
     def interval_text(self) -> str:
-        """``"1.23x [1.10, 1.40]"``: the median ratio and its interval."""
-        return f"{self.ratio:.2f}x [{self.ratio_lo:.2f}, {self.ratio_hi:.2f}]"
+        """``"1.23x [1.10, 1.40]"``: the median ratio and its interval (:func:`format_ratio`: a ratio far
+        below 1 keeps its significant digits, ``"0.0032x [0.0031, 0.0033]"``)."""
+        return f"{format_ratio(self.ratio)}x [{format_ratio(self.ratio_lo)}, {format_ratio(self.ratio_hi)}]"
+
+
+def format_ratio(value: float) -> str:
+    """A speed ratio as a page prints it: two decimals from 0.1 up (``"4.28"``), two significant digits
+    below (``"0.0032"``), so that a layer 300 times slower never reads ``0.00``."""
+    return f"{value:.2f}" if abs(value) >= 0.1 or value == 0 else f"{value:.2g}"
 
     def aa_text(self) -> str | None:
         """The A/A control's :meth:`interval_text` (None where the set had none)."""

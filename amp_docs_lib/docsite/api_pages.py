@@ -114,15 +114,16 @@ def index_markdown(root: Path = LIBRARY_ROOT) -> str:
         "# API reference",
         "",
         "Generated from the docstrings of `amp_docs_lib`, the library the chapters, the examples and "
-        "the tests call. Its packages are layers: each imports only the ones listed above it "
-        "(see ARCHITECTURE.md in the repository).",
+        "the tests call. Its packages are layers, listed bottom up: each imports only the ones listed "
+        "above it (import-linter contracts in the project's `pyproject.toml`, checked by its tests).",
         "",
         "| package | what it holds |",
         "| --- | --- |",
     ]
     for package, _ in packages(root):
         src = root / package / "__init__.py" if (root / package).is_dir() else root / f"{package}.py"
-        lines.append(f"| [`{package}`]({package}.md) | {_first_line(src)} |")
+        # amp-nowrap: a package name never breaks mid-word beside a long description (assets/css/amp-docs.css)
+        lines.append(f"| [`{package}`]({package}.md){{ .amp-nowrap }} | {_first_line(src)} |")
     return "\n".join(lines) + "\n"
 
 

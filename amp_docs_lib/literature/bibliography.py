@@ -43,8 +43,30 @@ def _plain(text: str) -> str:
     return text.replace("{", "").replace("}", "")
 
 
+def ref_anchor(key: str) -> str:
+    """The HTML id of ``key``'s entry in a rendered bibliography (what a citation links to)."""
+    return f"ref-{key}"
+
+
+def address(key: str, path: str | Path = BIB_PATH) -> tuple[str, str] | None:
+    """Where ``key``'s source is read: ``(text, url)`` for its arXiv id, else its DOI, else its URL;
+    None if the entry has none of them. ValueError for a key not in the bibliography."""
+    data = load_bibliography(path)
+    if key not in data.entries:
+        raise ValueError(f"{key!r} is not in the bibliography; valid: {sorted(data.entries)}")
+    f = data.entries[key].fields
+    if f.get("eprint"):
+        return f"arXiv:{f['eprint']}", f"https://arxiv.org/abs/{f['eprint']}"
+    if f.get("doi"):
+        return f"doi:{f['doi']}", f"https://doi.org/{f['doi']}"
+    if f.get("url"):
+        return f["url"], f["url"]
+    return None
+
+
 def _format_entry(key: str, entry) -> str:
-    """One entry in Markdown: authors, *title*, venue and year, arXiv id or URL."""
+    """One entry in Markdown: authors, *title*, venue and year, arXiv id or URL; it starts with an empty
+    element whose id is :func:`ref_anchor` (``key``), so a citation can link to it."""
     persons = entry.persons.get("author", [])
     names, truncated = [], False
     for p in persons:
@@ -64,7 +86,7 @@ def _format_entry(key: str, entry) -> str:
         or f.get("howpublished") or ""
     if f.get("volume"):
         venue += f" {f['volume']}" + (f"({f['number']})" if f.get("number") else "")
-    parts = [f"**[{key}]** {authors}.", f"*{_plain(f.get('title', ''))}*."]
+    parts = [f'<span id="{ref_anchor(key)}"></span>**[{key}]** {authors}.', f"*{_plain(f.get('title', ''))}*."]
     if venue:
         parts.append(_plain(venue) + ",")
     parts.append(f"{f.get('year', 'n.d.')}.")

@@ -401,19 +401,29 @@ def heading_text(test: str) -> str:
 
 
 def reading_map(claims=CLAIMS) -> pd.DataFrame:
-    """Every claim evaluated: claim, source and location, the site's test (a link), this build's verdict,
-    what was measured, why a claim is not testable here, and the claim's note (how it is tested)."""
+    """Every claim evaluated: claim, source and location, the site's test, this build's verdict,
+    what was measured, why a claim is not testable here, and the claim's note (how it is tested).
+
+    Three columns hold the links of others (``show_cards(..., links=READING_MAP_LINKS)``): ``source link``
+    (the source's entry in the literature page's References), ``read at link`` (its arXiv, DOI or URL
+    address, whose text is ``read at``) and ``tested in link`` (the section, as a chapter page's URL)."""
     from amp_docs_lib.core.tables import table_from_rows
+    from amp_docs_lib.literature.bibliography import address, ref_anchor
 
     rows = []
     for c in claims:
         v = c.verdict()
         name, _anchor = split_test(c.test)
+        paper = address(c.source)
         rows.append({
             "claim": c.text,
             "source": f"[{c.source}] {c.location}",
+            "source link": f"#{ref_anchor(c.source)}",  # its entry in the References of the literature page
+            "read at": paper[0] if paper else None,
+            "read at link": paper[1] if paper else None,
             "checks": KINDS[c.kind],
             "tested in": f"{name} › {heading_text(c.test)}",
+            "tested in link": site_url(c.test),
             "verdict": v.status,
             "measured here": v.measured if v.measured != "n/a" else None,
             "false variant": _false_variant_text(c) if v.status != NOT_TESTABLE else None,
@@ -422,6 +432,9 @@ def reading_map(claims=CLAIMS) -> pd.DataFrame:
         })
     return table_from_rows(rows)
 
+
+# Which column of reading_map() links which: shown column -> column holding its URL.
+READING_MAP_LINKS = {"source": "source link", "read at": "read at link", "tested in": "tested in link"}
 
 KINDS = {"experiment": "an experiment: a measurement of what the claim predicts",
          "definition": "a definition check: the installed code, or the arithmetic, agrees with what the source states"}

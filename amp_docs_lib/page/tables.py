@@ -146,26 +146,35 @@ def show_table(df: pd.DataFrame, caption: str | None = None, *, float_format: st
 @shown_in_scripts
 def show_cards(df: pd.DataFrame, caption: str | None = None, *, title: str, badge: str,
                source: str | None = None, collapsed: bool = False, empty: str | None = None,
-               report: dict[str, Any] | None = None) -> StampedTable | NoRows:
+               report: dict[str, Any] | None = None, links: dict[str, str] | None = None) -> StampedTable | NoRows:
     """Render ``df`` as one card per row: a table too wide for the column, read row by row.
 
     Each card leads with the ``title`` column (a claim, say) and the ``badge`` column beside it
     (its verdict); every other column with a value in that row follows as a labelled line. Each
-    row is printed once; the full data downloads as CSV. Arguments otherwise as ``show_table``.
+    row is printed once; the full data downloads as CSV. ``links`` maps a column to the column
+    holding each row's URL for it: that cell is a link, and the URL column is not a line of its own.
+    Arguments otherwise as ``show_table``.
     """
     if not isinstance(df, pd.DataFrame):
         raise TypeError(f"show_cards expects a pandas DataFrame, got {type(df).__name__}")
-    bad = [c for c in (title, badge) if c not in df.columns]
+    links = links or {}
+    bad = [c for c in (title, badge, *links, *links.values()) if c not in df.columns]
     if bad:
-        raise ValueError(f"title/badge {bad} are not columns of the table; valid: {list(df.columns)}")
+        raise ValueError(f"title/badge/links {bad} are not columns of the table; valid: {list(df.columns)}")
     if df.empty:
         what = (caption or "Rows").rstrip(" .:…")
         return NoRows(df, empty or f"{what}: none in this build.")
-    rest = [c for c in df.columns if c not in (title, badge)]
+    rest = [c for c in df.columns if c not in (title, badge, *links.values())]
+
+    def cell(row, c) -> str:
+        text = html.escape(format_cell(row[c], ".4g"))
+        url = row[links[c]] if c in links else None
+        return text if _missing(url) else f'<a href="{html.escape(str(url))}">{text}</a>'
+
     cards = []
     for _, row in df.iterrows():
         mark = str(row[badge])
-        lines = "".join(f"<dt>{html.escape(str(c))}</dt><dd>{html.escape(format_cell(row[c], '.4g'))}</dd>"
+        lines = "".join(f"<dt>{html.escape(str(c))}</dt><dd>{cell(row, c)}</dd>"
                         for c in rest if not _missing(row[c]))
         cards.append(f'<li class="amp-card"><p class="amp-card__title">'
                      f'<span class="amp-badge amp-badge--{_slug(mark)}">{html.escape(mark)}</span> '

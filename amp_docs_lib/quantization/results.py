@@ -170,6 +170,17 @@ def summary(df: pd.DataFrame) -> pd.DataFrame:
     return ran[cols].reset_index(drop=True)
 
 
+def _shortened(names: list[str], sep: str) -> str:
+    """``names`` joined by ``sep``, the words they all start with written once: ``["torchao INT8 a",
+    "torchao INT4 b"]`` -> ``"torchao: INT8 a = INT4 b"`` (the names as they are when they share none)."""
+    words = [n.split(" ") for n in names]
+    k = 0
+    while len(names) > 1 and all(len(w) > k + 1 and w[k] == words[0][k] for w in words):
+        k += 1
+    rest = sep.join(" ".join(w[k:]) for w in words)
+    return f"{' '.join(words[0][:k])}: {rest}" if k else rest
+
+
 def _tied_min(rows: pd.DataFrame, col: str) -> pd.DataFrame:
     """Rows whose ``col`` equals the minimum (exact: payload bytes are integers of a format's definition)."""
     v = rows[col].astype(float)
@@ -200,15 +211,18 @@ def decision_table(df: pd.DataFrame, seed_summary: pd.DataFrame | None = None,
     small = _tied_min(sized, "weight codes (KiB)")
     if small.empty:
         memory = "no eligible variant"
-    else:
+    elif len(small) == 1:
+        r = small.iloc[0]
+        codes = float(r["weight codes (KiB)"])
+        memory = (f"{r['variant']} ({codes:.1f} KiB of weight codes; scales, zero points and biases add "
+                  f"{float(r['weight payload (KiB)']) - codes:.1f} KiB)")
+    else:  # a tie: the names once, the per-variant extras left to the results table (payload minus codes)
         codes = float(small["weight codes (KiB)"].iloc[0])
-        extra = ", ".join(f"{r['variant']} {float(r['weight payload (KiB)']) - codes:.1f}"
-                          for _, r in small.iterrows())
-        memory = (" = ".join(small["variant"]) + (" (tie: " if len(small) > 1 else " (")
-                  + f"{codes:.1f} KiB of weight codes; scales, zero points and biases add (KiB): {extra})")
+        memory = (_shortened(list(small["variant"]), " = ") + f" (tie: {codes:.1f} KiB of weight codes each; "
+                  "their scales and zero points: payload minus codes, table of all variants)")
     uncounted = [v for v in ok["variant"] if v not in set(sized["variant"])]
     if uncounted and not small.empty:  # eligible, but their codes are not separated from the file (ONNX Runtime)
-        memory += "; not compared (weight codes not counted for them): " + ", ".join(uncounted)
+        memory += "; not compared (codes not counted): " + _shortened(uncounted, ", ")
     # latency: among rows resolved faster than their runtime's FP32, the lowest latency (absolute time,
     # so a runtime that is faster in absolute terms is not ranked below a larger relative gain)
     col = "verdict vs same runtime's FP32"

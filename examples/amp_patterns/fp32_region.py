@@ -1,19 +1,32 @@
 """An FP32 region inside autocast: autocast(enabled=False), with inputs cast by hand."""
-# Install: pip install amp_docs_lib-*.whl  (the wheel: Downloads bar of any chapter page)
+# Install: pip install torch  (self-contained: no amp_docs_lib needed)
 import torch
 import torch.nn.functional as F
 
-from amp_docs_lib.core.devices import default_device
-from amp_docs_lib.core.profiles import active_profile
-from amp_docs_lib.amp.toy_task import make_data, make_model
 
-device = default_device()
+# The task, inline so that this program needs torch alone (the same data and model as the site's
+# amp_docs_lib.amp.toy_task): Gaussian inputs labelled by a random linear teacher, and a seeded MLP.
+def make_data(n=256, features=32, classes=4, *, seed=0, device="cpu"):
+    g = torch.Generator().manual_seed(seed)
+    x = torch.randn(n, features, generator=g)
+    y = (x @ torch.randn(features, classes, generator=g)).argmax(dim=1)
+    return x.to(device), y.to(device)
+
+
+def make_model(features=32, hidden=64, classes=4, *, seed=0):
+    torch.manual_seed(seed)
+    return torch.nn.Sequential(torch.nn.Linear(features, hidden), torch.nn.ReLU(), torch.nn.Linear(hidden, hidden),
+                               torch.nn.ReLU(), torch.nn.Linear(hidden, classes))
+
+
+device = "cuda" if torch.cuda.is_available() else "cpu"
+steps = 200 if device == "cuda" else 30  # as the site's builds run it (profiles gpu-full, cpu-small)
 x, y = make_data(device=device)
 model = make_model().to(device)
 optimizer = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
 scaler = torch.amp.GradScaler(device)
 
-for step in range(active_profile()["pattern_steps"]):
+for step in range(steps):
     optimizer.zero_grad(set_to_none=True)
     with torch.amp.autocast(device, dtype=torch.float16):
         output = model(x)

@@ -1,0 +1,90 @@
+"""Reader review 2026-11-24, findings 9, 2 and 43, checked on the built pages in Chromium at 1400 x 900.
+
+``AMP_DOCS_TEST_SITE=site`` runs them against an existing build (the ``site`` fixture).
+"""
+
+import functools
+import http.server
+import shutil
+import threading
+
+import pytest
+
+playwright = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.site,
+    pytest.mark.skipif(CHROMIUM is None, reason="no system Chromium (apt-get install chromium)"),
+]
+
+
+@pytest.fixture(scope="module")
+def desktop(site):
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(site))
+    handler.log_message = lambda *a, **k: None
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    with playwright.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
+        page = b.new_page(viewport={"width": 1400, "height": 900})
+
+        def load(path: str):
+            page.goto(f"http://127.0.0.1:{httpd.server_address[1]}/{path}", wait_until="load")
+            return page
+
+        yield load
+        b.close()
+    httpd.shutdown()
+
+
+def chapter_paths(site) -> list[str]:
+    return [f"chapters/{p.parent.name}/" for p in sorted((site / "chapters").glob("*/index.html"))]
+
+
+# Program output (run_snippet's <pre class="amp-output">) wider than its box: its line ends are cut.
+CUT_OUTPUT = """() => [...document.querySelectorAll('pre.amp-output')]
+    .filter(e => e.offsetParent && e.scrollWidth > e.clientWidth + 2)
+    .map(e => e.textContent.split('\\n').sort((a, b) => b.length - a.length)[0].slice(0, 80))"""
+
+
+def test_no_program_output_line_is_cut_at_the_right_edge(site, desktop):
+    """Finding 9: GradScaler's pattern outputs and the exercises' lines ran past the 840 px column."""
+    cut = {path: lines for path in chapter_paths(site) if (lines := desktop(path).evaluate(CUT_OUTPUT))}
+    assert not cut, cut
+
+
+# The left edge of each header cell of the table captioned `caption`, and the right edge of its box.
+COLUMNS_IN_VIEW = """caption => {
+    const fig = [...document.querySelectorAll('figure')].find(f =>
+        (f.querySelector('figcaption')?.textContent || '').includes(caption));
+    const table = fig.querySelector('table'), box = table.closest('.amp-table-scroll') || table.parentElement;
+    const right = box.getBoundingClientRect().right;
+    return [...table.querySelectorAll('thead th')].filter(th => th.getBoundingClientRect().right > right + 1)
+        .map(th => th.textContent.trim());
+}"""
+
+
+@pytest.mark.parametrize(
+    ("path", "caption", "column"),
+    [
+        ("chapters/formats/", "pi decoded in five formats", "relative error"),
+        ("chapters/formats/", "1e-05 decoded in five formats", "class"),
+        ("chapters/formats/", "Smallest subnormals under torch.set_flush_denormal", "survives arithmetic"),
+        ("chapters/formats/", "Floating-point formats: limits", "machine epsilon"),
+        ("chapters/quantization/", "PTQ configs on this device", "error here"),
+        ("chapters/fp8/", "256³ GEMM: relative error", "checker"),
+    ],
+)
+def test_the_column_the_prose_names_is_in_view_without_scrolling(desktop, path, caption, column):
+    """Finding 2: the column the next sentence is about was off-screen in a 660-840 px box."""
+    page = desktop(path)
+    hidden = page.evaluate(COLUMNS_IN_VIEW, caption)
+    assert column not in hidden, hidden
+
+
+def test_the_api_overview_never_breaks_a_package_name(desktop):
+    """Finding 43: "quantizatio n" wrapped mid-word in the package column."""
+    heights = desktop("api/").evaluate("""() => [...document.querySelectorAll('td a code')]
+        .map(c => [c.textContent, c.getClientRects().length])""")
+    assert heights and all(n == 1 for _, n in heights), [name for name, n in heights if n != 1]
