@@ -72,12 +72,12 @@ def main() -> dict:
               f"{t.median * 1e6:9.1f} [{t.iqr * 1e6:5.1f}]")
     print(f"test samples: {len(te)}; latencies on {args.threads} thread(s), timed one model after another: a "
           f"difference smaller than the IQRs, or measured on a busy machine, is not one")
-    try:  # the OS load average (runnable tasks, this process included) per core; none on Windows
+    try:  # the OS load average per core (tasks waiting for a core or blocked on I/O, this process included); none on Windows
         load = os.getloadavg()[0] / os.cpu_count()
     except (AttributeError, OSError):
         load = None
     if load is not None and load > 1:
-        print(f"machine busy: load average {load:.2f} per core (more runnable tasks than cores); "
+        print(f"machine busy: load average {load:.2f} per core (above one); "
               f"the latencies above are not comparable")
     short = {"weight-only": "int8 weight-only", "dynamic": "int8 dynamic act + weight"}
     lost = {k: correct["fp32"] - correct[v] for k, v in short.items()}
