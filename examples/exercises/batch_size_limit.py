@@ -34,7 +34,10 @@ def model_state_bytes(model: nn.Module) -> int:
 
 
 def step_bytes(model: nn.Module, batch: int, setup, device: str, features: int = 256) -> int:
-    """Bytes one step holds at its peak on CPU: model state plus the tensors saved for backward.
+    """Bytes one step holds on CPU, counted: model state plus the input batch and the tensors saved for backward.
+
+    Not the step's peak: transient tensors and the gradients being built during backward are not counted, and
+    Adam's moments are counted though no optimizer is built (``model_state_bytes``).
 
     Each storage counts once: in FP32 the first Linear saves the input batch itself and every Linear saves its
     weight, which are the tensors already counted as the input and the parameters; under autocast the saved
@@ -135,7 +138,8 @@ def main() -> dict:
         capped = "  (stopped at --max-batch, not at the limit)" if best is not None and best * 2 > max_batch else ""
         # what one more sample costs: the growth between the last two batches that fitted
         per_sample = (by_batch[best] - by_batch[best // 2]) / (best // 2) if best and best // 2 in by_batch else None
-        state = model_state_bytes(model)
+        # on CUDA the peak is allocated memory, which holds parameters and gradients but no Adam moments
+        state = model_state_bytes(model) if not on_cuda else model_state_bytes(model) // 2
         share = None if not best_bytes else state / best_bytes
         print(
             f"{name:>10} {str(best):>14} {mib:>18} {'n/a' if share is None else f'{share:.0%}':>18} "

@@ -6,9 +6,9 @@ block of each precision, the order reversed every other round, so a busy machine
 them alike). A precision is called faster or slower than FP32 only when the interval of the
 median per-round speed ratio excludes 1; otherwise "same" (no difference resolved). On a CPU the
 steps run on ``--threads`` threads (default 1, fewer than the machine's cores) and the OS load
-average is read before and after: where it exceeds the number of cores (more runnable tasks than
-cores, so the timed threads waited for a core) the script says the machine was busy and draws no
-verdict. All final losses and accuracies are evaluated in FP32 (a copy of each model), so a gap
+average is read before and after: where it exceeds the number of cores (Linux counts the tasks
+waiting for a core and those blocked on I/O; in a container it can be the host's figure) the
+script says the machine was busy and draws no verdict. All final losses and accuracies are evaluated in FP32 (a copy of each model), so a gap
 is the trained weights', not the evaluation's rounding.
 
 Task: predict, for this machine, whether AMP BF16 steps are faster or slower than FP32 steps
@@ -36,11 +36,29 @@ def compare(comparison) -> str:
 
 
 def load_per_core() -> float | None:
-    """The OS's 1-minute load average (runnable tasks, this process included) per core; None where there is none."""
+    """The OS's 1-minute load average per core (this process included); None where there is none."""
     try:
         return os.getloadavg()[0] / os.cpu_count()
     except (AttributeError, OSError):  # no load average (Windows)
         return None
+
+
+def forward_dtypes(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, setup) -> dict:
+    """The dtype of every leaf module's output and of the loss in one forward under ``setup``'s autocast.
+
+    What autocast rounds is not only the matmul inputs: an op it runs in BF16 returns BF16, and the ops
+    after it (ReLU here) compute in BF16 too; this records what the forward really produced.
+    """
+    seen = []
+    hooks = [m.register_forward_hook(lambda m, i, o: seen.append((type(m).__name__, str(o.dtype).removeprefix("torch."))))
+             for m in model.modules() if not list(m.children())]
+    try:
+        with torch.no_grad(), setup.autocast():
+            loss = F.cross_entropy(model(x), y)
+    finally:
+        for h in hooks:
+            h.remove()
+    return {"layer outputs": seen, "loss": str(loss.dtype).removeprefix("torch.")}
 
 
 def main() -> dict:
@@ -65,6 +83,7 @@ def main() -> dict:
         model = make_model().to(args.device, setup.param_dtype)
         opt = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
         xs = x.to(setup.param_dtype)
+        dtypes = forward_dtypes(model, xs, y, setup)
         for _ in range(args.steps):
             loss = train_step(model, opt, xs, y, setup)
         with torch.no_grad():  # in FP32 for every precision: the gap is the weights', not the evaluation's rounding
@@ -72,7 +91,10 @@ def main() -> dict:
             acc = (out.argmax(1) == y).float().mean().item()
             final = F.cross_entropy(out, y).item()
         steps[name] = (lambda m=model, o=opt, xs=xs, s=setup: train_step(m, o, xs, y, s))
-        rows[name] = {"final loss": final, "accuracy": acc, "last training loss": loss}
+        rows[name] = {"final loss": final, "accuracy": acc, "last training loss": loss, "forward dtypes": dtypes}
+    for name, r in rows.items():
+        layers = ", ".join(f"{m} {d}" for m, d in r["forward dtypes"]["layer outputs"])
+        print(f"{name}: forward outputs {layers}; loss {r['forward dtypes']['loss']}")
     cpu = not args.device.startswith("cuda")
     load_before = load_per_core() if cpu else None
     timed = interleaved(steps, baseline="fp32", device=args.device, rounds=args.rounds,
@@ -80,7 +102,7 @@ def main() -> dict:
     loads = [v for v in (load_before, load_per_core() if cpu else None) if v is not None]
     busy = bool(loads) and max(loads) > 1
     if busy:
-        print(f"machine busy: load average {max(loads):.2f} per core (more runnable tasks than cores) during the "
+        print(f"machine busy: load average {max(loads):.2f} per core (above one) during the "
               f"timing; the times below are printed but no speed verdict is drawn")
     print(f"{'precision':>10} {'final loss':>11} {'accuracy':>9} {'ms/step':>8} {'IQR ms':>7} "
           f"{'speed vs fp32 [interval]':>25}  vs fp32")

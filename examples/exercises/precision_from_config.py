@@ -18,12 +18,28 @@ import tomllib
 from pathlib import Path
 
 import torch
+import torch.nn.functional as F
 
 from amp_docs_lib.core.devices import default_device
 from amp_docs_lib.amp.precision import precision_setup
 from amp_docs_lib.amp.toy_task import make_data, make_model, train_step
 
 DEFAULT = Path(__file__).with_name("precision.toml")
+
+
+def backward_scale(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, setup) -> float:
+    """How many times larger the gradient reaching the logits is in the step's backward than in a plain one.
+
+    The step backpropagates ``setup.scaler.scale(loss)``; an enabled GradScaler multiplies the loss by its
+    scale (2**16 at first), a disabled one returns it unchanged. Measured on the logits' gradient, not read
+    from the scaler's settings.
+    """
+    with setup.autocast():
+        logits = model(x)
+        loss = F.cross_entropy(logits, y)
+    (plain,) = torch.autograd.grad(loss, logits, retain_graph=True)
+    (stepped,) = torch.autograd.grad(setup.scaler.scale(loss), logits)
+    return float(stepped.float().norm() / plain.float().norm())
 
 
 def load_config(path: Path) -> dict:
@@ -60,18 +76,24 @@ def main() -> dict:
         cfg = load_config(args.config)
     except (OSError, ValueError) as e:  # a missing file, bad TOML/JSON (ValueErrors both) or a bad value
         ap.error(f"--config {args.config.name}: {e}")
+    source = f"config {args.config.name}"
     if args.precision:
+        source = f"--precision (overriding {args.config.name}'s {cfg.get('precision')!r})"
         cfg["precision"] = args.precision
     device = default_device()
     setup = precision_setup(cfg["precision"], device)
-    print(f"config {args.config.name}: precision={setup.name} autocast={setup.autocast_dtype} "
+    print(f"{source}: precision={setup.name} autocast={setup.autocast_dtype} "
           f"params={setup.param_dtype} GradScaler={'on' if setup.uses_scaler else 'off'}")
     x, y = make_data(256, device=device)
     model = make_model().to(device, setup.param_dtype)
     opt = torch.optim.SGD(model.parameters(), lr=cfg["lr"], momentum=0.9)
     losses = [train_step(model, opt, x.to(setup.param_dtype), y, setup) for _ in range(cfg["steps"])]
     print(f"loss: first {losses[0]:.4f}, last {losses[-1]:.4f} after {cfg['steps']} steps")
-    measured = {"params": str(setup.param_dtype).removeprefix("torch."), "scaler": "on" if setup.uses_scaler else "off"}
+    # measured on the trained model and on one backward, not read from the precision table
+    param_dtypes = sorted({str(p.dtype).removeprefix("torch.") for p in model.parameters()})
+    scale = backward_scale(model, x.to(setup.param_dtype), y, setup)
+    print(f"measured: parameters {', '.join(param_dtypes)}; the step's backward carried {scale:g}x the loss gradient")
+    measured = {"params": ", ".join(param_dtypes), "scaler": "on" if scale > 1 else "off", "backward scale": scale}
     for key, guess in (("params", args.predict_params), ("scaler", args.predict_scaler)):
         if guess is not None:
             print(f"your prediction for {key}: {guess} -> {'held' if guess == measured[key] else 'did not hold'} "

@@ -5,8 +5,10 @@ Trains a small MLP on scikit-learn's bundled digits data, then applies torchao's
 and times inference with ``torch.utils.benchmark``. What to look for: how far each scheme
 moves the model's outputs from FP32's (dynamic activation quantization rounds the inputs of
 every layer too, so its logits move further than weight-only's); how many test predictions
-change (in either direction) and the net accuracy lost; whether INT8 is faster depends on the
-CPU's integer kernels and on the layer sizes (at this size, dispatch overhead can dominate).
+change (in either direction) and the net accuracy lost. The latencies are one median per model,
+timed one after another: a difference within their IQRs, or on a busy machine, is none. Weight-only
+INT8 does not multiply in INT8 (torchao 0.18 converts the weight to the activation's dtype for a
+float ``torch.mm``, int8_tensor.py:347-353); only the dynamic scheme calls ``torch._int_mm``.
 See the quantization chapter for the methods in depth.
 
 Task: predict which scheme moves the logits further from FP32's, measured as the largest
@@ -72,12 +74,12 @@ def main() -> dict:
               f"{t.median * 1e6:9.1f} [{t.iqr * 1e6:5.1f}]")
     print(f"test samples: {len(te)}; latencies on {args.threads} thread(s), timed one model after another: a "
           f"difference smaller than the IQRs, or measured on a busy machine, is not one")
-    try:  # the OS load average (runnable tasks, this process included) per core; none on Windows
+    try:  # the OS load average per core (tasks waiting for a core or blocked on I/O, this process included); none on Windows
         load = os.getloadavg()[0] / os.cpu_count()
     except (AttributeError, OSError):
         load = None
     if load is not None and load > 1:
-        print(f"machine busy: load average {load:.2f} per core (more runnable tasks than cores); "
+        print(f"machine busy: load average {load:.2f} per core (above one); "
               f"the latencies above are not comparable")
     short = {"weight-only": "int8 weight-only", "dynamic": "int8 dynamic act + weight"}
     lost = {k: correct["fp32"] - correct[v] for k, v in short.items()}
