@@ -105,3 +105,12 @@ def test_cells_that_only_show_a_result_are_folded(code, folded):
     out = pages.reader_layout(_cell("cell-1", code, _output("<p>result</p>")))
     assert ("amp-fold--presentation" in out) is folded
     assert "<p>result</p>" in out  # the output stays open
+
+
+def test_the_first_code_cell_is_folded_as_setup_when_it_begins_with_imports():
+    setup = "import torch\n\nfrom amp_docs_lib.core.profiles import active_profile\n\nP = active_profile()"
+    out = pages.reader_layout(_cell("cell-1", setup) + _cell("cell-2", "import math\nx = math.pi"))
+    assert out.count("amp-fold--setup") == 1 and "Imports and setup (5 lines)" in out
+    assert out.index('id="cell-1"') < out.index("amp-fold--setup") < out.index('id="cell-2"')  # in the first cell
+    lesson = pages.reader_layout(_cell("cell-1", "x = torch.ones(3)\nimport math"))
+    assert "amp-fold--setup" not in lesson  # a cell that starts with the lesson's code stays open

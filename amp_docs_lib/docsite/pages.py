@@ -452,6 +452,7 @@ def reader_layout(content: str) -> str:
     for toolbar in soup.select("div.celltoolbar"):  # mkdocs-jupyter prints each cell's tags
         toolbar.decompose()
     fold_plumbing(soup)
+    fold_setup(soup)
     fold_presentation(soup)
     fold_answers(soup)
     fold_long_listings(soup)
@@ -694,6 +695,29 @@ def presentation_only(code: str) -> bool:
     except SyntaxError:
         return False
     return bool(body) and all(_outer_call(s) in PRESENTATION_CALLS for s in body)
+
+
+def fold_setup(soup) -> None:
+    """Fold a chapter's first code cell when it begins with imports: its setup (imports, the profile,
+    the device, a helper), 10 to 25 lines that filled the first screen of every chapter."""
+    import ast
+
+    first = soup.select_one("div.jp-CodeCell div.jp-Cell-inputWrapper")
+    code = _code_of(first) if first is not None else None
+    if code is None or first.find_parent("details"):
+        return
+    try:
+        body = ast.parse(code).body
+    except SyntaxError:
+        return
+    if not body or not isinstance(body[0], (ast.Import, ast.ImportFrom)):
+        return
+    lines = len(code.strip().splitlines())
+    fold = soup.new_tag("details", attrs={"class": "amp-details amp-fold amp-fold--setup"})
+    summary = soup.new_tag("summary")
+    summary.string = f"Imports and setup ({lines} line{'s' if lines != 1 else ''})"
+    first.wrap(fold)
+    fold.insert(0, summary)
 
 
 def fold_presentation(soup) -> None:
