@@ -99,6 +99,8 @@ def test_without_a_summary_the_box_stays_where_it_ran():
         ('show_table(pd.DataFrame([{"a": 1},\n                           {"a": 2}]),\n           "caption")', True),
         ('show_table(df, "a")', False),  # one line: a fold's summary would take as much room
         ('model = train(steps=40)\nloss = model.loss\nshow_table(loss, "a")', False),  # the lesson's code
+        ('decision = pd.DataFrame([\n    {"a": 1},\n])\nshow_table(decision, "a")', True),  # a table typed out
+        ('rows = [1, 2]\nlimits = {"a": 1}\nn = 3', False),  # data, but nothing shown: not presentation
     ],
 )
 def test_cells_that_only_show_a_result_are_folded(code, folded):

@@ -685,16 +685,31 @@ def _outer_call(stmt) -> str | None:
     return f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else None
 
 
+TABLE_BUILDERS = frozenset({"DataFrame", "table_from_rows"})  # a table typed out as data, for show_table
+
+
+def _table_literal(stmt) -> bool:
+    """``name = pd.DataFrame([...])`` / ``table_from_rows([...])`` or a literal: data the page shows."""
+    import ast
+
+    if not isinstance(stmt, (ast.Assign, ast.AnnAssign)):
+        return False
+    value = stmt.value
+    return isinstance(value, (ast.List, ast.Dict, ast.Tuple, ast.Constant)) or _outer_call(stmt) in TABLE_BUILDERS
+
+
 def presentation_only(code: str) -> bool:
-    """Whether every statement of a cell is a call that shows a result (``show_table(...)``,
-    ``display(...)``, ``publish(...)``: the assembly of what the page shows, however long)."""
+    """Whether a cell only assembles what the page shows: every statement a call that shows a result
+    (``show_table(...)``, ``display(...)``, ``publish(...)``) or a table typed out as data for one
+    (``decision = pd.DataFrame([...])``), with at least one such call."""
     import ast
 
     try:
         body = ast.parse(code).body
     except SyntaxError:
         return False
-    return bool(body) and all(_outer_call(s) in PRESENTATION_CALLS for s in body)
+    shows = [_outer_call(s) in PRESENTATION_CALLS for s in body]
+    return any(shows) and all(shown or _table_literal(s) for shown, s in zip(shows, body))
 
 
 def fold_setup(soup) -> None:
