@@ -116,3 +116,31 @@ def test_the_first_code_cell_is_folded_as_setup_when_it_begins_with_imports():
     assert out.index('id="cell-1"') < out.index("amp-fold--setup") < out.index('id="cell-2"')  # in the first cell
     lesson = pages.reader_layout(_cell("cell-1", "x = torch.ones(3)\nimport math"))
     assert "amp-fold--setup" not in lesson  # a cell that starts with the lesson's code stays open
+
+
+def _built_chapter(root, name: str, title: str, device: str, claim_html: str = "") -> None:
+    box = in_this_build({"answer": 42})._repr_html_()
+    page = (
+        f'<div class="md-content"><h1>{title}</h1><details class="amp-provenance"><summary>'
+        f"Measured on {device} · torch 2.x</summary></details>{box}{claim_html}</div>"
+    )
+    (root / "chapters" / name).mkdir(parents=True)
+    (root / "chapters" / name / "index.html").write_text(page, encoding="utf-8")
+
+
+def test_the_home_page_shows_chapters_key_results_linked_and_stamped_once(tmp_path):
+    from amp_docs_lib.page.claims import claim
+
+    _built_chapter(tmp_path, "formats", "Number formats", "CPU X", claim("It holds: {measured}.", 1, 1)._repr_html_())
+    _built_chapter(tmp_path, "training_regimes", "Training regimes", "CPU X")
+    (tmp_path / "index.html").write_text(f"<p>intro</p>{pages.SHOWCASE_MARKER}", encoding="utf-8")
+    pages.fill_showcase(tmp_path)
+    home = (tmp_path / "index.html").read_text(encoding="utf-8")
+    assert pages.SHOWCASE_MARKER not in home and home.count(f"amp-{BOX_KIND}") == 2
+    assert 'href="chapters/formats/">Number formats</a>' in home and 'href="chapters/training_regimes/"' in home
+    assert home.count("measured on CPU X") == 1  # one machine: said once (the browser test faults a repeat)
+    assert "It holds: 1." in home  # a checked sentence as its chapter shows it
+    _built_chapter(tmp_path / "other", "formats", "Number formats", "CPU X")
+    _built_chapter(tmp_path / "other", "training_regimes", "Training regimes", "GPU Y")
+    both = pages.showcase_html(tmp_path / "other")
+    assert both.count("measured on CPU X") == 1 and both.count("measured on GPU Y") == 1  # each box its own

@@ -767,7 +767,7 @@ def showcase_html(site: Path, chapters: tuple[str, ...] = SHOWCASE_CHAPTERS, pag
 
     from amp_docs_lib.page.summary import BOX_KIND
 
-    parts, claim_html = [], ""
+    parts, stamps, claim_html = [], [], ""
     for name in chapters:
         page = site / "chapters" / name / "index.html"
         if not page.is_file():
@@ -786,10 +786,9 @@ def showcase_html(site: Path, chapters: tuple[str, ...] = SHOWCASE_CHAPTERS, pag
             caption.append("In this build: ")
             caption.append(link)
         card = soup.select_one("details.amp-provenance summary")
-        if card is not None and box.select_one("div.amp-stamp") is None:
-            stamp = soup.new_tag("div", attrs={"class": "amp-stamp amp-stamp--measured"})
-            stamp.string = "measured on " + card.get_text(" ", strip=True).removeprefix("Measured on").strip()
-            box.append(stamp)
+        for own in box.select("div.amp-stamp"):
+            own.decompose()
+        stamps.append(card.get_text(" ", strip=True).removeprefix("Measured on").strip() if card is not None else "")
         parts.append(str(box))
         first = soup.select_one("p.amp-claim--holds")
         if not claim_html and first is not None:
@@ -798,7 +797,13 @@ def showcase_html(site: Path, chapters: tuple[str, ...] = SHOWCASE_CHAPTERS, pag
                           f'holding):</p><div class="amp-claims">{first}</div>')
     if not parts:
         return ""
-    return f'<div class="amp-showcase">{"".join(parts)}{claim_html}</div>'
+    # One stamp for boxes measured on one machine (the page says it once, as a chapter's card does).
+    said = [f'<div class="amp-stamp amp-stamp--measured">measured on {_html.escape(s)}</div>' for s in dict.fromkeys(stamps) if s]
+    if len(said) == 1:
+        return f'<div class="amp-showcase">{"".join(parts)}{said[0]}{claim_html}</div>'
+    boxes = "".join(p.replace("</figure>", f'<div class="amp-stamp amp-stamp--measured">measured on {_html.escape(s)}</div></figure>')
+                    if s else p for p, s in zip(parts, stamps))
+    return f'<div class="amp-showcase">{boxes}{claim_html}</div>'
 
 
 def fill_showcase(site: Path) -> None:
