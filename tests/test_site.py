@@ -77,8 +77,12 @@ def test_chapter_pages_are_rendered_and_stamped(site, chapter):
     assert "```python" not in html, "a code fence leaked into the page as text"
 
 
-def test_home_page_shows_environment_and_chapters(site):
-    html = (site / "index.html").read_text()
+def test_rebuild_page_shows_environment_and_chapters(site):
+    """The build's environment and chapter table are on the Rebuild page; the home page leads with
+    what the site shows (chapters' key results, issue 36 finding 14)."""
+    html = (site / "rebuild" / "index.html").read_text()
     assert "Environment of this build" in html and "hardware fingerprint" in html
     for c in CHAPTERS:
         assert f"<td>{c.stem}</td>" in html
+    home = (site / "index.html").read_text()
+    assert "amp-docs:in-this-build" not in home and home.count("amp-in-this-build") >= 2

@@ -345,6 +345,7 @@ def post_build(config, fragments: FragmentMemo, styles: NotebookStyles | None = 
         from amp_docs_lib.docsite.references import comparison_html  # pandas: only when inputs changed
         return comparison_html(site, references)
 
+    fill_showcase(site)
     body = None
     for page in site.rglob("*.html"):
         text = page.read_text(encoding="utf-8")
@@ -431,9 +432,12 @@ def reader_layout(content: str) -> str:
     for toolbar in soup.select("div.celltoolbar"):  # mkdocs-jupyter prints each cell's tags
         toolbar.decompose()
     fold_plumbing(soup)
+    fold_setup(soup)
+    fold_presentation(soup)
     fold_answers(soup)
     fold_long_listings(soup)
     group_claims(soup)
+    lesson_first(soup)
     exclude_from_search(soup)
     return str(soup)
 
@@ -621,3 +625,173 @@ def exclude_from_search(soup) -> None:
     for el in soup.select("div.amp-table-scroll, div.amp-stamp, div.jp-OutputArea-output pre, pre.amp-output, "
                           "a.anchor-link, a.headerlink, details.amp-fold"):
         el["data-search-exclude"] = ""
+
+
+# ---- the lesson first: summary and key results on the first screen, presentation code folded -----
+# A chapter's top is its summary (``page.summary``: ``<div class="... amp-summary">``) and its "In this
+# build" box, which the chapter's last cell makes (the values exist only then).
+
+def lesson_first(soup) -> None:
+    """Move the chapter's "In this build" box (``page.summary.in_this_build``, made by its last
+    cell) under its summary, and drop the cell it leaves empty."""
+    from amp_docs_lib.page.summary import BOX_KIND, SUMMARY_CLASS
+
+    box = soup.select_one(f"figure.amp-{BOX_KIND}")
+    summary = soup.select_one(f"div.{SUMMARY_CLASS}")
+    if box is None or summary is None:
+        return
+    holder = box.find_parent("div", class_="jp-Cell")
+    while holder is not None and holder.parent is not None and "jp-Cell" in (holder.parent.get("class") or []):
+        holder = holder.parent
+    summary.insert_after(box.extract())
+    if holder is not None and not any(o.get_text(strip=True) or o.find(["img", "table", "figure"])
+                                      for o in holder.select("div.jp-OutputArea-output")):
+        holder.decompose()  # nothing of it is left to read (its input is the box's hidden code)
+
+
+# Calls whose only job is to show a result: a cell made of nothing else is presentation, not lesson.
+PRESENTATION_CALLS = frozenset({"display", "show_table", "show_figure", "show_cards", "publish", "Markdown",
+                                "claim", "on_this_machine", "check_statements", "in_this_build", "print"})
+MIN_FOLDED_PRESENTATION_LINES = 3  # a shorter cell takes no more room than the fold's summary line
+
+
+def _outer_call(stmt) -> str | None:
+    import ast
+
+    value = stmt.value if isinstance(stmt, (ast.Expr, ast.Assign, ast.AnnAssign)) else None
+    if not isinstance(value, ast.Call):
+        return None
+    f = value.func
+    return f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else None
+
+
+TABLE_BUILDERS = frozenset({"DataFrame", "table_from_rows"})  # a table typed out as data, for show_table
+
+
+def _table_literal(stmt) -> bool:
+    """``name = pd.DataFrame([...])`` / ``table_from_rows([...])`` or a literal: data the page shows."""
+    import ast
+
+    if not isinstance(stmt, (ast.Assign, ast.AnnAssign)):
+        return False
+    value = stmt.value
+    return isinstance(value, (ast.List, ast.Dict, ast.Tuple, ast.Constant)) or _outer_call(stmt) in TABLE_BUILDERS
+
+
+def presentation_only(code: str) -> bool:
+    """Whether a cell only assembles what the page shows: every statement a call that shows a result
+    (``show_table(...)``, ``display(...)``, ``publish(...)``) or a table typed out as data for one
+    (``decision = pd.DataFrame([...])``), with at least one such call."""
+    import ast
+
+    try:
+        body = ast.parse(code).body
+    except SyntaxError:
+        return False
+    shows = [_outer_call(s) in PRESENTATION_CALLS for s in body]
+    return any(shows) and all(shown or _table_literal(s) for shown, s in zip(shows, body))
+
+
+def fold_setup(soup) -> None:
+    """Fold a chapter's first code cell when it begins with imports: its setup (imports, the profile,
+    the device, a helper), 10 to 25 lines that filled the first screen of every chapter."""
+    import ast
+
+    first = soup.select_one("div.jp-CodeCell div.jp-Cell-inputWrapper")
+    code = _code_of(first) if first is not None else None
+    if code is None or first.find_parent("details"):
+        return
+    try:
+        body = ast.parse(code).body
+    except SyntaxError:
+        return
+    if not body or not isinstance(body[0], (ast.Import, ast.ImportFrom)):
+        return
+    lines = len(code.strip().splitlines())
+    fold = soup.new_tag("details", attrs={"class": "amp-details amp-fold amp-fold--setup"})
+    summary = soup.new_tag("summary")
+    summary.string = f"Imports and setup ({lines} line{'s' if lines != 1 else ''})"
+    first.wrap(fold)
+    fold.insert(0, summary)
+
+
+def fold_presentation(soup) -> None:
+    """Fold the input of cells that only assemble what the page shows (a table's DataFrame, a
+    figure's call, a list of checks), three lines or longer; their output stays open."""
+    for wrapper in soup.select("div.jp-Cell-inputWrapper"):
+        cell = wrapper.find_parent("div", class_="jp-CodeCell")
+        code = _code_of(wrapper)
+        if cell is None or code is None or wrapper.find_parent("details"):
+            continue
+        lines = len(code.strip().splitlines())
+        if lines < MIN_FOLDED_PRESENTATION_LINES or not presentation_only(code):
+            continue
+        fold = soup.new_tag("details", attrs={"class": "amp-details amp-fold amp-fold--presentation"})
+        summary = soup.new_tag("summary")
+        summary.string = f"Code that shows the result ({lines} lines)"
+        wrapper.wrap(fold)
+        fold.insert(0, summary)
+
+
+# ---- the home page's first screen: what the site shows ------------------------------------------
+SHOWCASE_MARKER = "<!-- amp-docs:in-this-build -->"
+SHOWCASE_CHAPTERS = ("formats", "training_regimes")  # the first chapter, and the one experiment all of it leads to
+
+
+def showcase_html(site: Path, chapters: tuple[str, ...] = SHOWCASE_CHAPTERS, page_url: str = "") -> str:
+    """What the site shows, for the home page: each named chapter's "In this build" box as its built
+    page shows it, titled with a link to the chapter and stamped with its provenance card's summary,
+    and the first checked sentence of the first of them as a reader meets it there. Chapters not
+    built (or without a box) are left out."""
+    from bs4 import BeautifulSoup
+
+    from amp_docs_lib.page.summary import BOX_KIND
+
+    parts, stamps, claim_html = [], [], ""
+    for name in chapters:
+        page = site / "chapters" / name / "index.html"
+        if not page.is_file():
+            continue
+        soup = BeautifulSoup(page.read_text(encoding="utf-8"), "html.parser")
+        box, title = soup.select_one(f"figure.amp-{BOX_KIND}"), soup.select_one(".md-content h1")
+        if box is None or title is None:
+            continue
+        href = f"{page_url}chapters/{name}/"
+        chapter = title.get_text(" ", strip=True).rstrip("¶").strip()
+        caption = box.find("figcaption")
+        if caption is not None:
+            caption.clear()
+            link = soup.new_tag("a", href=href)
+            link.string = chapter
+            caption.append("In this build: ")
+            caption.append(link)
+        card = soup.select_one("details.amp-provenance summary")
+        for own in box.select("div.amp-stamp"):
+            own.decompose()
+        stamps.append(card.get_text(" ", strip=True).removeprefix("Measured on").strip() if card is not None else "")
+        parts.append(str(box))
+        first = soup.select_one("p.amp-claim--holds")
+        if not claim_html and first is not None:
+            claim_html = (f'<p class="amp-showcase__claim-intro">A sentence checked by this build, as '
+                          f'<a href="{href}">{_html.escape(chapter)}</a> shows it (the build fails if it stops '
+                          f'holding):</p><div class="amp-claims">{first}</div>')
+    if not parts:
+        return ""
+    # One stamp for boxes measured on one machine (the page says it once, as a chapter's card does).
+    said = [f'<div class="amp-stamp amp-stamp--measured">measured on {_html.escape(s)}</div>' for s in dict.fromkeys(stamps) if s]
+    if len(said) == 1:
+        return f'<div class="amp-showcase">{"".join(parts)}{said[0]}{claim_html}</div>'
+    boxes = "".join(p.replace("</figure>", f'<div class="amp-stamp amp-stamp--measured">measured on {_html.escape(s)}</div></figure>')
+                    if s else p for p, s in zip(parts, stamps))
+    return f'<div class="amp-showcase">{boxes}{claim_html}</div>'
+
+
+def fill_showcase(site: Path) -> None:
+    """Replace ``SHOWCASE_MARKER`` in the built home page with ``showcase_html`` (after every
+    chapter page is written)."""
+    home = site / "index.html"
+    if not home.is_file():
+        return
+    text = home.read_text(encoding="utf-8")
+    if SHOWCASE_MARKER in text:
+        home.write_text(text.replace(SHOWCASE_MARKER, showcase_html(site)), encoding="utf-8")
