@@ -93,7 +93,7 @@ _CODE_SPAN = re.compile(r"`([^`]+)`")
 _MD_LINK = re.compile(r"\[([^\]]+)\]\(([^)\s]+)\)")
 
 
-def _inline_markdown(text: str) -> str:
+def inline_markdown(text: str) -> str:
     """``text`` as HTML, with the two pieces of Markdown a sentence of prose carries rendered:
     code spans (backticks) and links to other pages in Markdown form (the site turns .md links into
     page URLs).
@@ -106,7 +106,7 @@ def _inline_markdown(text: str) -> str:
 def _render(text: str, cls: str, mark: str, verdict: str, source: str | None) -> str:
     src = f' <span class="amp-claim-source">({html.escape(source)})</span>' if source else ""
     return (f'<p class="amp-claim amp-claim--{cls}" title="{html.escape(stamp_text())}">'
-            f'<span class="amp-claim-mark" aria-hidden="true">{mark}</span> {_inline_markdown(text)}{src} '
+            f'<span class="amp-claim-mark" aria-hidden="true">{mark}</span> {inline_markdown(text)}{src} '
             f'<span class="amp-claim-verdict">{verdict}</span></p>')
 
 
