@@ -248,15 +248,15 @@ class Comparison:
         below 1 keeps its significant digits, ``"0.0032x [0.0031, 0.0033]"``)."""
         return f"{format_ratio(self.ratio)}x [{format_ratio(self.ratio_lo)}, {format_ratio(self.ratio_hi)}]"
 
+    def aa_text(self) -> str | None:
+        """The A/A control's :meth:`interval_text` (None where the set had none)."""
+        return None if self.aa is None else self.aa.interval_text()
+
 
 def format_ratio(value: float) -> str:
     """A speed ratio as a page prints it: two decimals from 0.1 up (``"4.28"``), two significant digits
     below (``"0.0032"``), so that a layer 300 times slower never reads ``0.00``."""
     return f"{value:.2f}" if abs(value) >= 0.1 or value == 0 else f"{value:.2g}"
-
-    def aa_text(self) -> str | None:
-        """The A/A control's :meth:`interval_text` (None where the set had none)."""
-        return None if self.aa is None else self.aa.interval_text()
 
 
 def _calls_for(timer: Any, min_block_s: float) -> int:
