@@ -30,6 +30,7 @@ import torch
 import torch.utils.benchmark as benchmark
 
 REFERENCE_N = 256  # the reference kernel: an n×n FP32 matmul, one thread
+WITHHELD = "withheld: the machine was busy"  # what a verdict cell says where the load check found it busy
 
 
 def machine_cores() -> int:
@@ -161,6 +162,18 @@ class LoadCheck:
         if forced is not None:
             return forced == "quiet"
         return self.reference_steady and self.load_ok
+
+    def withhold_verdicts(self, df):
+        """``df`` as a page may show it: where the machine was busy, every column whose name contains
+        "verdict" says :data:`WITHHELD` instead (the measured numbers stay); unchanged where it was quiet.
+        The one place a timing table's verdicts are withheld."""
+        if self.quiet:
+            return df
+        out = df.copy()
+        for col in out.columns:
+            if "verdict" in str(col).lower():
+                out[col] = out[col].astype(object).mask(out[col].notna(), WITHHELD)
+        return out
 
     def note(self) -> str:
         """One sentence: the threads used, the reference before/after, the load, and the outcome."""

@@ -85,6 +85,38 @@ def time_matmul(dtype: str, n: int, device: str | torch.device = "cpu", *, m: in
                    min_run_time=min_run_time, label=f"{dtype} {m}x{k}@{k}x{n}")
 
 
+def cpu_matmul_library(dtype: str, n: int = 256) -> str:
+    """Which library ran one CPU ``n × n`` matmul in ``dtype``, read from the libraries' own verbose logs
+    (``torch.backends.mkl.verbose`` and ``torch.backends.mkldnn.verbose``, which write to the C stdout): "MKL
+    <routine>" (e.g. ``SGEMM``), "oneDNN <implementation>", or "neither MKL nor oneDNN" where both logs stayed
+    empty (torch's own CPU kernel ran)."""
+    import os
+    import re
+    import sys
+    import tempfile
+
+    fn = matmul_fn(dtype, n, n, n, "cpu")
+    fn()  # oneDNN creates its primitives on the first call: the log is read from a warm one
+    sys.stdout.flush()
+    with tempfile.TemporaryFile(mode="w+b") as log:
+        saved = os.dup(1)
+        try:
+            os.dup2(log.fileno(), 1)
+            with contextlib.ExitStack() as stack:
+                if torch.backends.mkl.is_available():
+                    stack.enter_context(torch.backends.mkl.verbose(torch.backends.mkl.VERBOSE_ON))
+                stack.enter_context(torch.backends.mkldnn.verbose(torch.backends.mkldnn.VERBOSE_ON))
+                fn()
+        finally:
+            os.dup2(saved, 1)
+            os.close(saved)
+        log.seek(0)
+        lines = log.read().decode(errors="replace").splitlines()
+    found = [f"MKL {m.group(1)}" for ln in lines if (m := re.match(r"MKL_VERBOSE (\w+)\(", ln))]
+    found += [f"oneDNN {ln.split(',')[6]}" for ln in lines if ",primitive,exec," in ln]
+    return ", ".join(dict.fromkeys(found)) or "neither MKL nor oneDNN"
+
+
 ONEDNN_FP32 = "fp32 oneDNN"  # dtype_comparison's name for FP32 through oneDNN (CPU only)
 
 
