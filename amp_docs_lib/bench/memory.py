@@ -26,6 +26,7 @@ import pandas as pd
 import torch
 
 from amp_docs_lib.core.devices import check_device, is_out_of_memory
+from amp_docs_lib.core.tables import short_dtype
 from amp_docs_lib.numbers.accounting import state_bytes
 from amp_docs_lib.numbers.formats import bytes_per_element
 from amp_docs_lib.gpt import GPT, GPTConfig, random_batch
@@ -159,8 +160,8 @@ def float8_saved_for_backward(
         with torch.autograd.graph.saved_tensors_hooks(lambda t: saved.append(t) or t, lambda t: t):
             model(x)
         rows.append({
-            "module dtype": str(dt).removeprefix("torch."),
-            "saved tensors": ", ".join(f"{tuple(t.shape)} {str(t.dtype).removeprefix('torch.')}" for t in saved),
+            "module dtype": short_dtype(dt),
+            "saved tensors": ", ".join(f"{tuple(t.shape)} {short_dtype(t.dtype)}" for t in saved),
             "saved (bytes)": sum(t.numel() * t.element_size() for t in saved),
             "as FP8 (bytes)": sum(t.numel() for t in saved),
             "input + weight (bytes)": (x.numel() + model[0].weight.numel()) * x.element_size(),
