@@ -116,9 +116,9 @@ def test_alignment_sweep_interleaves_and_gives_an_interval():
             timing.NOISE_FLOOR_TOO_HIGH
             if aa_lo > 1 or aa_hi < 1
             else "lower rate"
-            if hi < 1
+            if hi < aa_lo  # a verdict must clear the A/A interval, not only 1 (performance reader finding 3)
             else "higher rate"
-            if lo > 1
+            if lo > aa_hi
             else "no difference resolved"
         )
 

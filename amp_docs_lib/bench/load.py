@@ -30,6 +30,7 @@ import torch
 import torch.utils.benchmark as benchmark
 
 REFERENCE_N = 256  # the reference kernel: an n×n FP32 matmul, one thread
+WITHHELD = "withheld: the machine was busy"  # what a verdict cell says where the load check found it busy
 
 
 def machine_cores() -> int:
@@ -162,6 +163,18 @@ class LoadCheck:
             return forced == "quiet"
         return self.reference_steady and self.load_ok
 
+    def withhold_verdicts(self, df):
+        """``df`` as a page may show it: where the machine was busy, every column whose name contains
+        "verdict" says :data:`WITHHELD` instead (the measured numbers stay); unchanged where it was quiet.
+        The one place a timing table's verdicts are withheld."""
+        if self.quiet:
+            return df
+        out = df.copy()
+        for col in out.columns:
+            if "verdict" in str(col).lower():
+                out[col] = out[col].astype(object).mask(out[col].notna(), WITHHELD)
+        return out
+
     def note(self) -> str:
         """One sentence: the threads used, the reference before/after, the load, and the outcome."""
         before, after = self.reference_ms
@@ -182,3 +195,24 @@ class LoadCheck:
         why = [w for w, bad in (("the reference's median moved by more than the spread of its blocks before", not self.reference_steady),
                                 ("more runnable tasks than cores", not self.load_ok)) if bad]
         return head + f": the machine was busy ({' and '.join(why)}), so no conclusion is drawn from this timing."
+
+
+@dataclass
+class CheckLog:
+    """The load checks of one page, kept so that its end can say how many found the machine busy."""
+
+    checks: list[LoadCheck] = field(default_factory=list)
+
+    def start(self, **kwargs) -> LoadCheck:
+        """:meth:`LoadCheck.start`, recorded."""
+        check = LoadCheck.start(**kwargs)
+        self.checks.append(check)
+        return check
+
+    def summary(self) -> str:
+        """One sentence: how many of the finished checks found the machine busy."""
+        done = [c for c in self.checks if c.after]
+        busy = sum(not c.quiet for c in done)
+        tail = (": every conclusion they guard was withheld, and only the measured numbers stand" if done and busy == len(done)
+                else ": their cells' conclusions were withheld" if busy else ": every guarded conclusion was drawn")
+        return f"{busy} of the {len(done)} load checks on this page found the machine busy{tail}."

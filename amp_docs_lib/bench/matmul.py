@@ -52,6 +52,20 @@ def tf32_matmuls(enabled: bool):
         torch.backends.cuda.matmul.allow_tf32 = prev
 
 
+FP8_OUT_DTYPE = torch.bfloat16  # what the fp8 matmul writes (torch._scaled_mm's out_dtype)
+
+
+def matmul_bytes(dtype: str, n: int) -> int:
+    """Bytes an n×n @ n×n matmul in ``dtype`` reads and writes once each: two inputs and the output (the fp8
+    matmul reads 1-byte inputs and writes :data:`FP8_OUT_DTYPE`)."""
+    n = positive_int("n", n)
+    if dtype == "fp8":
+        return 2 * n * n + n * n * torch.empty((), dtype=FP8_OUT_DTYPE).element_size()
+    if dtype not in _TORCH_DTYPES:
+        raise ValueError(f"unknown matmul dtype {dtype!r}; valid: {list(MATMUL_DTYPES)}")
+    return 3 * n * n * torch.empty((), dtype=_TORCH_DTYPES[dtype]).element_size()
+
+
 def matmul_fn(dtype: str, m: int, n: int, k: int, device: str | torch.device = "cpu", seed: int = 0):
     """A zero-argument function computing one (m × k) @ (k × n) product in ``dtype``."""
     m, n, k = positive_int("m", m), positive_int("n", n), positive_int("k", k)
@@ -65,7 +79,7 @@ def matmul_fn(dtype: str, m: int, n: int, k: int, device: str | torch.device = "
         a8 = a.to(torch.float8_e4m3fn)
         b8 = b.t().contiguous().to(torch.float8_e4m3fn).t()  # column-major second operand
         one = torch.ones((), device=dev)
-        return lambda: torch._scaled_mm(a8, b8, scale_a=one, scale_b=one, out_dtype=torch.bfloat16)
+        return lambda: torch._scaled_mm(a8, b8, scale_a=one, scale_b=one, out_dtype=FP8_OUT_DTYPE)
     a, b = a.to(_TORCH_DTYPES[dtype]), b.to(_TORCH_DTYPES[dtype])
     if dev.type == "cuda":
         tf32 = dtype == "tf32"
@@ -83,6 +97,66 @@ def time_matmul(dtype: str, n: int, device: str | torch.device = "cpu", *, m: in
     m, k = (n if m is None else m), (n if k is None else k)
     return measure(matmul_fn(dtype, m, n, k, device), device=device, warmup=warmup,
                    min_run_time=min_run_time, label=f"{dtype} {m}x{k}@{k}x{n}")
+
+
+_MKL_HEADERS: list[str] = []  # MKL prints its version header once per process: kept when first seen
+
+
+def _verbose_lines(fn) -> list[str]:
+    """What MKL's and oneDNN's verbose logs (``torch.backends.mkl.verbose``, ``torch.backends.mkldnn.verbose``)
+    print while ``fn`` runs once, warm (oneDNN creates its primitives on the first call). Both write to the C
+    stdout, which is redirected to a file for the call."""
+    import os
+    import sys
+    import tempfile
+
+    fn()
+    sys.stdout.flush()
+    with tempfile.TemporaryFile(mode="w+b") as log:
+        saved = os.dup(1)
+        try:
+            os.dup2(log.fileno(), 1)
+            with contextlib.ExitStack() as stack:
+                if torch.backends.mkl.is_available():
+                    stack.enter_context(torch.backends.mkl.verbose(torch.backends.mkl.VERBOSE_ON))
+                stack.enter_context(torch.backends.mkldnn.verbose(torch.backends.mkldnn.VERBOSE_ON))
+                fn()
+        finally:
+            os.dup2(saved, 1)
+            os.close(saved)
+        log.seek(0)
+        lines = log.read().decode(errors="replace").splitlines()
+    _MKL_HEADERS.extend(ln for ln in lines if ln.startswith("MKL_VERBOSE") and " for " in ln and "(" not in ln[:20])
+    return lines
+
+
+def cpu_matmul_library(dtype: str, n: int = 256) -> str:
+    """Which library ran one CPU ``n × n`` matmul in ``dtype``, from the libraries' own verbose logs: "MKL
+    <routine>" (e.g. ``SGEMM``), "oneDNN <implementation>", or "neither MKL nor oneDNN" where both logs stayed
+    empty (torch's own CPU kernel ran)."""
+    import re
+
+    lines = _verbose_lines(matmul_fn(dtype, n, n, n, "cpu"))
+    found = [f"MKL {m.group(1)}" for ln in lines if (m := re.match(r"MKL_VERBOSE (\w+)\(", ln))]
+    found += [f"oneDNN {ln.split(',')[6]}" for ln in lines if ",primitive,exec," in ln]
+    return ", ".join(dict.fromkeys(found)) or "neither MKL nor oneDNN"
+
+
+def mkl_code_path(n: int = 64) -> str | None:
+    """The processors MKL's verbose header says its code path is for (the text after "for", e.g. "Intel(R) 64
+    architecture Intel(R) Architecture processors"), read while an FP32 ``n × n`` CPU matmul runs; None
+    where this torch has no MKL or the header was not printed."""
+    import re
+
+    if not torch.backends.mkl.is_available():
+        return None
+    if not _MKL_HEADERS:
+        _verbose_lines(matmul_fn("fp32", n, n, n, "cpu"))
+    for ln in _MKL_HEADERS:
+        m = re.match(r"MKL_VERBOSE .*? for (.*?), Lnx", ln)
+        if m:
+            return m.group(1)
+    return None
 
 
 ONEDNN_FP32 = "fp32 oneDNN"  # dtype_comparison's name for FP32 through oneDNN (CPU only)
@@ -121,13 +195,12 @@ def throughput_sweep(sizes: Iterable[int], dtypes: Iterable[str] = MATMUL_DTYPES
     for dt in dtypes:
         if not dtype_supported(dt, device):
             continue
-        elt = 1 if dt == "fp8" else torch.tensor([], dtype=_TORCH_DTYPES[dt]).element_size()
         for n in sizes:
             if not isinstance(n, int) or n < 1:
                 raise ValueError(f"sizes must be positive ints, got {n!r}")
             t = time_matmul(dt, n, device, min_run_time=min_run_time)
             flops = matmul_flops(n, n, n)
-            nbytes = 3 * n * n * elt
+            nbytes = matmul_bytes(dt, n)
             rows.append({"dtype": dt, "n": n, "median_s": t.median_s, "iqr_s": t.iqr_s,
                          "tflops": flops / t.median_s / 1e12, "bytes": nbytes, "intensity": flops / nbytes})
             if progress:

@@ -26,27 +26,28 @@ import pandas as pd
 import torch
 
 from amp_docs_lib.core.devices import check_device, is_out_of_memory
+from amp_docs_lib.core.tables import short_dtype
 from amp_docs_lib.numbers.accounting import state_bytes
 from amp_docs_lib.numbers.formats import bytes_per_element
 from amp_docs_lib.gpt import GPT, GPTConfig, random_batch
 
-_BF16, _FP8 = bytes_per_element("BF16"), bytes_per_element("FP8 E4M3FN")
-# The calculator's regimes (amp.precision.REGIMES names, plus fp8: torchao float8 training, the FP8 chapter).
-# Weights, grads and optimizer state per parameter come from numbers.accounting.STATE_BYTES; what the
-# calculator adds is per regime: weight_copies, low-precision copies of the weights made for the matmuls,
-# and the bytes of one saved activation.
-CALCULATOR_REGIMES = ("fp32", "amp_bf16", "bf16", "fp8")
+_BF16 = bytes_per_element("BF16")
+# The calculator's regimes (amp.precision.REGIMES names). Weights, grads and optimizer state per parameter
+# come from numbers.accounting.STATE_BYTES; what the calculator adds is per regime: weight_copies,
+# low-precision copies of the weights made for the matmuls, and the bytes of one saved activation.
+# No fp8 row: torchao's Float8Linear saves its high-precision input and weight for backward and casts them
+# to FP8 again there (torchao/float8/float8_linear.py:45 and :95), so torchao float8 training keeps no FP8
+# copies between forward and backward; :func:`float8_saved_for_backward` measures what it saves.
+CALCULATOR_REGIMES = ("fp32", "amp_bf16", "bf16")
 _MATMUL_BYTES: dict[str, dict[str, int]] = {
     "fp32": {"weight_copies": 0, "activations": bytes_per_element("FP32")},
     "amp_bf16": {"weight_copies": _BF16, "activations": _BF16},
     "bf16": {"weight_copies": 0, "activations": _BF16},
-    "fp8": {"weight_copies": _FP8, "activations": _FP8},
 }
 REGIME_NOTES = {
     "fp32": "everything FP32",
     "amp_bf16": "FP32 master weights, grads and Adam states; BF16 weight copies and activations",
     "bf16": "weights, grads, Adam states and activations in BF16",
-    "fp8": "FP32 master weights and states; FP8 weight copies and matmul inputs (assumed 1 byte/activation)",
 }
 
 
@@ -77,6 +78,12 @@ def estimate(n_params: int, n_activations: int, regime: str) -> dict[str, int]:
            "activations": n_activations * m["activations"]}
     out["total"] = sum(out.values())
     return out
+
+
+def model_state_bytes(cfg: GPTConfig, regime: str) -> int:
+    """The calculator's bytes of weights, gradients and optimizer state (no activations, no weight copies)."""
+    e = estimate(count_parameters(cfg), 0, regime)
+    return e["weights"] + e["grads"] + e["optimizer"]
 
 
 def plan_bytes(cfg: GPTConfig, batch: int, regimes) -> int:
@@ -131,6 +138,35 @@ def memory_plan(configs: dict[str, GPTConfig], batch: int, regimes, device: str 
             plan.skip(name, f"{count_parameters(cfg) / 1e9:.2f}B parameters need about "
                             f"{plan.planned[name] / 2**30:.1f} GiB; this device has {available / 2**30:.1f} GiB free")
     return plan
+
+
+def float8_saved_for_backward(
+    dtypes: tuple[torch.dtype, ...] = (torch.float32, torch.bfloat16), features: int = 64, tokens: int = 32
+) -> pd.DataFrame:
+    """What torchao's ``Float8Linear`` saves for backward, per module dtype: one bias-free
+    ``Linear(features, features)`` converted by ``convert_to_float8_training`` (``emulate=True``, so it runs
+    on any device torch runs), a ``tokens × features`` input, and the tensors
+    ``torch.autograd.graph.saved_tensors_hooks`` sees in its forward. ``saved (bytes)`` against
+    ``as FP8 (bytes)``, one byte per saved element, is what FP8 copies would have taken."""
+    from torchao.float8 import Float8LinearConfig, convert_to_float8_training
+
+    rows = []
+    for dt in dtypes:
+        torch.manual_seed(0)
+        model = torch.nn.Sequential(torch.nn.Linear(features, features, bias=False)).to(dt)
+        convert_to_float8_training(model, config=Float8LinearConfig(emulate=True))
+        x = torch.randn(tokens, features, dtype=dt, requires_grad=True)
+        saved: list[torch.Tensor] = []
+        with torch.autograd.graph.saved_tensors_hooks(lambda t: saved.append(t) or t, lambda t: t):
+            model(x)
+        rows.append({
+            "module dtype": short_dtype(dt),
+            "saved tensors": ", ".join(f"{tuple(t.shape)} {short_dtype(t.dtype)}" for t in saved),
+            "saved (bytes)": sum(t.numel() * t.element_size() for t in saved),
+            "as FP8 (bytes)": sum(t.numel() for t in saved),
+            "input + weight (bytes)": (x.numel() + model[0].weight.numel()) * x.element_size(),
+        })
+    return pd.DataFrame(rows)
 
 
 def calculator_table(cfg: GPTConfig, batch: int) -> pd.DataFrame:

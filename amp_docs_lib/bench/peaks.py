@@ -17,6 +17,7 @@ import pandas as pd
 import torch
 
 from amp_docs_lib.core.tables import table_from_rows
+from amp_docs_lib.bench.load import WITHHELD
 
 A100_SOURCE = "NVIDIA A100 Tensor Core GPU datasheet (r4)"
 H100_SOURCE = "NVIDIA H100 Tensor Core GPU datasheet (2022 revision, listing H100 SXM and H100 PCIe)"
@@ -189,8 +190,10 @@ def _estimate_clock_ghz(p: CpuPeak) -> float:
     return float(dict((i, v) for i, v, _ in p.inputs)["clock"].split()[0])
 
 
-def cpu_peak_table(best_measured_fp32_tflops: float | None = None) -> pd.DataFrame:
-    """The CPU estimate's inputs and results, with the best measured FP32 rate beside it."""
+def cpu_peak_table(best_measured_fp32_tflops: float | None = None, quiet: bool = True) -> pd.DataFrame:
+    """The CPU estimate's inputs and results, with the best measured FP32 rate beside it. ``quiet``: the
+    load check around that rate (``LoadCheck.quiet``); where False, the FMA units inferred from the rate
+    are withheld (:data:`~amp_docs_lib.bench.load.WITHHELD`), since a busy machine lowers the rate."""
     p = cpu_peak()
     rows = [{"quantity": i, "value": v, "how obtained": h} for i, v, h in p.inputs]
     rows += [{"quantity": "FP32 peak estimate, 1 FMA unit", "value": f"{p.low_tflops * 1e3:.1f} GFLOP/s",
@@ -209,7 +212,7 @@ def cpu_peak_table(best_measured_fp32_tflops: float | None = None) -> pd.DataFra
         rows.append({"quantity": "clock the best rate needs", "value": f"{need_1:.2f} GHz with 1 FMA unit, "
                      f"{need_1 / 2:.2f} GHz with 2", "how obtained": "measured rate / (cores × lanes × 2 × units)"})
         rows.append({"quantity": "FMA units per core, from the measurement",
-                     "value": "2" if top is not None and need_1 > top else "not resolved",
+                     "value": WITHHELD if not quiet else "2" if top is not None and need_1 > top else "not resolved",
                      "how obtained": (f"measured: one unit would need {need_1:.2f} GHz, above the highest clock "
                                       f"cpufreq reports ({top:.2f} GHz)" if top is not None and need_1 > top else
                                       "the core's real clock is not bounded here ("

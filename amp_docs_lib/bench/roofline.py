@@ -42,7 +42,8 @@ def measured_intensity(n: int, dtype: torch.dtype = torch.bfloat16) -> float:
 
 
 def copy_bandwidth(device: str | torch.device = "cpu", mib: int = 64, *, min_run_time: float = 0.1) -> float:
-    """Memory bandwidth in TB/s measured by copying a ``mib`` MiB buffer (read + write counted)."""
+    """Copy rate in TB/s of a ``mib`` MiB buffer with the harness's threads (one read and one write counted per
+    element; a write-allocate read of the destination is not): the roofline's memory roof, not a peak bandwidth."""
     dev = check_device(device)
     n = mib * 2**20 // 4
     src, dst = torch.ones(n, device=dev), torch.empty(n, device=dev)

@@ -22,8 +22,9 @@ of each, the order reversed every other round, and a speedup is the median of
 the per-round ratios with a distribution-free interval (``core.stats.median_ci``).
 Every set also times its baseline a second time in the same rounds (an A/A control,
 :data:`AA_SUFFIX`): its interval is the set's noise floor, and :class:`Comparison`
-says "faster" or "slower" only when its own interval excludes 1 *and* the A/A
-interval does not (else :data:`NOISE_FLOOR_TOO_HIGH`).
+says "faster" or "slower" only when the A/A interval holds 1 (else
+:data:`NOISE_FLOOR_TOO_HIGH`) *and* its own interval lies wholly beyond the A/A
+interval (else :data:`UNRESOLVED`): :func:`verdict_for`.
 """
 
 from __future__ import annotations
@@ -197,17 +198,34 @@ UNRESOLVED = "no difference resolved"
 NOISE_FLOOR_TOO_HIGH = "noise floor too high (the A/A control resolved a difference)"
 
 
+def interval_miss(rounds: int, level: float = CI_LEVEL) -> float:
+    """Probability that :func:`~amp_docs_lib.core.stats.median_ci`'s interval over ``rounds`` per-round ratios
+    lies wholly above the true median ratio (the same for wholly below), for ratios that are independent and
+    identically distributed: ``P(Binomial(rounds, 1/2) <= k - 1)``, with ``k`` the order statistic the
+    interval starts at (read from ``median_ci`` itself). Its coverage is ``1 - 2 * interval_miss``."""
+    import math
+
+    k = int(median_ci(list(range(rounds)), level)[1]) + 1  # the lower end is x_(k) of 0, 1, ..., rounds - 1
+    return sum(math.comb(rounds, i) for i in range(k)) / 2**rounds
+
+
 def verdict_for(
     lo: float, hi: float, aa: Comparison | None = None, words: tuple[str, str] = ("faster", "slower")
 ) -> str:
-    """The verdict of an interval ``[lo, hi]`` on a ratio: ``words[0]`` above 1, ``words[1]`` below 1, else
-    :data:`UNRESOLVED`; :data:`NOISE_FLOOR_TOO_HIGH` whenever the set's A/A control ``aa`` resolved a
-    difference (the baseline against itself), since then an excluded 1 does not tell an effect from noise."""
+    """The verdict of an interval ``[lo, hi]`` on a ratio, against the set's A/A control ``aa`` (the baseline
+    against itself in the same rounds), the noise floor a real difference must clear:
+
+    * :data:`NOISE_FLOOR_TOO_HIGH` where the A/A interval excludes 1 (then an excluded 1 does not tell an
+      effect from noise);
+    * ``words[0]`` where ``lo`` lies above the A/A interval's upper end, ``words[1]`` where ``hi`` lies below
+      its lower end (without a control, the floor is the point 1);
+    * else :data:`UNRESOLVED`, also where the interval excludes 1 but overlaps the A/A interval."""
     if aa is not None and (aa.ratio_lo > 1 or aa.ratio_hi < 1):
         return NOISE_FLOOR_TOO_HIGH
-    if lo > 1:
+    floor_lo, floor_hi = (1.0, 1.0) if aa is None else (aa.ratio_lo, aa.ratio_hi)
+    if lo > floor_hi:
         return words[0]
-    if hi < 1:
+    if hi < floor_lo:
         return words[1]
     return UNRESOLVED
 
@@ -220,7 +238,7 @@ class Comparison:
     candidate is faster) and ``[ratio_lo, ratio_hi]`` its distribution-free interval at
     ``level``. ``aa`` is the set's A/A control (its baseline against itself in the same rounds), None
     where the set had none. ``verdict`` (:func:`verdict_for`) is "faster" or "slower" only when the
-    interval excludes 1 and the A/A interval holds 1.
+    A/A interval holds 1 and the interval lies wholly beyond it.
     """
 
     baseline: Timing
@@ -234,8 +252,7 @@ class Comparison:
 
     @property
     def verdict(self) -> str:
-        """ "faster" or "slower" when the interval excludes 1 and the A/A control did not resolve a
-        difference; :data:`NOISE_FLOOR_TOO_HIGH` when it did; else :data:`UNRESOLVED`."""
+        """:func:`verdict_for` of this interval and the set's A/A control."""
         return verdict_for(self.ratio_lo, self.ratio_hi, self.aa)
 
     @property
