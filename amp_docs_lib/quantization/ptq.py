@@ -187,13 +187,19 @@ def try_variant(model: nn.Module, name: str, x: torch.Tensor) -> tuple[nn.Module
         return None, f"{type(e).__name__}: {str(e).splitlines()[0][:160]}"
 
 
+def model_and_input_for(name: str, model: nn.Module, x: torch.Tensor) -> tuple[nn.Module, torch.Tensor]:
+    """The model and input variant ``name`` is made for: a BF16 copy and BF16 input for a config whose
+    activations are BF16 (so an error it raises is the device's, not the dtype's), else ``model`` and ``x``."""
+    if check_variant(name).activations == "bf16":
+        return copy.deepcopy(model).to(torch.bfloat16), x.to(torch.bfloat16)
+    return model, x
+
+
 def variant_status(model: nn.Module, x: torch.Tensor) -> pd.DataFrame:
     """Every variant: its config class, what it needs, and whether it ran on this device (with the error)."""
     rows = []
-    bf16_model, bf16_x = copy.deepcopy(model).to(torch.bfloat16), x.to(torch.bfloat16)
     for name, v in VARIANTS.items():
-        # a config made for BF16 activations is tried on a BF16 model, so its error is the device's, not the dtype's
-        m, xi = (bf16_model, bf16_x) if v.activations == "bf16" else (model, x)
+        m, xi = model_and_input_for(name, model, x)
         _, err = try_variant(m, name, xi)
         rows.append({"variant": v.label, "config": type(v.make_config()).__name__, "weights": v.weights,
                      "activations": v.activations, "needs": v.needs, "computes (torchao 0.18 source)": v.note,
@@ -235,14 +241,16 @@ def intx_opaque_status(model: nn.Module, x: torch.Tensor) -> pd.DataFrame:
 
 
 def weight_storage(q: nn.Module) -> pd.DataFrame:
-    """Per Linear layer: the tensor subclass holding the weight and the dtype of its integer data."""
+    """Per Linear layer: the tensor subclass holding the weight, the dtype of its integer data, and how many
+    weights each byte of that data holds (1: one code per byte; 2: two 4-bit codes packed in a byte)."""
     rows = []
     for name, m in q.named_modules():
         if isinstance(m, nn.Linear):
             w = m.weight
-            qdata = getattr(w, "qdata", None)
-            rows.append({"layer": name, "weight class": type(w).__name__,
-                         "data dtype": short_dtype((qdata if qdata is not None else w).dtype)})
+            data = getattr(w, "qdata", None)
+            data = w if data is None else data
+            rows.append({"layer": name, "weight class": type(w).__name__, "data dtype": short_dtype(data.dtype),
+                         "weights per data byte": w.numel() / (data.numel() * data.element_size())})
     return pd.DataFrame(rows)
 
 
@@ -260,8 +268,9 @@ def layer_sqnr_table(model: nn.Module, config_factory: Callable[[], object], x: 
                      y: torch.Tensor) -> pd.DataFrame:
     """Per layer: SQNR of its output in the fully quantized model, and when only that layer is quantized.
 
-    The first column shows where error accumulates; the second (each layer
-    quantized alone, the rest FP32) shows which layer is sensitive.
+    The first column is the error each layer's output carries from every quantized layer up to it (it need
+    not fall down the network: the page measures which way it goes); the second (each layer quantized
+    alone, the rest FP32) shows which layer is sensitive.
     """
     from amp_docs_lib.quantization.task import accuracy
 

@@ -29,8 +29,8 @@ from torch import nn
 
 from amp_docs_lib.core.timing import NOISE_FLOOR_TOO_HIGH, UNRESOLVED
 from amp_docs_lib.quantization.kernels import describe, forward_trace
-from amp_docs_lib.quantization.ptq import VARIANTS, try_variant
-from amp_docs_lib.quantization.speed import torch_ao_dynamic, weight_bytes, weight_code_bytes
+from amp_docs_lib.quantization.ptq import VARIANTS, model_and_input_for, try_variant
+from amp_docs_lib.quantization.speed import TORCH_AO_ACTIVATIONS, torch_ao_dynamic, weight_bytes, weight_code_bytes
 from amp_docs_lib.quantization.task import DigitsTask, state_dict_bytes
 
 ONNX_VARIANTS = (("ONNX Runtime FP32", "fp32", "fp32"),
@@ -91,14 +91,15 @@ def results_table(task: DigitsTask, timer: Callable[..., Any], *, workdir: str |
     bf = copy.deepcopy(fp32).to(torch.bfloat16)
     add("BF16", "PyTorch eager", "bf16", "bf16", bf, x.to(torch.bfloat16))
     for name, v in VARIANTS.items():
-        q, err = try_variant(fp32, name, x)
+        m, xi = model_and_input_for(name, fp32, x)  # BF16 configs get the BF16 model, as in variant_status
+        q, err = try_variant(m, name, xi)
         if q is None:
             add(v.label, "torchao", v.weights, v.activations, note=f"does not run on this model here (needs: {v.needs}): {err}")
         else:
-            add(v.label, "torchao", v.weights, v.activations, q, x, note=v.note)
+            add(v.label, "torchao", v.weights, v.activations, q, xi, note=v.note)
     tq = torch_ao_dynamic(fp32)
     add("torch.ao quantize_dynamic (deprecated)", "PyTorch eager (fbgemm/x86)", "int8 per-tensor",
-        "uint8 (dynamic)", tq, x)
+        TORCH_AO_ACTIVATIONS, tq, x)
     if not requirement_met("pkg:onnxruntime"):
         for label, w, a in ONNX_VARIANTS:
             add(label, "ONNX Runtime (CPU)", w, a,

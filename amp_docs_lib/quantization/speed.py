@@ -17,6 +17,7 @@ than FP32 (only where both sides are resolved).
 from __future__ import annotations
 
 import copy
+import math
 import warnings
 from typing import Any, Callable, Iterable
 
@@ -39,6 +40,32 @@ def torch_ao_dynamic(model: nn.Module) -> nn.Module:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # its deprecation warning is shown by the chapter's API section
         return quantize_dynamic(copy.deepcopy(model), {nn.Linear}, dtype=torch.qint8)
+
+
+# torch/ao/nn/quantized/dynamic/modules/linear.py:59 (torch 2.14) calls quantized.linear_dynamic(..., reduce_range=True):
+# the activations get 7 bits (0..127), fbgemm's guard against vpmaddubsw's int16 saturation
+TORCH_AO_ACTIVATIONS = "uint8 (dynamic, 7-bit range: reduce_range=True)"
+
+
+def torch_ao_reduce_range(model: nn.Module, x: torch.Tensor) -> dict[str, Any]:
+    """Which activation range the ``torch.ao`` dynamic INT8 linear uses: the first quantized Linear of
+    :func:`torch_ao_dynamic` (``model``) is called on ``x`` and compared with ``quantized.linear_dynamic`` on
+    the same packed weights with ``reduce_range=True`` (7-bit activations) and ``False`` (8-bit).
+
+    Measured, not read from the source, because the torch version decides it.
+    """
+    from amp_docs_lib.quantization.calibration import linear_inputs
+
+    name = next(n for n, m in model.named_modules() if isinstance(m, nn.Linear))
+    first = torch_ao_dynamic(model).get_submodule(name)
+    inp = linear_inputs(model, x)[name]
+    with torch.inference_mode():
+        out = first(inp)
+        by_range = {r: torch.ops.quantized.linear_dynamic(inp, first._packed_params._packed_params, reduce_range=r)
+                    for r in (True, False)}
+    return {"layer": name, "equals reduce_range=True": bool(torch.equal(out, by_range[True])),
+            "equals reduce_range=False": bool(torch.equal(out, by_range[False])),
+            "7-bit activations": bool(torch.equal(out, by_range[True])) and not torch.equal(out, by_range[False])}
 
 
 def baseline_for(device: str | torch.device) -> tuple[torch.dtype, str]:
@@ -224,6 +251,24 @@ def packed_int4_cpu(features: int, batch: int, timer: Timer) -> pd.DataFrame:
     return pd.DataFrame(rows).astype(object).where(lambda d: d.notna(), None)
 
 
+def packed_int4_verdicts(p4: pd.DataFrame) -> dict[str, dict[str, str]]:
+    """Per activation dtype of a :func:`packed_int4_cpu` frame ("FP32", "BF16"): the packed INT4 layer's
+    speedup over the float layer of that dtype with its interval ("0.04x [0.03, 0.05]") and its verdict
+    ("faster", "slower", ...).
+
+    The kernel's speed depends on the activation dtype (its FP32 and BF16 paths differ), so a
+    conclusion about packed INT4 on the CPU is drawn per dtype, never from whichever row was slower.
+    """
+    out = {}
+    for layer, cell in zip(p4["layer"], p4["vs the same dtype's float layer"], strict=True):
+        if cell is None or pd.isna(cell):
+            continue  # a float layer: the baseline itself
+        interval, verdict = str(cell).rsplit(" (", 1)
+        out[layer.rsplit(", ", 1)[1].removesuffix(" activations")] = {"interval": interval,
+                                                                      "verdict": verdict.removesuffix(")")}
+    return out
+
+
 def crossovers(df: pd.DataFrame) -> pd.DataFrame:
     """Per variant: its verdict at each batch and where it changes between resolved verdicts.
 
@@ -375,8 +420,11 @@ def aa_summary(df: pd.DataFrame) -> dict[str, Any]:
     aa = df[df["variant"].str.endswith(AA_SUFFIX)].sort_values("batch")
     if aa.empty:
         raise ValueError("the sweep has no A/A control (batch_sweep(..., aa_control=True))")
-    return {"intervals": ", ".join(f"batch {int(r.batch)}: [{float(r['interval low']):.2f}, "
-                                   f"{float(r['interval high']):.2f}]" for _, r in aa.iterrows()),
+    # rounded outward (low down, high up; round(..., 6) drops binary noise such as 104.00000000000001): a low
+    # end of 0.996 printed as 1.00 would hide that the interval holds 1
+    return {"intervals": ", ".join(f"batch {int(r.batch)}: [{math.floor(round(float(r['interval low']) * 100, 6)) / 100:.2f}, "
+                                   f"{math.ceil(round(float(r['interval high']) * 100, 6)) / 100:.2f}]"
+                                   for _, r in aa.iterrows()),
             "resolved at batch": [int(b) for b, v in zip(aa["batch"], aa["verdict"], strict=True)
                                   if v in ("faster", "slower")]}
 
