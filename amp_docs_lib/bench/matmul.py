@@ -16,7 +16,7 @@ import pandas as pd
 import torch
 
 from amp_docs_lib.core.checks import positive_int
-from amp_docs_lib.core.timing import Timing, interleaved, measure, verdict_for
+from amp_docs_lib.core.timing import Timing, format_interval, interleaved, measure, verdict_for
 from amp_docs_lib.core.devices import check_device
 from amp_docs_lib.numbers.accounting import matmul_flops
 
@@ -283,7 +283,7 @@ def alignment_sweep(base: int, dtypes: Iterable[str] = ("fp32", "bf16"), offsets
                 c = res.compare(str(n))  # per-round time ratio base/n; times the work ratio gives the rate ratio
                 work = matmul_flops(n, n, n) / matmul_flops(base, base, base)
                 lo, hi = c.ratio_lo * work, c.ratio_hi * work
-                row.update({"relative to aligned": c.ratio * work, "interval": f"[{lo:.2f}, {hi:.2f}]",
+                row.update({"relative to aligned": c.ratio * work, "interval": format_interval(lo, hi),
                             "verdict": verdict_for(lo, hi, c.aa, ("higher rate", "lower rate")),
                             "A/A control": c.aa_text()})
             rows.append(row)

@@ -29,6 +29,7 @@ interval (else :data:`UNRESOLVED`): :func:`verdict_for`.
 
 from __future__ import annotations
 
+import math
 import statistics
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
@@ -263,7 +264,7 @@ class Comparison:
     def interval_text(self) -> str:
         """``"1.23x [1.10, 1.40]"``: the median ratio and its interval (:func:`format_ratio`: a ratio far
         below 1 keeps its significant digits, ``"0.0032x [0.0031, 0.0033]"``)."""
-        return f"{format_ratio(self.ratio)}x [{format_ratio(self.ratio_lo)}, {format_ratio(self.ratio_hi)}]"
+        return f"{format_ratio(self.ratio)}x {format_interval(self.ratio_lo, self.ratio_hi)}"
 
     def aa_text(self) -> str | None:
         """The A/A control's :meth:`interval_text` (None where the set had none)."""
@@ -274,6 +275,22 @@ def format_ratio(value: float) -> str:
     """A speed ratio as a page prints it: two decimals from 0.1 up (``"4.28"``), two significant digits
     below (``"0.0032"``), so that a layer 300 times slower never reads ``0.00``."""
     return f"{value:.2f}" if abs(value) >= 0.1 or value == 0 else f"{value:.2g}"
+
+
+def _rounded_outward(value: float, up: bool) -> str:
+    """``value`` at :func:`format_ratio`'s precision, rounded up or down instead of to nearest."""
+    if value == 0 or not math.isfinite(value):
+        return format_ratio(value)
+    step = 0.01 if abs(value) >= 0.1 else 10.0 ** (math.floor(math.log10(abs(value))) - 1)  # two significant digits
+    units = round(value / step, 6)  # drops binary noise such as 104.00000000000001 before the floor or ceiling
+    return format_ratio((math.ceil(units) if up else math.floor(units)) * step)
+
+
+def format_interval(lo: float, hi: float) -> str:
+    """``"[0.95, 1.31]"``: an interval at :func:`format_ratio`'s precision, rounded outward (low end down,
+    high end up), so the printed interval always holds every value the interval holds, its median included:
+    rounded to nearest, ``[0.0998, 1.2]`` printed ``[0.10, 1.20]`` would exclude a median of 0.0999."""
+    return f"[{_rounded_outward(lo, up=False)}, {_rounded_outward(hi, up=True)}]"
 
 
 def _calls_for(timer: Any, min_block_s: float) -> int:

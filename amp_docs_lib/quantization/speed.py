@@ -26,7 +26,7 @@ import torch
 from torch import nn
 from amp_docs_lib.numbers.accounting import matmul_flops
 
-from amp_docs_lib.core.timing import AA_SUFFIX  # the float layer timed against a copy of itself: the noise floor
+from amp_docs_lib.core.timing import AA_SUFFIX, format_interval  # the float layer timed against a copy of itself: the noise floor
 
 SWEEP_VARIANTS = ("int8_wo", "int4_wo", "int8_dyn")
 TORCH_AO_LABEL = "torch.ao quantize_dynamic (deprecated, fbgemm)"
@@ -420,10 +420,10 @@ def aa_summary(df: pd.DataFrame) -> dict[str, Any]:
     aa = df[df["variant"].str.endswith(AA_SUFFIX)].sort_values("batch")
     if aa.empty:
         raise ValueError("the sweep has no A/A control (batch_sweep(..., aa_control=True))")
-    # rounded outward (low down, high up; round(..., 6) drops binary noise such as 104.00000000000001): a low
-    # end of 0.996 printed as 1.00 would hide that the interval holds 1
-    return {"intervals": ", ".join(f"batch {int(r.batch)}: [{math.floor(round(float(r['interval low']) * 100, 6)) / 100:.2f}, "
-                                   f"{math.ceil(round(float(r['interval high']) * 100, 6)) / 100:.2f}]"
+    # rounded outward (core.timing.format_interval): a low end of 0.996 printed as 1.00 would hide that the
+    # interval holds 1
+    return {"intervals": ", ".join(f"batch {int(r.batch)}: "
+                                   f"{format_interval(float(r['interval low']), float(r['interval high']))}"
                                    for _, r in aa.iterrows()),
             "resolved at batch": [int(b) for b, v in zip(aa["batch"], aa["verdict"], strict=True)
                                   if v in ("faster", "slower")]}
