@@ -543,9 +543,12 @@ def test_figures_fit_a_phone_and_open_full_size_on_a_tap(site, served, browser):
         inline = fig.evaluate("i => ({src: i.src, width: i.getBoundingClientRect().width})")
         fig.tap()
         big = page.locator(".glightbox-container .gslide-image img").first
-        big.wait_for(state="visible", timeout=10_000)
+        # The first tap also loads GLightbox (reader.js): generous waits, since a loaded CI machine is slow.
+        big.wait_for(state="visible", timeout=30_000)
+        page.wait_for_function("() => { const i = document.querySelector('.glightbox-container .gslide-image img');"
+                               " return i && i.complete && i.naturalWidth > 0; }", timeout=30_000)
         # The lightbox zooms in from a small box: read the image once its opening animation is over.
-        page.wait_for_function("() => document.getAnimations().every(a => a.playState !== 'running')", timeout=10_000)
+        page.wait_for_function("() => document.getAnimations().every(a => a.playState !== 'running')", timeout=30_000)
         shown = big.evaluate("i => ({src: i.src, width: i.getBoundingClientRect().width, loaded: i.complete && i.naturalWidth > 0})")
         if shown["src"] != inline["src"] or not shown["loaded"]:
             problems.append(f"{path}: a tap on a figure opened another image")
@@ -553,6 +556,6 @@ def test_figures_fit_a_phone_and_open_full_size_on_a_tap(site, served, browser):
             problems.append(f"{path}: the lightbox shows the figure {shown['width']:.0f} px wide, "
                             f"smaller than the page's {inline['width']:.0f} px")
         page.keyboard.press("Escape")
-        page.wait_for_selector(".glightbox-container", state="detached", timeout=10_000)
+        page.wait_for_selector(".glightbox-container", state="detached", timeout=30_000)
     context.close()
     assert not problems, problems[:10]

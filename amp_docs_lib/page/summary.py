@@ -12,7 +12,6 @@ from __future__ import annotations
 import html
 from typing import Any
 
-from amp_docs_lib.page.claims import format_value, inline_markdown
 from amp_docs_lib.page.notebook import shown_in_scripts
 from amp_docs_lib.page.stamp import Stamped
 
@@ -25,6 +24,10 @@ class InThisBuild(Stamped):
     """A chapter's key results, measured by this build: one line per result, stamped."""
 
     def __init__(self, results: dict[str, Any]):
+        # Imported here: the site machinery reads this module's names on every page (docsite.pages.lesson_first),
+        # and page.claims imports pandas, which a build with nothing changed never needs.
+        from amp_docs_lib.page.claims import format_value, inline_markdown
+
         if not results:
             raise ValueError("in_this_build needs at least one result")
         self.results = dict(results)
@@ -36,6 +39,8 @@ class InThisBuild(Stamped):
         super().__init__(f'<ul class="amp-key-results">{items}</ul>', BOX_TITLE, BOX_KIND)
 
     def __repr__(self) -> str:  # a script prints the results as lines
+        from amp_docs_lib.page.claims import format_value
+
         lines = "\n".join(f"  {label}: {format_value(value)}" for label, value in self.results.items())
         return f"{BOX_TITLE} [{self.stamp}]\n{lines}"
 
