@@ -1120,21 +1120,15 @@ def onednn_kernel(fn: Callable[[], Any]) -> str:
     """The oneDNN primitive implementation ``fn`` runs (e.g. ``brg_matmul:avx512_core_bf16``), read from
     oneDNN's own verbose log (``torch.backends.mkldnn.verbose``), or "none" where no oneDNN primitive
     ran (on CPU an FP32 matmul then goes to the BLAS named by ``BLAS_INFO`` in ``torch.__config__.show()``)."""
-    import os
-    import tempfile
+    from amp_docs_lib.core.profiling import c_stdout_lines
 
     fn()  # primitives are created on the first call; the verbose log is read from a warm one
-    with tempfile.TemporaryFile(mode="w+b") as log:
-        saved = os.dup(1)
-        try:
-            os.dup2(log.fileno(), 1)  # oneDNN writes to the C stdout, not to sys.stdout
-            with torch.backends.mkldnn.verbose(torch.backends.mkldnn.VERBOSE_ON):
-                fn()
-        finally:
-            os.dup2(saved, 1)
-            os.close(saved)
-        log.seek(0)
-        lines = log.read().decode(errors="replace").splitlines()
+
+    def verbose_call():
+        with torch.backends.mkldnn.verbose(torch.backends.mkldnn.VERBOSE_ON):
+            fn()
+
+    lines = c_stdout_lines(verbose_call)  # oneDNN writes to the C stdout, not to sys.stdout
     kernels = [ln.split(",")[6] for ln in lines if ",primitive,exec," in ln]
     return ", ".join(dict.fromkeys(kernels)) or "none"
 

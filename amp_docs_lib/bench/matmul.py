@@ -106,26 +106,18 @@ def _verbose_lines(fn) -> list[str]:
     """What MKL's and oneDNN's verbose logs (``torch.backends.mkl.verbose``, ``torch.backends.mkldnn.verbose``)
     print while ``fn`` runs once, warm (oneDNN creates its primitives on the first call). Both write to the C
     stdout, which is redirected to a file for the call."""
-    import os
-    import sys
-    import tempfile
+    from amp_docs_lib.core.profiling import c_stdout_lines
 
     fn()
-    sys.stdout.flush()
-    with tempfile.TemporaryFile(mode="w+b") as log:
-        saved = os.dup(1)
-        try:
-            os.dup2(log.fileno(), 1)
-            with contextlib.ExitStack() as stack:
-                if torch.backends.mkl.is_available():
-                    stack.enter_context(torch.backends.mkl.verbose(torch.backends.mkl.VERBOSE_ON))
-                stack.enter_context(torch.backends.mkldnn.verbose(torch.backends.mkldnn.VERBOSE_ON))
-                fn()
-        finally:
-            os.dup2(saved, 1)
-            os.close(saved)
-        log.seek(0)
-        lines = log.read().decode(errors="replace").splitlines()
+
+    def verbose_call():
+        with contextlib.ExitStack() as stack:
+            if torch.backends.mkl.is_available():
+                stack.enter_context(torch.backends.mkl.verbose(torch.backends.mkl.VERBOSE_ON))
+            stack.enter_context(torch.backends.mkldnn.verbose(torch.backends.mkldnn.VERBOSE_ON))
+            fn()
+
+    lines = c_stdout_lines(verbose_call)
     _MKL_HEADERS.extend(ln for ln in lines if ln.startswith("MKL_VERBOSE") and " for " in ln and "(" not in ln[:20])
     return lines
 

@@ -27,3 +27,21 @@ def quiet_stderr() -> Iterator[None]:
         os.dup2(saved, 2)
         os.close(saved)
         os.close(devnull)
+
+
+def c_stdout_lines(fn) -> list[str]:
+    """The lines that ``fn()`` writes to the C-level stdout (file descriptor 1, where oneDNN's and MKL's
+    verbose logs go, not ``sys.stdout``), captured through a temporary file for the call."""
+    import tempfile
+
+    sys.stdout.flush()
+    with tempfile.TemporaryFile(mode="w+b") as log:
+        saved = os.dup(1)
+        try:
+            os.dup2(log.fileno(), 1)
+            fn()
+        finally:
+            os.dup2(saved, 1)
+            os.close(saved)
+        log.seek(0)
+        return log.read().decode(errors="replace").splitlines()
