@@ -430,3 +430,57 @@ def test_series_that_lie_on_each_other_stay_visible():
                 assert lines[o].get_zorder() > lines[u].get_zorder(), (name, o, u)
                 assert lines[o].get_linewidth() < lines[u].get_linewidth(), (name, o, u)
                 assert lines[o].get_linestyle() != "-", (name, o)
+
+
+def _log_panel(lo: float, hi: float, height: float):
+    """Two panels, the right one a log y axis over [lo, hi], the shape of the quantization batch sweep."""
+    fig, (left, right) = plt.subplots(1, 2, figsize=(9.6, height), layout="constrained")
+    left.plot([1, 2], [1, 2])
+    right.plot([1, 2], [lo, hi])
+    right.set_yscale("log")
+    return fig, right
+
+
+def _labels_in_view(ax) -> list[str]:
+    ax.figure.draw_without_rendering()
+    return [t.label1.get_text() for t in ax.yaxis._update_ticks() if t.label1.get_visible() and t.label1.get_text()]
+
+
+# (0.25, 4.5): the speedup axis CI drew 3x10^-1 over 4x10^-1 on; under a decade; under a tenth of one
+@pytest.mark.parametrize(
+    "lo,hi,height", [(0.25, 4.5, 1.9), (0.12, 0.9, 1.6), (0.5, 0.8, 1.6), (0.52, 0.58, 1.6), (1e-12, 1.0, 1.6)]
+)
+def test_a_log_y_axis_of_any_measured_range_gets_two_or_more_labels_that_do_not_overlap(lo, hi, height):
+    fig, ax = _log_panel(lo, hi, height)
+    fit_to_column(fig)
+    try:
+        assert layout_faults(fig) == []
+        assert len(_labels_in_view(ax)) >= 2
+    finally:
+        plt.close(fig)
+
+
+def test_matplotlibs_own_log_labels_overlap_on_that_axis(monkeypatch):
+    """The false variant: without the tick pass the first case above is the CI failure."""
+    from amp_docs_lib.page import figures
+
+    monkeypatch.setattr(figures, "_log_y_ticks", lambda ax: None)
+    fig, _ = _log_panel(0.25, 4.5, 1.9)
+    figures.fit_to_column(fig)
+    try:
+        assert any("overlaps" in f for f in figures.layout_faults(fig))
+    finally:
+        plt.close(fig)
+
+
+def test_a_log_axis_with_its_own_formatter_keeps_it():
+    from matplotlib import ticker
+
+    fig, ax = _log_panel(0.25, 4.5, 3.0)
+    own = ticker.FuncFormatter(lambda v, _: f"{v:g}x")
+    ax.yaxis.set_major_formatter(own)
+    fit_to_column(fig)
+    try:
+        assert ax.yaxis.get_major_formatter() is own
+    finally:
+        plt.close(fig)

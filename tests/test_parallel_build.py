@@ -93,3 +93,46 @@ def test_resolve_jobs(monkeypatch):
     monkeypatch.delenv(JOBS_ENV_VAR)
     with pytest.raises(ValueError, match="non-negative"):
         resolve_jobs(-2)
+
+
+def test_an_interrupt_does_not_name_a_chapter_that_finished_while_the_kernels_were_stopped(monkeypatch):
+    """The race CI met: Ctrl-C came while chapter a ran its hidden last cell; stop_running saw a and b
+    executing, a finished anyway, and the message said "cell 1 of a, cell 3 of b". Only b was cut off."""
+    import os
+    import signal
+    import threading
+    from types import SimpleNamespace
+
+    from amp_docs_lib.docsite import execute
+
+    both_running = threading.Barrier(2)
+
+    class Client:
+        def __init__(self, cell):
+            self.current_cell = cell
+
+        def cell_number(self, cell):
+            return cell
+
+        def kill_kernel(self):
+            pass
+
+    def fake_execute_notebook(nb, cid, **kwargs):
+        with execute._running_lock:
+            execute._running[cid] = Client({"a": 1, "b": 3}[cid])
+        both_running.wait(10)
+        if cid == "a":
+            os.kill(os.getpid(), signal.SIGINT)  # Ctrl-C while a is in its last moments
+        assert execute._stopping.wait(10), "the main thread never stopped the kernels"
+        with execute._running_lock:
+            execute._running.pop(cid)
+        if cid == "b":  # its kernel was killed mid-cell
+            raise execute.ChapterInterrupted([(cid, 3)])
+        return nb, SimpleNamespace(execution="a's execution")  # a finished
+
+    monkeypatch.setattr(execute, "execute_notebook", fake_execute_notebook)
+    monkeypatch.setattr(execute, "is_timing_sensitive", lambda nb: False)
+    with pytest.raises(execute.ChapterInterrupted) as e:
+        execute_chapters([("a", object()), ("b", object())], jobs=2)
+    assert e.value.where == [("b", 3)]
+    assert str(e.value) == "interrupted at cell 3 of b"

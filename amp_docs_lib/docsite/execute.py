@@ -470,6 +470,8 @@ def execute_chapters(
     if not isinstance(jobs, int) or jobs < 1:
         raise ValueError(f"jobs must be a positive int, got {jobs!r}")
 
+    ended: set[str] = set()  # chapters that finished or failed: an interrupt does not name them
+
     def run(i: int) -> tuple[Execution | None, ChapterExecutionError | None]:
         cid, nb = chapters[i]
         try:
@@ -481,6 +483,7 @@ def execute_chapters(
             )
         except ChapterExecutionError as e:
             res = None, e
+        ended.add(cid)
         if on_done is not None:
             on_done(i, *res)
         return res
@@ -493,8 +496,10 @@ def execute_chapters(
         with sigterm_as_interrupt():
             if len(shared) > 1 and jobs > 1:
                 with ThreadPoolExecutor(max_workers=min(jobs, len(shared)), thread_name_prefix="amp-docs-exec") as pool:
-                    futures = [(i, pool.submit(run, i)) for i in shared]
-                    try:
+                    futures = []
+                    try:  # (an interrupt can come while a worker is being started)
+                        for i in shared:
+                            futures.append((i, pool.submit(run, i)))
                         for i, future in futures:
                             results[i] = future.result()
                     except KeyboardInterrupt:  # in this (the main) thread: stop the workers' kernels
@@ -506,7 +511,8 @@ def execute_chapters(
                             pool.shutdown(wait=True)  # each worker sees its kernel die and cleans up
                         finally:
                             signal.signal(signal.SIGINT, previous)
-                        raise ChapterInterrupted(where) from None
+                        # A chapter in its last moments when the kernels were stopped may still finish
+                        raise ChapterInterrupted([w for w in where if w[0] not in ended]) from None
             else:
                 for i in shared:
                     results[i] = run(i)
