@@ -213,7 +213,7 @@ def test_an_unusable_site_dir_fails_before_any_work(project, monkeypatch, site_d
 
 
 def test_bench_build_checks_touch_before_the_cold_build_and_cleans_its_folder(project, monkeypatch, tmp_path):
-    from amp_docs_lib.docsite import build_bench
+    from amp_docs_lib.devtools import build_bench
 
     tmp = tmp_path / "tmp"
     tmp.mkdir()
@@ -238,7 +238,7 @@ def test_bench_build_checks_touch_before_the_cold_build_and_cleans_its_folder(pr
 
 def test_bench_build_noop_only_names_this_checkout_not_a_temporary_copy(project, monkeypatch, tmp_path, capsys):
     from amp_docs_lib.core.paths import EXECUTED_DIR
-    from amp_docs_lib.docsite import build_bench
+    from amp_docs_lib.devtools import build_bench
 
     tmp = tmp_path / "tmp"
     tmp.mkdir()

@@ -2,7 +2,7 @@
 
 import pytest
 
-from amp_docs_lib.docsite.reproducible import cold_builds, compare_builds, normalise
+from amp_docs_lib.devtools.reproducible import cold_builds, compare_builds, normalise
 
 pytestmark = pytest.mark.site
 

@@ -81,7 +81,7 @@ def execute(chapter: Path, no_cache: bool) -> None:
 def bench_build(touch: str, serial: bool, noop_only: bool, rounds: int) -> None:
     """Time a cold build, no-op rebuilds and rebuilds after a prose edit, a library edit, a site
     machinery edit and an example edit, on a copy of this checkout; say what executed and why."""
-    from amp_docs_lib.docsite import build_bench
+    from amp_docs_lib.devtools import build_bench
 
     if not noop_only:
         try:

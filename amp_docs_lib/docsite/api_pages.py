@@ -33,6 +33,7 @@ LAYER_ORDER = (
     "debugging",
     "literature",
     "docsite",
+    "devtools",
     "cli",
 )
 SKIPPED = {"__main__", "__init__"}

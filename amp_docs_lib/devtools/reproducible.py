@@ -5,7 +5,7 @@ the home page's execution seconds) and returns the pages that still differ, with
 differing lines. ``cold_builds(project, chapters)`` makes two copies of a project holding only
 the named chapters, builds each from an empty cache, and compares them.
 
-Run ``python -m amp_docs_lib.docsite.reproducible formats autocast`` (chapters by name; default:
+Run ``python -m amp_docs_lib.devtools.reproducible formats autocast`` (chapters by name; default:
 the smallest chapter) to check the real site; exit status 1 if pages differ.
 """
 
@@ -119,7 +119,7 @@ def cold_builds(
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(
-        prog="python -m amp_docs_lib.docsite.reproducible",
+        prog="python -m amp_docs_lib.devtools.reproducible",
         description="build chapters twice from empty caches and compare the pages",
     )
     ap.add_argument("chapters", nargs="*", help="chapter names (default: the smallest chapter)")
