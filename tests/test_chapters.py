@@ -12,7 +12,7 @@ import pytest
 from amp_docs_lib.core.chapters import read_chapter
 from amp_docs_lib.core.gating import describe, requirements_from_tags
 from amp_docs_lib.docsite.execute import EXPECTED_ERROR_TAG, cached_execution
-from amp_docs_lib.docsite.pages import ANSWER_TAG
+from amp_docs_lib.docsite.folds import ANSWER_TAG
 from conftest import CHAPTERS, REPO_ROOT, make_chapter
 
 KNOWN_TAGS = {EXPECTED_ERROR_TAG, "hide-input", ANSWER_TAG}

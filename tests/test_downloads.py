@@ -86,7 +86,7 @@ def test_figures_are_files_with_one_lightbox_link_each(site):
 
 def test_downloaded_notebooks_and_pages_name_no_path_of_the_builder(site):
     """No absolute path of the machine that built the site, in any page, notebook, source or table."""
-    from amp_docs_lib.docsite.pages import builder_paths
+    from amp_docs_lib.docsite.builder_paths import builder_paths
 
     paths = [p.rstrip("/") for p, _ in builder_paths() if len(p.rstrip("/")) > 1]
     found = []

@@ -56,7 +56,7 @@ def downloaded_notebook(chapter: Path) -> str:
     import nbformat
 
     from amp_docs_lib.docsite.execute import cached_execution
-    from amp_docs_lib.docsite.pages import presented_notebook
+    from amp_docs_lib.docsite.presented import presented_notebook
 
     nb, _, _ = cached_execution(chapter, root=REPO_ROOT)
     with tempfile.TemporaryDirectory() as tmp:

@@ -3,7 +3,7 @@
 
 The convention (ARCHITECTURE.md, chapter conventions): under the title a ``<div class="admonition
 abstract amp-summary">`` summary; the chapter's last code cell, tagged ``hide-input``, ends with
-``in_this_build({...})``; ``docsite.pages.lesson_first`` moves that box under the summary.
+``in_this_build({...})``; ``docsite.reader_layout.lesson_first`` moves that box under the summary.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import re
 import pytest
 from test_pages import _cell, _output
 
-from amp_docs_lib.docsite import pages
+from amp_docs_lib.docsite import generated_pages, reader_layout
 from amp_docs_lib.page.summary import BOX_KIND, SUMMARY_CLASS, InThisBuild, in_this_build
 from conftest import CHAPTERS
 
@@ -79,7 +79,7 @@ def test_the_key_results_box_moves_under_the_summary_and_its_cell_goes():
         + '<h2 id="s">Section</h2>'
         + _cell("cell-9", 'in_this_build({"answer": x})', _output(box), tags="hide-input")
     )
-    out = pages.reader_layout(page)
+    out = reader_layout.reader_layout(page)
     assert out.count(f"amp-{BOX_KIND}") == 1
     at_box, at_summary = out.index(f"amp-{BOX_KIND}"), out.index(SUMMARY_CLASS)
     assert at_summary < at_box < out.index("More intro.") < out.index('id="s"'), "the box is not under the summary"
@@ -88,7 +88,7 @@ def test_the_key_results_box_moves_under_the_summary_and_its_cell_goes():
 
 def test_without_a_summary_the_box_stays_where_it_ran():
     box = in_this_build({"answer": 42})._repr_html_()
-    out = pages.reader_layout(_cell("cell-1", "x = 1") + _cell("cell-9", "in_this_build(x)", _output(box)))
+    out = reader_layout.reader_layout(_cell("cell-1", "x = 1") + _cell("cell-9", "in_this_build(x)", _output(box)))
     assert out.index('id="cell-1"') < out.index(f"amp-{BOX_KIND}")
 
 
@@ -104,17 +104,17 @@ def test_without_a_summary_the_box_stays_where_it_ran():
     ],
 )
 def test_cells_that_only_show_a_result_are_folded(code, folded):
-    out = pages.reader_layout(_cell("cell-1", code, _output("<p>result</p>")))
+    out = reader_layout.reader_layout(_cell("cell-1", code, _output("<p>result</p>")))
     assert ("amp-fold--presentation" in out) is folded
     assert "<p>result</p>" in out  # the output stays open
 
 
 def test_the_first_code_cell_is_folded_as_setup_when_it_begins_with_imports():
     setup = "import torch\n\nfrom amp_docs_lib.core.profiles import active_profile\n\nP = active_profile()"
-    out = pages.reader_layout(_cell("cell-1", setup) + _cell("cell-2", "import math\nx = math.pi"))
+    out = reader_layout.reader_layout(_cell("cell-1", setup) + _cell("cell-2", "import math\nx = math.pi"))
     assert out.count("amp-fold--setup") == 1 and "Imports and setup (5 lines)" in out
     assert out.index('id="cell-1"') < out.index("amp-fold--setup") < out.index('id="cell-2"')  # in the first cell
-    lesson = pages.reader_layout(_cell("cell-1", "x = torch.ones(3)\nimport math"))
+    lesson = reader_layout.reader_layout(_cell("cell-1", "x = torch.ones(3)\nimport math"))
     assert "amp-fold--setup" not in lesson  # a cell that starts with the lesson's code stays open
 
 
@@ -133,14 +133,14 @@ def test_the_home_page_shows_chapters_key_results_linked_and_stamped_once(tmp_pa
 
     _built_chapter(tmp_path, "formats", "Number formats", "CPU X", claim("It holds: {measured}.", 1, 1)._repr_html_())
     _built_chapter(tmp_path, "training_regimes", "Training regimes", "CPU X")
-    (tmp_path / "index.html").write_text(f"<p>intro</p>{pages.SHOWCASE_MARKER}", encoding="utf-8")
-    pages.fill_showcase(tmp_path)
+    (tmp_path / "index.html").write_text(f"<p>intro</p>{generated_pages.SHOWCASE_MARKER}", encoding="utf-8")
+    generated_pages.fill_showcase(tmp_path)
     home = (tmp_path / "index.html").read_text(encoding="utf-8")
-    assert pages.SHOWCASE_MARKER not in home and home.count(f"amp-{BOX_KIND}") == 2
+    assert generated_pages.SHOWCASE_MARKER not in home and home.count(f"amp-{BOX_KIND}") == 2
     assert 'href="chapters/formats/">Number formats</a>' in home and 'href="chapters/training_regimes/"' in home
     assert home.count("measured on CPU X") == 1  # one machine: said once (the browser test faults a repeat)
     assert "It holds: 1." in home  # a checked sentence as its chapter shows it
     _built_chapter(tmp_path / "other", "formats", "Number formats", "CPU X")
     _built_chapter(tmp_path / "other", "training_regimes", "Training regimes", "GPU Y")
-    both = pages.showcase_html(tmp_path / "other")
+    both = generated_pages.showcase_html(tmp_path / "other")
     assert both.count("measured on CPU X") == 1 and both.count("measured on GPU Y") == 1  # each box its own

@@ -5,7 +5,7 @@ from types import SimpleNamespace
 import pytest
 
 from amp_docs_lib.docsite.linkcheck import check_site, main
-from amp_docs_lib.docsite.pages import page_url_of, rewrite_md_links
+from amp_docs_lib.docsite.links import page_url_of, rewrite_md_links
 
 
 def test_internal_links_and_anchors_of_the_site_resolve(site):

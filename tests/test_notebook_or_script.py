@@ -52,7 +52,7 @@ def test_a_displayed_only_result_prints_in_a_script_once(tmp_path):
 def test_library_callers_print_nothing(tmp_path):
     """The site build (docsite) and page functions calling each other are not a reader's script."""
     r = _script(tmp_path, """
-        from amp_docs_lib.docsite.pages import profiles_html
+        from amp_docs_lib.docsite.generated_pages import profiles_html
         from amp_docs_lib.page.claims import Statement, check_statements
         html = profiles_html()
         import amp_docs_lib.page.claims as c

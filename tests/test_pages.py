@@ -9,7 +9,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from amp_docs_lib.docsite import pages
+from amp_docs_lib.docsite import builder_paths, folds, notebook_css, page_files, pages, presented, provenance
+from amp_docs_lib.docsite import reader_layout
 from amp_docs_lib.core.palette import BIT_FIELD_COLORS, FORMAT_COLORS, REGIME_COLORS, color_of, css_variables
 from amp_docs_lib.page.tables import show_table
 
@@ -23,7 +24,7 @@ def _measured(report=None) -> str:
 
 def test_one_provenance_card_replaces_the_repeated_stamps():
     page = PAGE.format(_measured() * 3)
-    out = pages.provenance_card(page)
+    out = provenance.provenance_card(page)
     assert out.count('class="amp-provenance"') == 1
     assert "amp-stamp--measured" not in out
     assert out.index("amp-provenance") < out.index("<table"), "the card is at the top"
@@ -34,7 +35,7 @@ def test_a_result_measured_elsewhere_keeps_its_own_stamp():
     from amp_docs_lib.core.env import stamp_fields
 
     other = dict(stamp_fields(), device="NVIDIA H100 80GB HBM3 (sm 9.0)", cuda="12.8")
-    out = pages.provenance_card(PAGE.format(_measured() * 2 + _measured(other)))
+    out = provenance.provenance_card(PAGE.format(_measured() * 2 + _measured(other)))
     assert out.count("amp-stamp--measured") == 1 and "NVIDIA H100" in out.split("</details>", 1)[1]
     assert "except 1 that carries its own stamp" in out
 
@@ -46,14 +47,14 @@ def test_a_chapter_executed_across_midnight_has_one_provenance_card():
 
     before = dict(stamp_fields(), build_date="2026-11-24")
     after = dict(stamp_fields(), build_date="2026-11-25")
-    out = pages.provenance_card(PAGE.format(_measured(before) * 2 + _measured(after) * 3))
+    out = provenance.provenance_card(PAGE.format(_measured(before) * 2 + _measured(after) * 3))
     assert out.count('class="amp-provenance"') == 1 and "amp-stamp--measured" not in out
     assert "own stamp" not in out
 
 
 def test_documentation_stamps_stay():
     doc = show_table(pd.DataFrame({"op": ["mm"]}), "d", source="PyTorch docs")._repr_html_()
-    out = pages.provenance_card(PAGE.format(doc + _measured()))
+    out = provenance.provenance_card(PAGE.format(doc + _measured()))
     assert "amp-stamp--source" in out
 
 
@@ -78,7 +79,7 @@ def test_a_deliberate_error_shows_its_last_line_and_no_builder_path(tmp_path):
         "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
     src = tmp_path / "ch.ipynb"
     src.write_text(json.dumps(nb))
-    shown = pages.presented_notebook(src, tmp_path / "presented")
+    shown = presented.presented_notebook(src, tmp_path / "presented")
     text = shown.read_text()
     out = json.loads(text)["cells"][0]["outputs"]
     assert out[0]["traceback"] == ["ValueError: unknown precision 'fp61'"]
@@ -93,7 +94,7 @@ def test_writing_a_presented_notebook_leaves_another_builds_temporary_file_alone
     other = tmp_path / "presented" / "ch.tmp"
     other.parent.mkdir()
     other.write_text("another build's half-written notebook")
-    shown = pages.presented_notebook(src, tmp_path / "presented")
+    shown = presented.presented_notebook(src, tmp_path / "presented")
     assert json.loads(shown.read_text())["cells"] == []
     assert other.read_text() == "another build's half-written notebook"
 
@@ -102,7 +103,7 @@ def test_builder_paths_cover_the_repository_packages_and_home():
     import sysconfig
 
     text = f"{REPO_ROOT}/examples/a.py {sysconfig.get_paths()['purelib']}/torch/nn.py {Path.home()}/x"
-    out = pages.without_builder_paths(text)
+    out = builder_paths.without_builder_paths(text)
     assert out == "examples/a.py site-packages/torch/nn.py ~/x" or str(Path.home()) == str(REPO_ROOT)
 
 
@@ -111,7 +112,7 @@ def test_embedded_images_and_csv_become_shared_files(tmp_path):
     page = PAGE.format(f'<img class="amp-fig" src="data:image/png;base64,{png}"/>'
                        '<a class="amp-csv" download="t.csv" href="data:text/csv;base64,' +
                        base64.b64encode(b"a,b\n1,2\n").decode() + '">CSV</a>')
-    out = pages.csv_as_files(pages.images_as_files(page, "chapters/x/", tmp_path), "chapters/x/", tmp_path)
+    out = page_files.csv_as_files(page_files.images_as_files(page, "chapters/x/", tmp_path), "chapters/x/", tmp_path)
     assert "data:" not in out and 'loading="lazy"' in out
     (img,) = (tmp_path / "assets" / "figures").iterdir()
     assert img.read_bytes() == b"\x89PNG fake" and f'src="../../assets/figures/{img.name}"' in out
@@ -203,7 +204,7 @@ def test_the_notebook_stylesheet_keeps_only_rules_that_can_match():
     css = (".jupyter-wrapper{--a:1}.jupyter-wrapper :root{--icon:url(x)}.jp-Used .x{color:red}"
            ".jp-Unused{color:blue}@media (max-width:10px){.jp-Used{margin:0}.jp-Gone{margin:1}}"
            ".jp-Used,.jp-Unused{padding:0}.jupyter-wrapper{--a:1}")
-    out = pages.prune_css(css, {"jupyter-wrapper", "jp-Used", "x"})
+    out = notebook_css.prune_css(css, {"jupyter-wrapper", "jp-Used", "x"})
     assert ".jp-Unused" not in out and ".jp-Gone" not in out and ":root" not in out
     assert ".jp-Used .x{color:red}" in out and "@media (max-width:10px){.jp-Used{margin:0}}" in out
     assert ".jp-Used{padding:0}" in out and out.count("--a:1") == 1
@@ -284,7 +285,7 @@ def test_every_code_block_has_its_own_id_so_its_copy_button_copies_it():
 
     listing = show_pattern("amp_patterns/fp32_loop.py", "amp_patterns/amp_loop.py")._repr_html_()
     page = _cell("cell-13", 'show_pattern("a", "b")', _output(listing)) + _cell("cell-14", "x = 1")
-    out = pages.reader_layout(page)
+    out = reader_layout.reader_layout(page)
     import re
 
     ids = re.findall(r'<pre[^>]*\bid="([^"]+)"', out)
@@ -298,7 +299,7 @@ def test_cell_tags_are_not_printed_and_skip_notes_are_one_line():
     from amp_docs_lib.core.gating import skip_note_html
 
     note = skip_note_html(["cuda"])
-    out = pages.reader_layout(_cell("cell-1", "torch.cuda.synchronize()", _output(note), tags="requires:cuda"))
+    out = reader_layout.reader_layout(_cell("cell-1", "torch.cuda.synchronize()", _output(note), tags="requires:cuda"))
     assert "requires:cuda" not in out and "cell-tag" not in out
     summary = note[note.index("<summary>"):note.index("</summary>")]
     assert "Skipped on this machine" in summary and "a CUDA GPU" in summary and "\n" not in summary
@@ -312,12 +313,12 @@ def test_setup_and_checking_code_is_folded_and_the_lesson_is_not():
     lesson = "import torch\nx = torch.ones(2, dtype=torch.bfloat16)"
     page = (_cell("cell-1", imports) + _cell("cell-2", lesson, _output("<pre>tensor([1., 1.])</pre>"))
             + _cell("cell-3", "display(claim(...))", _output(_claim("one")) + _output(_claim("two"))))
-    out = pages.reader_layout(page)
+    out = reader_layout.reader_layout(page)
     assert out.count('class="amp-details amp-fold amp-fold--imports"') == 1
     assert out.count("amp-fold--checks") == 1
     lesson_at = out.index("x = torch.ones")
     assert out.rfind("<details", 0, lesson_at) < out.rfind("</details>", 0, lesson_at), "the lesson was folded"
-    assert pages.plumbing_kind(lesson, []) is None  # an import followed by the lesson is the lesson
+    assert folds.plumbing_kind(lesson, []) is None  # an import followed by the lesson is the lesson
 
 
 def test_adjacent_claims_form_one_list_and_prose_separates_lists():
@@ -325,7 +326,7 @@ def test_adjacent_claims_form_one_list_and_prose_separates_lists():
             + _cell("cell-2", None, _output(_claim("third")))
             + _markdown("Some prose between.")
             + _cell("cell-3", None, _output(_claim("fourth"))))
-    out = pages.reader_layout(page)
+    out = reader_layout.reader_layout(page)
     assert out.count('class="amp-claims"') == 1
     group = out[out.index('class="amp-claims"'):out.index("Some prose")]
     assert "amp-claims--machine" not in out, "checked claims are not hardware facts" 
@@ -352,14 +353,14 @@ def test_search_sees_prose_not_table_cells_output_or_pilcrows():
 def test_long_listings_are_folded_under_their_name_and_patterns_are_not():
     from amp_docs_lib.page.snippets import Code, show_pattern
 
-    long_ = Code("\n".join(f"x{i} = {i}" for i in range(pages.MAX_OPEN_LISTING_LINES + 1)), "python", "examples/long.py")
+    long_ = Code("\n".join(f"x{i} = {i}" for i in range(folds.MAX_OPEN_LISTING_LINES + 1)), "python", "examples/long.py")
     short = Code("x = 1\n", "python", "examples/short.py")
     pattern = show_pattern("amp_patterns/fp32_loop.py", "amp_patterns/amp_loop.py")
     page = "".join(_cell(f"cell-{i}", "show_source(x)", _output(c._repr_html_()))
                    for i, c in enumerate((long_, short, pattern)))
-    out = pages.reader_layout(page)
+    out = reader_layout.reader_layout(page)
     assert out.count("amp-fold--listing") == 1
-    assert f"examples/long.py ({pages.MAX_OPEN_LISTING_LINES + 1} lines)</summary>" in out
+    assert f"examples/long.py ({folds.MAX_OPEN_LISTING_LINES + 1} lines)</summary>" in out
 
 
 def test_an_exercises_answer_cells_are_folded_together_and_its_task_is_not():
@@ -375,7 +376,7 @@ def test_an_exercises_answer_cells_are_folded_together_and_its_task_is_not():
             + tagged("cell-1", "run()", "answer") + tagged("cell-2", "claims()", "answer")
             + _markdown("On a GPU:") + tagged("cell-3", "gpu_run()", "answer")
             + tagged("cell-4", "other()", "hide-input") + "</div>")
-    soup = BeautifulSoup(pages.reader_layout(page), "html.parser")
+    soup = BeautifulSoup(reader_layout.reader_layout(page), "html.parser")
     folds = soup.select("details.amp-fold--answer")
     assert [[p["id"] for p in f.select("div.jp-Cell[id]")] for f in folds] == [["cell-1", "cell-2"], ["cell-3"]]
     assert all(f.find_parent("details") is None and f.get("open") is None for f in folds)

@@ -1,4 +1,4 @@
-"""The markup of mkdocs-jupyter's notebook template that ``docsite/pages.py`` rewrites is still there.
+"""The markup of mkdocs-jupyter's notebook template that the page passes (``docsite/pages.py`` lists them) rewrite is still there.
 
 Each rewrite of a chapter page finds its target by a pattern over the HTML that mkdocs-jupyter
 (through nbconvert) renders. A new mkdocs-jupyter can change that markup; the rewrite would then
@@ -17,20 +17,20 @@ import nbformat
 import pytest
 import yaml
 
-from amp_docs_lib.docsite import downloads, math_render, pages
+from amp_docs_lib.docsite import downloads, math_render, notebook_css, notebook_markup, page_files
 
 from conftest import REPO_ROOT
 
 # rewrite (function in docsite/) -> the patterns (or literal markers) it finds in the template's HTML
 TEMPLATE_TARGETS = {
-    "pages.stable_cell_ids": [pages._CELL_ID],
-    "pages.one_copy_button": [pages._NB_COPY_BUTTON, pages._NB_COPY_TEXT, pages._NB_COPY_SCRIPT],
-    "pages.shared_notebook_css": [pages._STYLE, pages._LIST_STYLE, 'class="jupyter-wrapper"'],
+    "notebook_markup.stable_cell_ids": [notebook_markup._CELL_ID],
+    "notebook_markup.one_copy_button": [notebook_markup._NB_COPY_BUTTON, notebook_markup._NB_COPY_TEXT, notebook_markup._NB_COPY_SCRIPT],
+    "notebook_css.shared_notebook_css": [notebook_css._STYLE, notebook_css._LIST_STYLE, 'class="jupyter-wrapper"'],
     "math_render.render_math": [math_render._NB_MATHJAX2],
-    "pages.images_as_files": [pages._DATA_IMG],
+    "page_files.images_as_files": [page_files._DATA_IMG],
     "downloads.wrap_bare_code": [downloads._BARE_PRE],
-    # the classes pages.reader_layout finds cells, inputs, outputs and tag labels by
-    "pages.reader_layout": ['class="celltoolbar"', 'class="cell-tag"', "jp-CodeCell", "jp-Cell-inputWrapper",
+    # the classes reader_layout.reader_layout finds cells, inputs, outputs and tag labels by
+    "reader_layout.reader_layout": ['class="celltoolbar"', 'class="cell-tag"', "jp-CodeCell", "jp-Cell-inputWrapper",
                             "jp-OutputArea-output", "<pre>"],
 }
 
@@ -78,4 +78,4 @@ def test_rewrite_still_finds_its_markup(rewrite, rendered):
 def test_the_check_fails_on_changed_markup(rendered):
     """False variant: the template's copy button renamed, as a new release might."""
     changed = rendered.replace("zeroclipboard-container", "copy-container")
-    assert pages._NB_COPY_BUTTON.search(changed) is None
+    assert notebook_markup._NB_COPY_BUTTON.search(changed) is None

@@ -208,7 +208,7 @@ class AmpDocsPlugin(BasePlugin[AmpDocsConfig]):
         env = Environment.current(self.environment)
         self.fragments = FragmentMemo(self.root / FRAGMENTS_DIR, tree_hash(LIBRARY_ROOT))
         self.used: set[Path] = set()
-        from amp_docs_lib.docsite.pages import NotebookStyles
+        from amp_docs_lib.docsite.notebook_css import NotebookStyles
 
         self.notebook_styles = NotebookStyles()  # the JupyterLab CSS, written once after the build
         self.chapters: dict[str, dict] = {}
@@ -306,7 +306,7 @@ class AmpDocsPlugin(BasePlugin[AmpDocsConfig]):
         record what every chapter read (the up-to-date check)."""
         from mkdocs_jupyter.plugin import NotebookFile
 
-        from amp_docs_lib.docsite.pages import presented_notebook
+        from amp_docs_lib.docsite.presented import presented_notebook
 
         inputs: dict[str, str] = {}
         for f, cid, _text, found in chapters:
@@ -391,7 +391,8 @@ class AmpDocsPlugin(BasePlugin[AmpDocsConfig]):
     def on_page_content(self, html, page, config, files):
         """Before the search index reads the page (on_page_context)."""
         from amp_docs_lib.docsite.fragments import TIMING_ANCHOR
-        from amp_docs_lib.docsite.pages import COMPARISON_MARKER, search_friendly
+        from amp_docs_lib.docsite.generated_pages import COMPARISON_MARKER
+        from amp_docs_lib.docsite.pages import search_friendly
 
         if COMPARISON_MARKER in page.markdown and page.present_anchor_ids is not None:
             # The section is generated after mkdocs checks links to anchors (on_post_build): announce it.
