@@ -2,12 +2,14 @@
 ``torch.utils.benchmark.Timer.blocked_autorange`` of the same op, in the same process.
 
 Run ``python -m amp_docs_lib.bench.fidelity [--n 2048]``; it prints both
-medians and their relative difference, and exits non-zero when they differ by
-more than the tolerance (5%). The two are interleaved in many short rounds, in
-alternating order (harness then direct, direct then harness, ...), so that a change
-in the machine's speed hits both alike: on a shared 2-core machine a 2-thread matmul
-drifts by 30% over a few seconds, more than any difference between the two timers.
-The difference reported is that of the median per-round ratio.
+medians, the median per-round ratio with its interval, and the verdict (``agreement``):
+"agree" where the interval lies within the tolerance (5%) of 1, "disagree" where it lies
+wholly outside it, else "unresolved"; it exits non-zero unless they agree. The two are
+interleaved in many short rounds, in alternating order (harness then direct, direct then
+harness, ...), so that a change in the machine's speed hits both alike: on a shared 2-core
+machine a 2-thread matmul drifts by 30% over a few seconds, more than any difference between
+the two timers, and single per-round ratios range from 0.5 to 2 under load; the interval on
+their median (``core.stats.median_ci``) says what such a machine resolves.
 """
 
 from __future__ import annotations
@@ -16,12 +18,27 @@ import argparse
 import statistics
 import sys
 
+from amp_docs_lib.core.stats import CI_LEVEL, median_ci  # the standard library only: --help needs no torch
+
 TOLERANCE = 0.05
+AGREE, DISAGREE, UNRESOLVED = "agree", "disagree", "unresolved"
+
+
+def agreement(ratio_lo: float, ratio_hi: float, tolerance: float = TOLERANCE) -> str:
+    """The verdict on an interval ``[ratio_lo, ratio_hi]`` for harness time / direct time: ``AGREE`` where it
+    lies within ``1 ± tolerance``, ``DISAGREE`` where it lies wholly outside that band, else ``UNRESOLVED``
+    (a machine too noisy to tell)."""
+    if 1 - tolerance <= ratio_lo and ratio_hi <= 1 + tolerance:
+        return AGREE
+    if ratio_lo > 1 + tolerance or ratio_hi < 1 - tolerance:
+        return DISAGREE
+    return UNRESOLVED
 
 
 def fidelity(n: int = 2048, *, rounds: int = 20, min_run_time: float = 0.25,
-             num_threads: int | None = None) -> dict[str, float]:
-    """Median seconds per call from the harness and from a direct ``Timer``, and their relative difference."""
+             num_threads: int | None = None, level: float = CI_LEVEL) -> dict[str, float]:
+    """Median seconds per call from the harness and from a direct ``Timer``; the median per-round ratio
+    (harness / direct) with its interval at ``level`` and the ``agreement`` verdict on it; the per-round ratios."""
     # Imported here, not at the top: ``--help`` and a bad argument answer without torch's seconds of import.
     import torch
     import torch.utils.benchmark as benchmark
@@ -51,9 +68,11 @@ def fidelity(n: int = 2048, *, rounds: int = 20, min_run_time: float = 0.25,
     h, d = statistics.median(harness), statistics.median(direct)
     # Each round pairs two adjacent measurements; the median of the per-round ratios is robust to
     # load that changes between rounds (other work on a shared machine).
-    ratio = statistics.median(x / y for x, y in zip(harness, direct))
+    ratios = [x / y for x, y in zip(harness, direct, strict=True)]
+    ratio, lo, hi = median_ci(ratios, level)
     return {"n": n, "threads": threads, "rounds": rounds, "harness_s": h, "direct_timer_s": d,
-            "median_ratio": ratio, "relative_difference": abs(ratio - 1.0)}
+            "median_ratio": ratio, "ratio_lo": lo, "ratio_hi": hi, "level": level,
+            "relative_difference": abs(ratio - 1.0), "verdict": agreement(lo, hi), "ratios": ratios}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -70,8 +89,9 @@ def main(argv: list[str] | None = None) -> int:
     r = fidelity(args.n, rounds=args.rounds, num_threads=args.threads)
     print(f"{args.n}x{args.n} FP32 matmul, {r['threads']} threads: harness {r['harness_s'] * 1e3:.2f} ms, "
           f"direct Timer.blocked_autorange {r['direct_timer_s'] * 1e3:.2f} ms, "
-          f"difference {r['relative_difference']:.2%} (tolerance {TOLERANCE:.0%})")
-    return 0 if r["relative_difference"] <= TOLERANCE else 1
+          f"harness / direct {r['median_ratio']:.3f} [{r['ratio_lo']:.3f}, {r['ratio_hi']:.3f}] "
+          f"({r['level']:.0%} interval over {r['rounds']} rounds): {r['verdict']} (tolerance {TOLERANCE:.0%})")
+    return 0 if r["verdict"] == AGREE else 1
 
 
 if __name__ == "__main__":
