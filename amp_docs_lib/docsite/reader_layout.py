@@ -98,7 +98,8 @@ def group_claims(soup) -> None:
         if len(run) < 2:
             continue
         verdicts = [v.get_text(strip=True) if (v := c.find("span", class_="amp-claim-verdict")) else "" for c in run]
-        common = max(set(verdicts), key=verdicts.count)
+        # The most common verdict; a tie goes to the first in page order (a set's order follows the hash seed).
+        common = max(verdicts, key=verdicts.count)
         machine = all("amp-claim--machine" in c.get("class", []) for c in run)  # facts, not checks
         group = soup.new_tag("div", attrs={"class": "amp-claims amp-claims--machine" if machine else "amp-claims"})
         title = soup.new_tag("p", attrs={"class": "amp-claims__title"})
