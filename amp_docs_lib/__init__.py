@@ -3,7 +3,7 @@
 Layered packages in two branches on ``core`` that meet in ``cli`` (ARCHITECTURE.md draws them, the
 import-linter contracts in pyproject.toml enforce them): the concepts, ``gpt`` → ``numbers`` →
 ``amp`` → (``regimes``, ``bench``, ``fp8``, ``quantization``, ``distributed``, ``debugging``) →
-``literature``; the presentation, ``page`` → ``docsite``. The chapters, the examples and the tests
+``literature``; the presentation, ``page`` → ``docsite`` → ``devtools``. The chapters, the examples and the tests
 all call into it.
 """
 

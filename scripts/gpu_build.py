@@ -72,7 +72,7 @@ RENDER_ONLY = {
     "mkdocs-jupyter": "renders executed notebooks as pages",
     "mkdocstrings": "the API reference pages",
     "mkdocs-glightbox": "the site's figure viewer",
-    "beautifulsoup4": "parses each built page (docsite/pages.py)",
+    "beautifulsoup4": "parses each built page (docsite/reader_layout.py)",
     "quickjs": "runs KaTeX: the build renders the site's math (docsite/math_render.py)",
     "setuptools": "builds the library's wheel for the site's downloads (torch brings its own)",
 }

@@ -3,7 +3,7 @@
 A chapter opens with a summary under its title (Markdown: ``<div class="admonition abstract
 amp-summary">``, a few sentences on what it shows) and ONE "In this build" box of key results.
 The values exist only once the chapter has run, so the box is made by ``in_this_build`` in the
-chapter's last cell (tagged ``hide-input``) and ``docsite.pages.lesson_first`` moves it under the
+chapter's last cell (tagged ``hide-input``) and ``docsite.reader_layout.lesson_first`` moves it under the
 summary on the page. The downloaded notebook keeps it where it ran.
 """
 
@@ -24,7 +24,7 @@ class InThisBuild(Stamped):
     """A chapter's key results, measured by this build: one line per result, stamped."""
 
     def __init__(self, results: dict[str, Any]):
-        # Imported here: the site machinery reads this module's names on every page (docsite.pages.lesson_first),
+        # Imported here: the site machinery reads this module's names on every page (docsite.reader_layout.lesson_first),
         # and page.claims imports pandas, which a build with nothing changed never needs.
         from amp_docs_lib.page.claims import format_value, inline_markdown
 
