@@ -2,10 +2,11 @@
 finding 17), and the check tells a harness that times twice the work.
 
 Sized for a busy 2-core machine: a 256x256 FP32 matmul on one thread, 21 interleaved rounds of 20 ms
-blocks. There single per-round ratios (harness / Timer) range from 0.47 to 1.98 and the 90% interval on
-their median was as wide as [0.60, 1.29] (five runs at load 7-10, reported in issue 35's devtools report),
-so the checks use the interval, at 99%, not a tolerance on one median: agreement is asserted as "the
-interval does not lie outside 1 ± 5%", and the interval must be narrow enough to tell a factor of two.
+blocks (about 12 s). Measured on such a machine shared with other builds (load 6-10, 2026-11-25): single
+per-round ratios harness / Timer from 0.04 to 7.7, medians of 18 runs from 0.90 to 1.20, 99% intervals
+on the median as wide as [0.28, 1.39] and [0.95, 1.71]; a harness timing twice the work: [1.61, 2.24].
+So the checks read the interval (99%), not a tolerance on one median: agreement is asserted as "the
+interval does not lie wholly outside 1 ± 5%" (``fidelity.agreement``), on an interval that excludes 2.
 """
 
 import pytest
@@ -34,8 +35,8 @@ def test_agreement_reads_the_interval_against_the_tolerance(lo, hi, verdict):
 def test_the_harness_agrees_with_a_direct_timer():
     r = fidelity.fidelity(**SMALL)
     assert r["verdict"] != fidelity.DISAGREE, r
-    # Not vacuous: the interval would have told a harness off by a factor of two (the variant below).
-    assert r["ratio_hi"] < 2 * (1 - fidelity.TOLERANCE), r
+    # Not vacuous: the interval excludes a harness off by a factor of two (the variant below).
+    assert r["ratio_hi"] < 2, r
 
 
 def test_the_check_rejects_a_harness_that_times_twice_the_work(monkeypatch):

@@ -139,7 +139,7 @@ def exclude_from_search(soup) -> None:
         el["data-search-exclude"] = ""
 
 
-# ---- the lesson first: summary and key results on the first screen, presentation code folded -----
+# ---- the lesson first: summary and key results on the first screen ---------------------------------
 # A chapter's top is its summary (``page.summary``: ``<div class="... amp-summary">``) and its "In this
 # build" box, which the chapter's last cell makes (the values exist only then).
 
