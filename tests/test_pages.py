@@ -9,8 +9,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from amp_docs_lib.docsite import builder_paths, folds, notebook_css, page_files, pages, presented, provenance
-from amp_docs_lib.docsite import reader_layout
+from amp_docs_lib.docsite import (builder_paths, folds, notebook_css, page_files, pages, presented, provenance,
+                                  reader_layout)
 from amp_docs_lib.core.palette import BIT_FIELD_COLORS, FORMAT_COLORS, REGIME_COLORS, color_of, css_variables
 from amp_docs_lib.page.tables import show_table
 
