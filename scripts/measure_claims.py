@@ -3,7 +3,8 @@
 Loads every chapter of a built site in headless Chromium (as ``measure_pages.py`` does) at 1400x900
 and 390x844 and prints, per chapter, the claims' share of the article's height: the summed height of
 each claim list (``div.amp-claims``) and each claim outside one (``p.amp-claim``), over the height of
-the page's article. Also the number of claim boxes, of lists, and of verdict suffixes a reader sees::
+the page's article. Also the article's height, and the number of claims shown, of boxes, of lists
+and of verdict suffixes a reader sees (a claim inside a closed fold is not shown)::
 
     python scripts/measure_claims.py site              # this checkout's build
     python scripts/measure_claims.py /path/to/site --json
@@ -24,13 +25,15 @@ import measure_pages  # noqa: E402  (scripts/ is not a package)
 # verdict a reader sees without hovering (a list's title, or a verdict span that is rendered).
 _SHARE = """() => {
     const article = document.querySelector('article.md-content__inner') || document.body;
+    // A closed <details> keeps its content laid out but unrendered: checkVisibility tells, a box does not.
+    const shown = el => { const r = el.getBoundingClientRect();
+        return r.height > 2 && r.width > 2 && el.checkVisibility({visibilityProperty: true, opacityProperty: true}); };
     const boxes = [...article.querySelectorAll('.amp-claims, p.amp-claim')]
-        .filter(el => !el.parentElement.closest('.amp-claims'));
-    const shown = el => { const r = el.getBoundingClientRect(); const s = getComputedStyle(el);
-        return r.height > 2 && r.width > 2 && s.visibility !== 'hidden' && s.opacity !== '0'; };
+        .filter(el => !el.parentElement.closest('.amp-claims') && shown(el));
     const suffixes = [...article.querySelectorAll('.amp-claims__title, .amp-claim-verdict')].filter(shown).length;
     const height = boxes.reduce((h, el) => h + el.getBoundingClientRect().height, 0);
-    return {share: height / article.getBoundingClientRect().height, claims: article.querySelectorAll('p.amp-claim').length,
+    return {share: height / article.getBoundingClientRect().height, article_px: article.getBoundingClientRect().height,
+            claims: [...article.querySelectorAll('p.amp-claim')].filter(shown).length,
             boxes: boxes.length, lists: boxes.filter(el => el.classList.contains('amp-claims')).length,
             suffixes: suffixes};
 }"""
@@ -78,13 +81,17 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(result, indent=1))
         return 0
     views = list(measure_pages.VIEWPORTS)
-    print("| chapter | claims | boxes (lists) | suffixes shown | " + " | ".join(f"share {v}" for v in views) + " |")
-    print("|---|---|---|---|" + "---|" * len(views))
+    print(
+        "| chapter | claims | boxes (lists) | suffixes shown | "
+        + " | ".join(f"share {v} | article px {v}" for v in views)
+        + " |"
+    )
+    print("|---|---|---|---|" + "---|---|" * len(views))
     for chapter, row in result.items():
         d = row[views[0]]
         print(
             f"| {chapter} | {d['claims']} | {d['boxes']} ({d['lists']}) | {d['suffixes']} | "
-            + " | ".join(f"{100 * row[v]['share']:.1f}%" for v in views)
+            + " | ".join(f"{100 * row[v]['share']:.1f}% | {row[v]['article_px']:.0f}" for v in views)
             + " |"
         )
     return 0

@@ -46,6 +46,11 @@ def _visible_verdicts(soup) -> list[str]:
     return shown + [v.get_text(strip=True) for v in soup.select(".amp-claim-verdict") if v.get("aria-hidden") != "true"]
 
 
+def _name(soup, el) -> str:
+    """``el``'s accessible name from its ``aria-labelledby`` (the only way these marks are named)."""
+    return " ".join(soup.find(id=i).get_text(" ", strip=True) for i in el["aria-labelledby"].split())
+
+
 def test_claims_between_prose_print_no_verdict_each_and_their_mark_carries_it():
     """N lone claims printed N boxes with N suffixes; now none is printed, and each mark says it."""
     page = "".join(_prose(f"Prose {i}.") + _output(_claim(f"Sentence {i}")) for i in range(4))
@@ -53,14 +58,16 @@ def test_claims_between_prose_print_no_verdict_each_and_their_mark_carries_it():
     soup = BeautifulSoup(pages.reader_layout(page), "html.parser")
     claims = soup.select("p.amp-claim")
     assert len(claims) == 5 and not soup.select(".amp-claims"), "lone claims are not a list"
+    ids = [el["id"] for el in soup.find_all(id=True)]
+    assert len(ids) == len(set(ids)), "an id given twice on the page"
     assert _visible_verdicts(soup) == [], "a lone claim prints its verdict as a suffix"
     for c in claims:
         mark = c.find("span", class_="amp-claim-mark")
         verdict = c.find("span", class_="amp-claim-verdict").get_text(strip=True)
         assert "amp-claim--lone" in c["class"]
         assert mark.get("tabindex") == "0" and mark.get("aria-hidden") is None, "the mark is reachable"
-        assert mark.get("role") == "img" and mark["aria-label"] == verdict, "the mark is named by its verdict"
-    assert [c.find("span", class_="amp-claim-mark")["aria-label"] for c in claims] == [
+        assert mark.get("role") == "img" and _name(soup, mark) == verdict, "the mark is named by its verdict"
+    assert [_name(soup, c.find("span", class_="amp-claim-mark")) for c in claims] == [
         *["checked in this build"] * 4,
         "measured on this machine",
     ]
@@ -73,6 +80,15 @@ def test_a_list_of_adjacent_claims_says_its_verdict_once_and_adds_no_stops():
     assert _visible_verdicts(soup) == ["Checked in this build"]
     assert not soup.select("[tabindex]"), "a list's lines need no tip: its title says the verdict"
     assert len(soup.select("div.amp-claims .amp-claim-mark")) == 5, "a ✓ per line"
+
+
+def test_a_list_of_checks_and_machine_facts_names_each_mark_once_in_its_title():
+    """A mixed list printed the verdict of every line that differed from its title's."""
+    page = _prose("Before.") + _output(_fact("BF16 is native.")) + _output(_claim("One")) + _output(_claim("Two"))
+    page += _output(_fact("FP16 is emulated."))
+    soup = BeautifulSoup(pages.reader_layout(page), "html.parser")
+    assert len(soup.select("div.amp-claims p.amp-claim")) == 4
+    assert _visible_verdicts(soup) == ["◆ Measured on this machine · ✓ Checked in this build"]
 
 
 def test_a_failing_claim_keeps_its_verdict_in_sight():

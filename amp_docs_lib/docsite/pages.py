@@ -424,7 +424,7 @@ def reader_layout(content: str) -> str:
     not table cells, program output or heading permalinks."""
     from bs4 import BeautifulSoup
 
-    from amp_docs_lib.docsite.claim_marks import mark_lone_claims
+    from amp_docs_lib.docsite.claim_marks import legend_for_mixed_lists, mark_lone_claims
 
     if "<" not in content:
         return content
@@ -439,6 +439,7 @@ def reader_layout(content: str) -> str:
     fold_answers(soup)
     fold_long_listings(soup)
     group_claims(soup)
+    legend_for_mixed_lists(soup)
     mark_lone_claims(soup)
     lesson_first(soup)
     exclude_from_search(soup)
