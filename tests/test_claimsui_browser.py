@@ -51,7 +51,10 @@ VISIBLE_LONE = """() => [...document.querySelectorAll(%LONE%)]
     .map((p, i) => [p.checkVisibility({visibilityProperty: true}), i]).filter(([shown]) => shown).map(([, i]) => i)"""
 TIP = """(i) => { const p = [...document.querySelectorAll(%LONE%)][i];
     const v = p.querySelector('.amp-claim-verdict'), r = v.getBoundingClientRect(), s = getComputedStyle(v);
-    return {shown: r.width > 0 && v.checkVisibility({visibilityProperty: true}), text: v.textContent,
+    // what is drawn at the tip's centre is the tip: no ancestor clips it and nothing covers it
+    const top = document.elementFromPoint((r.left + r.right) / 2, (r.top + r.bottom) / 2);
+    return {shown: r.width > 0 && v.checkVisibility({visibilityProperty: true}) && v.contains(top),
+            text: v.textContent,
             inside: r.left >= 0 && r.right <= window.innerWidth && r.top >= 0 && r.bottom <= window.innerHeight,
             focused: document.activeElement === p.querySelector('.amp-claim-mark')}; }"""
 
