@@ -18,7 +18,8 @@ Executing chapters:
 The passes over every built page (``pages`` lists them in order):
 
 * ``notebook_markup``: stable cell ids, one copy button; ``reader_layout``: the layout of a notebook page
-  (code ids, claims grouped, the lesson first, search exclusions) with ``folds``; ``builder_paths``: no
+  (code ids, claims grouped, the lesson first, search exclusions) with ``folds`` and ``claim_marks`` (a lone
+  claim's verdict a tip on its mark, a mixed claim list titled by a legend); ``builder_paths``: no
   path of the building machine; ``notebook_css``: one shared, pruned notebook stylesheet;
   ``math_render`` and ``katex/``: math rendered at build time; ``page_files``: figures and CSV tables as
   files; ``links``: links between chapters; ``provenance``: one provenance card; ``page_assets``: no

@@ -6,7 +6,8 @@ then a table of every module found in the package's folder, so a new module appe
 remembering to add it, and a chapter's page builders are found in the module that holds them. A
 package that exports nothing (``docsite``, ``cli``) gets its docstring and the table; a top-level
 module (``gpt.py``) is rendered whole. The plugin adds the pages to the build and to the navigation,
-under ``API reference``.
+under ``API reference``; the packages that build the site rather than teach (``MACHINERY``) are
+listed apart, under ``Site machinery``, in the navigation and on the overview page.
 """
 
 from __future__ import annotations
@@ -37,6 +38,9 @@ LAYER_ORDER = (
     "cli",
 )
 SKIPPED = {"__main__", "__init__"}
+# What renders pages, builds the site and runs it: a reader's program needs none of it.
+MACHINERY = ("page", "docsite", "cli")
+MACHINERY_TITLE = "Site machinery"
 
 
 def _first_line(path: Path) -> str:
@@ -109,8 +113,15 @@ def page_markdown(package: str, modules: list[str], root: Path = LIBRARY_ROOT) -
     return "\n".join(lines) + "\n"
 
 
+def _overview_row(package: str, root: Path) -> str:
+    src = root / package / "__init__.py" if (root / package).is_dir() else root / f"{package}.py"
+    # amp-nowrap: a package name never breaks mid-word beside a long description (assets/css/amp-docs.css)
+    return f"| [`{package}`]({package}.md){{ .amp-nowrap }} | {_first_line(src)} |"
+
+
 def index_markdown(root: Path = LIBRARY_ROOT) -> str:
-    """The overview page: one line per package, bottom layer first."""
+    """The overview page: one line per package, bottom layer first; the site machinery in a table of
+    its own."""
     lines = [
         "# API reference",
         "",
@@ -121,10 +132,19 @@ def index_markdown(root: Path = LIBRARY_ROOT) -> str:
         "| package | what it holds |",
         "| --- | --- |",
     ]
-    for package, _ in packages(root):
-        src = root / package / "__init__.py" if (root / package).is_dir() else root / f"{package}.py"
-        # amp-nowrap: a package name never breaks mid-word beside a long description (assets/css/amp-docs.css)
-        lines.append(f"| [`{package}`]({package}.md){{ .amp-nowrap }} | {_first_line(src)} |")
+    names = [package for package, _ in packages(root)]
+    lines += [_overview_row(p, root) for p in names if p not in MACHINERY]
+    lines += [
+        "",
+        f"## {MACHINERY_TITLE}",
+        "",
+        "The packages that render the pages, build the site and run its commands: the presentation branch of "
+        "the layers (`cli` > `docsite` > `page` > `core`). A reader's program needs none of them.",
+        "",
+        "| package | what it holds |",
+        "| --- | --- |",
+    ]
+    lines += [_overview_row(p, root) for p in names if p in MACHINERY]
     return "\n".join(lines) + "\n"
 
 
@@ -137,10 +157,13 @@ def pages(root: Path = LIBRARY_ROOT) -> dict[str, str]:
 
 
 def nav_entry(root: Path = LIBRARY_ROOT) -> dict[str, list]:
-    """The ``API reference`` navigation section for the generated pages."""
+    """The ``API reference`` navigation section for the generated pages: the teaching packages, then
+    the site machinery under a heading of its own."""
+    names = [package for package, _ in packages(root)]
     return {
         NAV_TITLE: [
             {"Overview": f"{API_DIR}/index.md"},
-            *({package: f"{API_DIR}/{package}.md"} for package, _ in packages(root)),
+            *({p: f"{API_DIR}/{p}.md"} for p in names if p not in MACHINERY),
+            {MACHINERY_TITLE: [{p: f"{API_DIR}/{p}.md"} for p in names if p in MACHINERY]},
         ]
     }

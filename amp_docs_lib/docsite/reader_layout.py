@@ -13,9 +13,11 @@ from amp_docs_lib.docsite.folds import fold_answers, fold_long_listings, fold_pl
 def reader_layout(content: str) -> str:
     """A page body laid out for its reader: every code block has an id of its own (Material's copy
     button copies the block whose id it names), cell tags are not printed as labels, setup and
-    checking code is folded, an exercise's answer is folded, adjacent claims form one list, and search indexes prose and headings,
+    checking code is folded, an exercise's answer is folded, adjacent claims form one list, a lone claim reads as prose with its verdict on its mark, and search indexes prose and headings,
     not table cells, program output or heading permalinks."""
     from bs4 import BeautifulSoup
+
+    from amp_docs_lib.docsite.claim_marks import legend_for_mixed_lists, mark_lone_claims
 
     if "<" not in content:
         return content
@@ -29,6 +31,8 @@ def reader_layout(content: str) -> str:
     fold_answers(soup)
     fold_long_listings(soup)
     group_claims(soup)
+    legend_for_mixed_lists(soup)
+    mark_lone_claims(soup)
     lesson_first(soup)
     exclude_from_search(soup)
     return str(soup)
