@@ -1,7 +1,9 @@
 """Tables as a reader sees them (``show_table``).
 
-Text columns are left-aligned and wrap; number columns are right-aligned with tabular figures
-and never wrap mid-number. Every table sits in its own horizontal scroll container whose first
+Text columns are left-aligned and wrap; a text column of short labels (``SHORT_LABEL_CHARS`` at most:
+"yes", "float32", "cpu, cuda") is a label column, as narrow as its longest label and never wrapped, so
+that it does not take a prose column's minimum width; number columns are right-aligned with tabular
+figures and never wrap mid-number. Every table sits in its own horizontal scroll container whose first
 column stays put, so a wide table never widens the page. ``columns=`` shows only the columns that
 carry the chapter's point, with the full table one click away in a fold; every table offers its
 full data as CSV; ``show_cards`` shows a table whose rows are paragraphs (claims and their verdicts)
@@ -25,6 +27,9 @@ from amp_docs_lib.page.stamp import Stamped
 
 # Longer tables are collapsed (a reader scans a summary, then opens the full table if they want it).
 MAX_OPEN_ROWS = 15
+# A text column whose every cell is at most this long is a label column (``amp-label``): no minimum
+# width and no wrapping. The minimum width of a prose column (7em, amp-docs.css) is about 14 characters.
+SHORT_LABEL_CHARS = 14
 
 
 def _is_text(col: pd.Series) -> bool:
@@ -57,18 +62,17 @@ def table_html(df: pd.DataFrame, *, float_format: str = ".4g", index: bool = Fal
     # be the number NaN (pandas stores None there as NaN), so it is shown as not applicable.
     head, rows = [], []
     kinds = []
-    for c in df.columns:
-        col = df[c]
-        kind = "amp-num" if _numeric_column(col) else "amp-text"
-        kinds.append((kind, _is_text(col)))
+    columns = [df.iloc[:, j] for j in range(df.shape[1])]  # by position: column names may repeat
+    shown = [[NOT_APPLICABLE if text and isinstance(v, float) and v != v else format_cell(v, float_format)
+              for v in col] for col, text in ((col, _is_text(col)) for col in columns)]
+    for c, col, cells in zip(df.columns, columns, shown, strict=True):
+        kind = ("amp-num" if _numeric_column(col)
+                else "amp-label" if max(map(len, cells), default=0) <= SHORT_LABEL_CHARS else "amp-text")
+        kinds.append(kind)
         head.append(f'<th class="{kind}" scope="col">{html.escape(str(c))}</th>')
     for r in range(len(df)):
-        cells = []
-        for j, (kind, text_col) in enumerate(kinds):
-            v = df.iat[r, j]
-            shown = NOT_APPLICABLE if text_col and isinstance(v, float) and v != v else format_cell(v, float_format)
-            cells.append(f'<td class="{kind}">{html.escape(shown)}</td>')
-        rows.append("<tr>" + "".join(cells) + "</tr>")
+        cells = "".join(f'<td class="{kind}">{html.escape(col[r])}</td>' for kind, col in zip(kinds, shown, strict=True))
+        rows.append("<tr>" + cells + "</tr>")
     return (f'<div class="amp-table-scroll"><table class="amp-table">'
             f'<thead><tr>{"".join(head)}</tr></thead><tbody>{"".join(rows)}</tbody></table></div>')
 
