@@ -229,9 +229,9 @@ def shared_notebook_css(output: str, page_url: str, site_dir: Path, styles: Note
 
 
 # ---- images as files, loaded lazily -------------------------------------------------------------
-_DATA_IMG = re.compile(r'(<img\b[^>]*?\bsrc=")data:image/(png|jpeg|svg\+xml);base64,([A-Za-z0-9+/=\s]+)(")')
+_DATA_IMG = re.compile(r'(<img\b[^>]*?\bsrc=")data:image/(png|webp|jpeg|svg\+xml);base64,([A-Za-z0-9+/=\s]+)(")')
 FIGURES_DIR = "assets/figures"
-_EXT = {"png": "png", "jpeg": "jpg", "svg+xml": "svg"}
+_EXT = {"png": "png", "webp": "webp", "jpeg": "jpg", "svg+xml": "svg"}
 
 
 def images_as_files(output: str, page_url: str, site_dir: Path) -> str:
