@@ -111,3 +111,23 @@ def test_the_weight_counts_each_palette_and_both_copies_of_every_figure(tmp_path
     assert w.light == html + svg + size["l1.webp"] + size["l2.webp"]
     assert w.dark == html + svg + size["d1.webp"] + size["d2.webp"]
     assert w.total == html + svg + sum(size[n] for n in ("l1.webp", "d1.webp", "l2.webp", "d2.webp"))
+
+
+@pytest.mark.site
+def test_the_downloaded_notebook_embeds_both_renderings_of_every_figure_the_page_shows(site):
+    """The page loads its figures from files; the downloaded notebook must still carry them, as images
+    that decode, since it is read away from the site."""
+    from amp_docs_lib.core.paths import CHAPTER_DOWNLOADS_DIR
+
+    checked = 0
+    for page in sorted(site.glob("chapters/*/index.html")):
+        shown = len(re.findall(r'class="amp-fig amp-fig--(?:light|dark)"', page.read_text(encoding="utf-8")))
+        if not shown:
+            continue
+        notebook = (site / CHAPTER_DOWNLOADS_DIR / f"{page.parent.name}.ipynb").read_text(encoding="utf-8")
+        embedded = re.findall(r'amp-fig--(?:light|dark)\\" src=\\"data:(image/[a-z]+);base64,([^\\"]+)\\"', notebook)
+        assert len(embedded) == shown, page.parent.name
+        for mime, b64 in embedded:
+            assert Image.open(io.BytesIO(base64.b64decode(b64))).format == mime.split("/")[1].upper()
+        checked += 1
+    assert checked, "no chapter shows a figure"
