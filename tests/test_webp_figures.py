@@ -1,4 +1,4 @@
-"""Issue 35/36: figures are sent as lossless WebP (same pixels as the 256-colour PNG, fewer bytes), the
+"""Issue 35/36: figures are sent as lossless WebP (the pixels of the 256-colour PNG in fewer bytes), the
 site writes them to files like any image, and the page weight counts each palette and both copies."""
 
 from __future__ import annotations
