@@ -1,13 +1,16 @@
-"""Weigh the pages of a built site: per page, the first view (HTML + CSS + JS, gzip -6) and the total
-with its images, as a static host that compresses would send them.
+"""Weigh the pages of a built site as a static host that compresses would send them: per page, the
+first view (HTML + CSS + JS, gzip -6), what a reader downloads in the light and in the dark palette,
+and every byte the page references (both renderings of each figure).
 
     python scripts/page_weights.py site/            # every page
     python scripts/page_weights.py site/ --markdown # a Markdown table
 
 The first view is what a page requests before scrolling: its HTML, the stylesheets and scripts it links
 (fonts and the search index aside: the browser fetches a font only for the glyphs a page shows, and the
-search index is one file for the whole site). Images are lazy: they come on top as the reader scrolls;
-of each figure only the rendering for the reader's palette is fetched (the light one is counted).
+search index is one file for the whole site). Images are lazy: they come on top as the reader scrolls.
+Each figure has a light and a dark rendering (page/figures.py); the other palette's is display:none and
+lazy, so a reader fetches one of them, but the page's full weight counts both. Images are counted as
+sent: PNG, WebP and JPEG as they are (a host does not compress them again), SVG gzipped.
 """
 
 from __future__ import annotations
@@ -23,12 +26,13 @@ from pathlib import Path
 
 _TAG = re.compile(r"<(link|script|img)\b([^>]*)>", re.I)
 _ATTR = re.compile(r'\b(rel|href|src|class)="([^"]*)"', re.I)
-# The figure rendering for the other palette (page/figures.py): display:none and lazy, so never fetched.
-_OTHER_PALETTE = "amp-fig--dark"
+# The classes of a figure's two renderings (page/figures.py); an image with neither is shown in both palettes.
+_PALETTE_CLASS = {"amp-fig--light": "light", "amp-fig--dark": "dark"}
 
 
-def _references(text: str, both_palettes: bool = False) -> tuple[list[str], list[str]]:
-    """The URLs of a page's stylesheets and scripts, and of the images it shows (each once, in order)."""
+def _references(text: str) -> tuple[list[str], dict[str, str]]:
+    """The URLs of a page's stylesheets and scripts (each once, in order), and of the images it shows,
+    each with the palette it is shown in ("light", "dark" or "both")."""
     linked, images = {}, {}
     for tag, attrs in _TAG.findall(text):
         a = {k.lower(): v for k, v in _ATTR.findall(attrs)}
@@ -37,9 +41,11 @@ def _references(text: str, both_palettes: bool = False) -> tuple[list[str], list
             linked[a["href"]] = None
         elif tag == "script" and a.get("src"):
             linked[a["src"]] = None
-        elif tag == "img" and a.get("src") and (both_palettes or _OTHER_PALETTE not in a.get("class", "").split()):
-            images[a["src"]] = None
-    return list(linked), list(images)
+        elif tag == "img" and a.get("src"):
+            palettes = {_PALETTE_CLASS[c] for c in a.get("class", "").split() if c in _PALETTE_CLASS}
+            shown = palettes.pop() if len(palettes) == 1 else "both"
+            images[a["src"]] = shown if images.get(a["src"], shown) == shown else "both"
+    return list(linked), images
 
 
 @dataclass(frozen=True)
@@ -48,16 +54,29 @@ class PageWeight:
     html: int
     css: int
     js: int
-    images: int
-    n_images: int
+    light_images: int  # bytes of the images a reader fetches in the light palette only
+    dark_images: int  # ... in the dark palette only
+    shared_images: int  # ... in either palette
+    n_figures: int  # figures (a light and a dark rendering each) and other images
 
     @property
     def first_view(self) -> int:
         return self.html + self.css + self.js
 
     @property
+    def light(self) -> int:
+        """What a reader of the light palette downloads, scrolled to the end."""
+        return self.first_view + self.shared_images + self.light_images
+
+    @property
+    def dark(self) -> int:
+        """What a reader of the dark palette downloads, scrolled to the end."""
+        return self.first_view + self.shared_images + self.dark_images
+
+    @property
     def total(self) -> int:
-        return self.first_view + self.images
+        """Every byte the page references: both renderings of each figure."""
+        return self.first_view + self.shared_images + self.light_images + self.dark_images
 
 
 @cache
@@ -77,27 +96,37 @@ def _local(site: Path, page_dir: str, url: str) -> Path | None:
     return file if file.is_file() else None
 
 
-def page_weight(site: Path, html_file: Path, both_palettes: bool = False) -> PageWeight:
-    """One page's weight; ``both_palettes`` counts each figure's light and dark renderings."""
+def _sent(path: Path) -> int:
+    """An image's bytes as a host sends it: compressed formats as they are, SVG gzipped."""
+    return _gz(path) if path.suffix == ".svg" else path.stat().st_size
+
+
+def page_weight(site: Path, html_file: Path) -> PageWeight:
+    """One page's weight, in each palette and in all."""
     text = html_file.read_text(encoding="utf-8")
     page_dir = html_file.parent.relative_to(site).as_posix()
-    linked_urls, image_urls = _references(text, both_palettes)
+    linked_urls, image_urls = _references(text)
     linked = [f for u in linked_urls if (f := _local(site, page_dir, u))]
-    images = [f for u in image_urls if (f := _local(site, page_dir, u))]
+    images = {"light": 0, "dark": 0, "both": 0}
+    for url, shown in image_urls.items():
+        if file := _local(site, page_dir, url):
+            images[shown] += _sent(file)
     return PageWeight(
         page=page_dir if page_dir != "." else "",
         html=_gz(html_file),
         css=sum(_gz(f) for f in linked if f.suffix == ".css"),
         js=sum(_gz(f) for f in linked if f.suffix == ".js"),
-        images=sum(_gz(f) for f in images),
-        n_images=len(images),
+        light_images=images["light"],
+        dark_images=images["dark"],
+        shared_images=images["both"],
+        n_figures=sum(shown != "dark" for shown in image_urls.values()),
     )
 
 
-def site_weights(site: Path, include_api: bool = False, both_palettes: bool = False) -> list[PageWeight]:
-    """Every page of a built site (the API reference only if asked), heaviest first view first."""
+def site_weights(site: Path, include_api: bool = False) -> list[PageWeight]:
+    """Every page of a built site (the API reference only if asked), heaviest in all first."""
     pages = [p for p in site.rglob("index.html") if include_api or "api" not in p.relative_to(site).parts]
-    return sorted((page_weight(site, p, both_palettes) for p in pages), key=lambda w: -w.first_view)
+    return sorted((page_weight(site, p) for p in pages), key=lambda w: -w.total)
 
 
 def _kb(n: int) -> str:
@@ -109,14 +138,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("site", type=Path, help="a built site folder (mkdocs' site_dir)")
     parser.add_argument("--api", action="store_true", help="include the API reference pages")
     parser.add_argument("--markdown", action="store_true", help="print a Markdown table")
-    parser.add_argument(
-        "--both-palettes", action="store_true", help="count both renderings of each figure (as if both were fetched)"
-    )
     args = parser.parse_args(argv)
     if not (args.site / "index.html").is_file():
         print(f"{args.site} is not a built site (no index.html)", file=sys.stderr)
         return 2
-    header = ("page", "HTML", "CSS", "JS", "first view", "images (n)", "with images")
+    header = ("page", "HTML", "CSS", "JS", "first view", "figures", "light", "dark", "all (both palettes)")
     rows = [
         (
             w.page or "home",
@@ -124,12 +150,16 @@ def main(argv: list[str] | None = None) -> int:
             _kb(w.css),
             _kb(w.js),
             _kb(w.first_view),
-            f"{_kb(w.images)} ({w.n_images})",
+            str(w.n_figures),
+            _kb(w.light),
+            _kb(w.dark),
             _kb(w.total),
         )
-        for w in site_weights(args.site, args.api, args.both_palettes)
+        for w in site_weights(args.site, args.api)
     ]
-    print("KB gzip -6 (1 KB = 1,024 bytes)")
+    print(
+        "KB as sent (text gzip -6, images as they are; 1 KB = 1,024 bytes); light/dark: what a reader of that palette downloads"
+    )
     if args.markdown:
         print("| " + " | ".join(header) + " |")
         print("|" + "---|" * len(header))

@@ -77,7 +77,7 @@ def _weights_script():
     return module
 
 
-def test_page_weights_count_linked_files_and_the_shown_rendering_of_each_figure(tmp_path):
+def test_page_weights_count_linked_files_and_each_palette_s_rendering_of_each_figure(tmp_path):
     weights = _weights_script()
     (tmp_path / "assets").mkdir()
     css, js, light, dark = (b"a{color:red}" * 50, b"var x=1;" * 80, b"\x89PNG light" * 300, b"\x89PNG dark" * 900)
@@ -97,9 +97,11 @@ def test_page_weights_count_linked_files_and_the_shown_rendering_of_each_figure(
 
     w = weights.page_weight(tmp_path, tmp_path / "p" / "index.html")
     assert (w.page, w.html, w.css, w.js) == ("p", gz(page.encode()), gz(css), gz(js))
-    # The dark rendering is display:none in the default palette and lazy, so it is never fetched.
-    assert (w.images, w.n_images) == (gz(light), 1)
-    assert w.total == gz(page.encode()) + gz(css) + gz(js) + gz(light)
+    # A reader fetches the rendering of their palette (the other is display:none and lazy); the
+    # page's full weight counts both. Images are counted as sent: a host does not compress a PNG again.
+    first_view = gz(page.encode()) + gz(css) + gz(js)
+    assert (w.light, w.dark, w.n_figures) == (first_view + len(light), first_view + len(dark), 1)
+    assert w.total == first_view + len(light) + len(dark)
 
 
 def test_the_lightbox_is_never_linked_but_loaded_by_reader_js_on_demand():

@@ -1,7 +1,8 @@
 """The built site: math rendered by the build (no page loads a math engine) and the page-weight goals.
 
 Uses the session's build of the real site (the ``site`` fixture in conftest.py). Weights are measured
-by ``scripts/page_weights.py`` (gzip -6 of what a page requests; of each figure the rendering shown).
+by ``scripts/page_weights.py`` (what a page requests as sent: text gzip -6, images as they are; in each
+palette, and with both renderings of every figure).
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ from conftest import CHAPTERS, REPO_ROOT
 
 pytestmark = pytest.mark.site
 
-# issue 35: the heaviest chapter's first view (HTML + CSS + JS) and any page with its images.
+# issue 35: the heaviest chapter's first view (HTML + CSS + JS) and any page with its images, in each
+# palette (what its reader downloads).
 FIRST_VIEW_MAX_KB = 150
 WITH_IMAGES_MAX_KB = 500
 ENGINE_SCRIPT = re.compile(r'<script\b[^>]*\bsrc="[^"]*(?:mathjax|katex|tex-chtml|tex-svg|tex-mml)[^"]*"', re.I)
@@ -55,5 +57,13 @@ def test_pages_meet_the_weight_goals(site):
     assert heaviest.first_view <= FIRST_VIEW_MAX_KB * 1024, (
         f"{heaviest.page}: first view {heaviest.first_view / 1024:.0f} KB gz > {FIRST_VIEW_MAX_KB} KB"
     )
-    over = [f"{w.page}: {w.total / 1024:.0f} KB" for w in pages if w.total > WITH_IMAGES_MAX_KB * 1024]
-    assert not over, f"pages over {WITH_IMAGES_MAX_KB} KB gz with their images: {over}"
+    # What a reader of each palette downloads: the figures are lazy files, one rendering per palette
+    # (tests/test_webp_browser.py checks that only the shown palette's files are fetched). The page with
+    # both renderings (``w.total``) is what the host stores; scripts/page_weights.py prints it.
+    over = [
+        f"{w.page} {name}: {kb / 1024:.0f} KB"
+        for w in pages
+        for name, kb in (("light palette", w.light), ("dark palette", w.dark))
+        if kb > WITH_IMAGES_MAX_KB * 1024
+    ]
+    assert not over, f"pages over {WITH_IMAGES_MAX_KB} KB as sent with their images: {over}"

@@ -66,7 +66,7 @@ def test_figures_come_in_a_light_and_a_dark_rendering():
     ax.set_title("title")
     ax.legend()
     page = show_figure(fig, "two palettes")._repr_html_()
-    light, dark = re.findall(r'class="amp-fig amp-fig--(light|dark)" src="data:image/png;base64,([^"]+)"', page)
+    light, dark = re.findall(r'class="amp-fig amp-fig--(light|dark)" src="data:image/(?:png|webp);base64,([^"]+)"', page)
     assert page.count('class="glightbox amp-lightbox"') == 1, "one lightbox link per figure, both renderings inside"
     assert (light[0], dark[0]) == ("light", "dark")
     lp, dp = _pixels(light[1]), _pixels(dark[1])
@@ -75,7 +75,7 @@ def test_figures_come_in_a_light_and_a_dark_rendering():
     assert dp.getpixel((2, 2)) == bg
     # The dark rendering has no pure-black ink left (black text and lines became light grey) ...
     assert (0, 0, 0) not in {c for _, c in dp.getcolors(1 << 20)}
-    # ... and the data colour (matplotlib's C0 blue) survives in both (within the 256-colour PNG's rounding).
+    # ... and the data colour (matplotlib's C0 blue) survives in both (within the 256-colour quantization's rounding).
     c0 = (31, 119, 180)
 
     def has(img, rgb):

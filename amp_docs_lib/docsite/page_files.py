@@ -8,9 +8,9 @@ from pathlib import Path
 
 from amp_docs_lib.core.paths import TABLE_DOWNLOADS_DIR
 
-_DATA_IMG = re.compile(r'(<img\b[^>]*?\bsrc=")data:image/(png|jpeg|svg\+xml);base64,([A-Za-z0-9+/=\s]+)(")')
+_DATA_IMG = re.compile(r'(<img\b[^>]*?\bsrc=")data:image/(png|webp|jpeg|svg\+xml);base64,([A-Za-z0-9+/=\s]+)(")')
 FIGURES_DIR = "assets/figures"
-_EXT = {"png": "png", "jpeg": "jpg", "svg+xml": "svg"}
+_EXT = {"png": "png", "webp": "webp", "jpeg": "jpg", "svg+xml": "svg"}
 
 
 def images_as_files(output: str, page_url: str, site_dir: Path) -> str:

@@ -31,6 +31,9 @@ COLUMN_PX = 648
 CSS_DPI = 100
 # Saved at this many image pixels per CSS pixel (2x: crisp on high-density screens).
 PIXEL_RATIO = 2
+# libwebp's effort for lossless WebP, 0-6: 4 (with quality 100). On 12 of the site's figure renderings 6
+# saved 0.6% of the bytes at 33x the encoding time (21 s against 0.65 s), which a cold build pays per figure.
+WEBP_METHOD = 4
 # White space saved around the drawn figure, inches.
 PAD_IN = 0.06
 # Smallest text in a figure: 8 pt at 100 px/in is 11.1 CSS px.
@@ -247,9 +250,12 @@ def layout_faults(fig: Any) -> list[str]:
     return faults
 
 
-def _png(fig: Any, facecolor: str) -> tuple[str, int, int]:
-    """The figure as a 256-colour PNG (a quarter of the bytes of a true-colour one; flat plot colours
-    survive) at ``PIXEL_RATIO`` image pixels per CSS pixel: (base64, width, height) in image pixels."""
+def _webp(fig: Any, facecolor: str) -> tuple[str, int, int]:
+    """The figure quantized to 256 colours (flat plot colours survive; the true-colour image took 1.4 to
+    1.7 times the bytes as lossless WebP on three test figures) at ``PIXEL_RATIO`` image pixels per CSS
+    pixel, as a lossless WebP: (base64, width, height) in image pixels. It keeps every pixel of the
+    optimised PNG the site sent before in 19 to 40% fewer bytes (each of the site's 60 renderings; 27%
+    in all), and Chromium, Firefox and Safari 14 and later show it, so no PNG fallback is sent."""
     from PIL import Image
 
     buf = io.BytesIO()
@@ -259,7 +265,7 @@ def _png(fig: Any, facecolor: str) -> tuple[str, int, int]:
     # Median cut keeps the large flat areas (the background, each series's colour) exact.
     small = image.quantize(colors=256, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE)
     out = io.BytesIO()
-    small.save(out, format="PNG", optimize=True)
+    small.save(out, format="WEBP", lossless=True, method=WEBP_METHOD, quality=100)
     return base64.b64encode(out.getvalue()).decode(), image.width, image.height
 
 
@@ -285,14 +291,14 @@ def show_figure(fig: Any, caption: str | None = None, *, source: str | None = No
     if faults:
         plt.close(fig)
         raise FigureLayoutError(f"{caption or 'a figure'}: " + "; ".join(sorted(set(faults))[:8]))
-    light, w, h = _png(fig, "white")
+    light, w, h = _webp(fig, "white")
     _recolor_for_dark(fig)
-    dark, _, _ = _png(fig, DARK_BACKGROUND)
+    dark, _, _ = _webp(fig, DARK_BACKGROUND)
     plt.close(fig)
     alt = html.escape(caption or "figure")
     size = f'width="{round(w / PIXEL_RATIO)}" height="{round(h / PIXEL_RATIO)}"'
     body = (f'<div class="amp-figure-scroll"><a class="glightbox amp-lightbox" data-type="image" href="#">'
-            f'<img class="amp-fig amp-fig--light" src="data:image/png;base64,{light}" {size} alt="{alt}"/>'
-            f'<img class="amp-fig amp-fig--dark" src="data:image/png;base64,{dark}" {size} alt="{alt}"/>'
+            f'<img class="amp-fig amp-fig--light" src="data:image/webp;base64,{light}" {size} alt="{alt}"/>'
+            f'<img class="amp-fig amp-fig--dark" src="data:image/webp;base64,{dark}" {size} alt="{alt}"/>'
             f'</a></div>')
     return Stamped(body, caption, "figure", source=source, report=report)
