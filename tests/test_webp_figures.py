@@ -70,7 +70,9 @@ def test_a_webp_data_uri_becomes_a_lazy_file_of_the_site(tmp_path):
     out = page_files.images_as_files(page, "chapters/x/", tmp_path)
     (written,) = (tmp_path / page_files.FIGURES_DIR).iterdir()
     assert written.suffix == ".webp" and written.read_bytes() == webp.getvalue()
-    assert "data:" not in out and 'loading="lazy"' in out and f'src="../../{page_files.FIGURES_DIR}/{written.name}"' in out
+    assert (
+        "data:" not in out and 'loading="lazy"' in out and f'src="../../{page_files.FIGURES_DIR}/{written.name}"' in out
+    )
 
 
 def _weights_script():
