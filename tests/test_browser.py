@@ -184,10 +184,21 @@ VISIBLE_FIGURES = """() => [...document.querySelectorAll('.md-content img.amp-fi
 
 
 def load_all_images(page) -> None:
-    """Scroll through the page so that lazily loaded figures load, then back to the top."""
-    page.evaluate("""() => new Promise(done => { let y = 0; const step = () => {
-        window.scrollTo(0, y += 700); if (y < document.body.scrollHeight) setTimeout(step, 20);
-        else { window.scrollTo(0, 0); done(); } }; step(); })""")
+    """Bring each shown image into view and wait (up to 15 s each) until it has loaded or failed, so that
+    lazily loaded figures are loaded whatever the machine's speed, then scroll back to the top. (A quick
+    scroll then "network idle" let a dark rendering be checked before its request had started.)"""
+    page.evaluate("""async () => {
+        for (const img of document.images) {
+            if (!img.getClientRects().length) continue;  // not rendered in this palette or fold
+            img.scrollIntoView({block: "center"});
+            if (!img.complete) await new Promise(done => {
+                img.addEventListener("load", done, {once: true});
+                img.addEventListener("error", done, {once: true});
+                setTimeout(done, 15000);
+            });
+        }
+        window.scrollTo(0, 0);
+    }""")
     page.wait_for_load_state("networkidle")
 
 
