@@ -234,6 +234,21 @@ def side_by_side(request) -> ThreadPoolExecutor:
     return pool
 
 
+def built_notebook(chapter: Path) -> Path:
+    """Where the built site (``AMP_DOCS_TEST_SITE`` or ``site/``) offers the chapter's notebook."""
+    site = Path(os.environ.get("AMP_DOCS_TEST_SITE") or REPO_ROOT / "site")
+    return site / "downloads" / "chapters" / f"{chapter.stem}.ipynb"
+
+
+def build_seconds(chapter: Path) -> float:
+    """How long the build took to execute the chapter (its built notebook's ``amp_docs.seconds``); 0 if unknown."""
+    try:
+        meta = json.loads(built_notebook(chapter).read_text(encoding="utf-8"))["metadata"].get("amp_docs", {})
+        return float(meta.get("seconds", 0))
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return 0.0
+
+
 def selected_params(request, test_name: str, param: str) -> list:
     """The values of ``param`` of the ``test_name`` items this session runs (after ``-k``, ``-m``, ...)."""
     return [

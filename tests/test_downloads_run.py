@@ -29,7 +29,16 @@ from amp_docs_lib.docsite.downloads import downloadable_notebook, notebook_insta
 from amp_docs_lib.docsite.execute import EXPECTED_ERROR_TAG
 from amp_docs_lib.docsite.wheel import WHEEL_PATTERN, notebook_requirements, wheel_filename
 
-from conftest import CHAPTERS, REPO_ROOT, allowed_modules, reader_env, selected_params, side_by_side
+from conftest import (
+    CHAPTERS,
+    REPO_ROOT,
+    allowed_modules,
+    build_seconds,
+    built_notebook,
+    reader_env,
+    selected_params,
+    side_by_side,
+)
 
 pytestmark = [pytest.mark.slow, pytest.mark.site]
 
@@ -47,8 +56,7 @@ RUN_NOTEBOOK = textwrap.dedent("""\
 
 def downloaded_notebook(chapter: Path) -> str:
     """The chapter's notebook as its download bar offers it."""
-    site = Path(os.environ.get("AMP_DOCS_TEST_SITE") or REPO_ROOT / "site")
-    built = site / "downloads" / "chapters" / f"{chapter.stem}.ipynb"
+    built = built_notebook(chapter)
     if built.is_file():
         return built.read_text(encoding="utf-8")
     import tempfile
@@ -91,7 +99,8 @@ def reader_runs(request, reader_python, tmp_path_factory) -> dict[tuple[str, str
                               capture_output=True, text=True, timeout=NOTEBOOK_TIMEOUT_S)
 
     pool = side_by_side(request)
-    runs = {("notebook", c.stem): pool.submit(run, c) for c in CHAPTERS if c in notebooks}
+    # The longest first (as long as the build took), so that no long notebook runs alone at the end.
+    runs = {("notebook", c.stem): pool.submit(run, c) for c in sorted(notebooks, key=build_seconds, reverse=True)}
     for c in CHAPTERS:  # queued behind the notebooks: they keep both workers busy while the last notebooks run
         if c in copied and copied_cells(c) is not None:
             runs["copied", c.stem] = pool.submit(copied_cell_run, c, reader_python, tmp_path_factory.mktemp(c.stem))

@@ -16,7 +16,7 @@ from amp_docs_lib.core.packages import (
     is_hidden,
     subprocess_env,
 )
-from conftest import CHAPTERS, REPO_ROOT, make_chapter, selected_params, side_by_side
+from conftest import CHAPTERS, REPO_ROOT, build_seconds, make_chapter, selected_params, side_by_side
 
 pytestmark = pytest.mark.site
 
@@ -141,7 +141,8 @@ def hidden_executions(request) -> dict:
     hide.setenv(HIDE_ENV_VAR, "optional")  # read when each chapter's kernel starts
     pool = side_by_side(request)
     wanted = selected_params(request, "test_chapter_builds_without_optional_packages", "path")
-    return {p: pool.submit(cached_execution, p, root=REPO_ROOT) for p in OPTIONAL_CHAPTERS if p in wanted}
+    longest_first = sorted(wanted, key=build_seconds, reverse=True)  # so that no long chapter runs alone at the end
+    return {p: pool.submit(cached_execution, p, root=REPO_ROOT) for p in longest_first}
 
 
 @pytest.mark.parametrize("path", OPTIONAL_CHAPTERS, ids=[c.stem for c in OPTIONAL_CHAPTERS])
