@@ -11,6 +11,7 @@ import shutil
 import subprocess
 import sys
 import textwrap
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -217,6 +218,44 @@ def reader_python(tmp_path_factory, site_wheel) -> Path:
     is decided per program by the tests, by hiding the rest.
     """
     return make_reader_venv(tmp_path_factory.mktemp("reader"), site_wheel)
+
+
+def side_by_side(request) -> ThreadPoolExecutor:
+    """Workers that run chapters or readers' programs (one process each) side by side, as many as the
+    build executes chapters at once (``resolve_jobs``: one per core on a CPU, one on a CUDA machine, or
+    ``$AMP_DOCS_JOBS``); work not yet started is cancelled when ``request``'s scope ends.
+
+    A module submits its runs when its first test asks for them; each test then waits for its own
+    result, so that both cores of a 2-core machine work while the suite waits on subprocesses."""
+    from amp_docs_lib.docsite.execute import resolve_jobs
+
+    pool = ThreadPoolExecutor(max_workers=resolve_jobs())
+    request.addfinalizer(lambda: pool.shutdown(cancel_futures=True))
+    return pool
+
+
+def built_notebook(chapter: Path) -> Path:
+    """Where the built site (``AMP_DOCS_TEST_SITE`` or ``site/``) offers the chapter's notebook."""
+    site = Path(os.environ.get("AMP_DOCS_TEST_SITE") or REPO_ROOT / "site")
+    return site / "downloads" / "chapters" / f"{chapter.stem}.ipynb"
+
+
+def build_seconds(chapter: Path) -> float:
+    """How long the build took to execute the chapter (its built notebook's ``amp_docs.seconds``); 0 if unknown."""
+    try:
+        meta = json.loads(built_notebook(chapter).read_text(encoding="utf-8"))["metadata"].get("amp_docs", {})
+        return float(meta.get("seconds", 0))
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return 0.0
+
+
+def selected_params(request, test_name: str, param: str) -> list:
+    """The values of ``param`` of the ``test_name`` items this session runs (after ``-k``, ``-m``, ...)."""
+    return [
+        item.callspec.params[param]
+        for item in request.session.items
+        if item.originalname == test_name and param in getattr(getattr(item, "callspec", None), "params", {})
+    ]
 
 
 def reader_env(hidden: tuple[str, ...] = ()) -> dict[str, str]:

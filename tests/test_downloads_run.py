@@ -7,7 +7,7 @@
   IPython hidden, and prints something.
 
 The notebooks come from the built site (``AMP_DOCS_TEST_SITE`` or ``site/``) or, failing that,
-from the execution cache (executing the chapter on a miss). They run two at a time.
+from the execution cache (executing the chapter on a miss). They run side by side, one per core (``side_by_side``).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import os
 import re
 import subprocess
 import textwrap
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from pathlib import Path
 
 import pytest
@@ -29,7 +29,16 @@ from amp_docs_lib.docsite.downloads import downloadable_notebook, notebook_insta
 from amp_docs_lib.docsite.execute import EXPECTED_ERROR_TAG
 from amp_docs_lib.docsite.wheel import WHEEL_PATTERN, notebook_requirements, wheel_filename
 
-from conftest import CHAPTERS, REPO_ROOT, allowed_modules, reader_env
+from conftest import (
+    CHAPTERS,
+    REPO_ROOT,
+    allowed_modules,
+    build_seconds,
+    built_notebook,
+    reader_env,
+    selected_params,
+    side_by_side,
+)
 
 pytestmark = [pytest.mark.slow, pytest.mark.site]
 
@@ -47,8 +56,7 @@ RUN_NOTEBOOK = textwrap.dedent("""\
 
 def downloaded_notebook(chapter: Path) -> str:
     """The chapter's notebook as its download bar offers it."""
-    site = Path(os.environ.get("AMP_DOCS_TEST_SITE") or REPO_ROOT / "site")
-    built = site / "downloads" / "chapters" / f"{chapter.stem}.ipynb"
+    built = built_notebook(chapter)
     if built.is_file():
         return built.read_text(encoding="utf-8")
     import tempfile
@@ -70,19 +78,18 @@ def notebook_hidden() -> tuple[str, ...]:
     return tuple(sorted(set(KNOWN_MODULES) - allowed_modules([WHEEL_PATTERN, *notebook_requirements()])))
 
 
-def _selected(request, test_name: str) -> list[str]:
-    return [item.callspec.params["chapter"].stem for item in request.session.items
-            if item.originalname == test_name and hasattr(item, "callspec")]
-
-
 @pytest.fixture(scope="module")
-def notebook_runs(request, reader_python, tmp_path_factory) -> dict[str, Future]:
-    """Every selected chapter's downloaded notebook, run in the reader venv, two at a time."""
+def reader_runs(request, reader_python, tmp_path_factory) -> dict[tuple[str, str], Future]:
+    """Every selected chapter's downloaded notebook, run in the reader venv, then every selected copied
+    cell run as a script (``copied_cell_run``), side by side (``side_by_side``): ``("notebook"|"copied", stem)``."""
     jupyter_data = tmp_path_factory.mktemp("jupyter")
     env = dict(reader_env(notebook_hidden()), JUPYTER_DATA_DIR=str(jupyter_data))
-    # The "python3" kernel is the reader venv's (the user data folder comes first in Jupyter's search).
-    subprocess.run([str(reader_python), "-m", "ipykernel", "install", "--user", "--name", "python3"],
-                   env=env, check=True, capture_output=True)
+    notebooks = selected_params(request, "test_downloaded_notebook_runs_top_to_bottom_outside_the_repository", "chapter")
+    copied = selected_params(request, "test_a_copied_cell_runs_as_a_script_without_ipython_and_prints", "chapter")
+    if notebooks:
+        # The "python3" kernel is the reader venv's (the user data folder comes first in Jupyter's search).
+        subprocess.run([str(reader_python), "-m", "ipykernel", "install", "--user", "--name", "python3"],
+                       env=env, check=True, capture_output=True)
 
     def run(chapter: Path) -> subprocess.CompletedProcess:
         folder = tmp_path_factory.mktemp(f"reader-{chapter.stem}")
@@ -91,15 +98,18 @@ def notebook_runs(request, reader_python, tmp_path_factory) -> dict[str, Future]
         return subprocess.run([str(reader_python), "run_notebook.py", f"{chapter.stem}.ipynb"], cwd=folder, env=env,
                               capture_output=True, text=True, timeout=NOTEBOOK_TIMEOUT_S)
 
-    pool = ThreadPoolExecutor(max_workers=2)
-    request.addfinalizer(lambda: pool.shutdown(cancel_futures=True))
-    wanted = _selected(request, "test_downloaded_notebook_runs_top_to_bottom_outside_the_repository")
-    return {c.stem: pool.submit(run, c) for c in CHAPTERS if c.stem in wanted}
+    pool = side_by_side(request)
+    # The longest first (as long as the build took), so that no long notebook runs alone at the end.
+    runs = {("notebook", c.stem): pool.submit(run, c) for c in sorted(notebooks, key=build_seconds, reverse=True)}
+    for c in CHAPTERS:  # queued behind the notebooks: they keep both workers busy while the last notebooks run
+        if c in copied and copied_cells(c) is not None:
+            runs["copied", c.stem] = pool.submit(copied_cell_run, c, reader_python, tmp_path_factory.mktemp(c.stem))
+    return runs
 
 
 @pytest.mark.parametrize("chapter", CHAPTERS, ids=[c.stem for c in CHAPTERS])
-def test_downloaded_notebook_runs_top_to_bottom_outside_the_repository(chapter, notebook_runs):
-    r = notebook_runs[chapter.stem].result()
+def test_downloaded_notebook_runs_top_to_bottom_outside_the_repository(chapter, reader_runs):
+    r = reader_runs["notebook", chapter.stem].result()
     assert r.returncode == 0, (f"downloaded {chapter.stem}.ipynb failed in a venv holding only "
                                f"{notebook_install_line()} (hidden: {', '.join(notebook_hidden())}):\n"
                                f"{r.stdout[-2000:]}\n{r.stderr[-6000:]}")
@@ -155,20 +165,27 @@ def _no_ipython(folder: Path) -> Path:
 MARK = "<<< the copied cell >>>"
 
 
+def copied_cell_run(chapter: Path, reader_python: Path, folder: Path) -> subprocess.CompletedProcess:
+    """The chapter's ``copied_cells`` as one script in ``folder``, run by the reader venv with only the
+    bar's install line and IPython hidden."""
+    above, cell = copied_cells(chapter)
+    (folder / "copied.py").write_text("\n\n".join(above) + f"\n\nprint({MARK!r})\n" + cell + "\n")
+    env = reader_env(notebook_hidden())
+    (folder / "no_ipython").mkdir()
+    env["PYTHONPATH"] = os.pathsep.join([str(_no_ipython(folder / "no_ipython")),
+                                         *filter(None, [env.get("PYTHONPATH")])])
+    return subprocess.run([str(reader_python), "copied.py"], cwd=folder, env=env, capture_output=True, text=True,
+                          timeout=600)
+
+
 @pytest.mark.parametrize("chapter", CHAPTERS, ids=[c.stem for c in CHAPTERS])
-def test_a_copied_cell_runs_as_a_script_without_ipython_and_prints(chapter, reader_python, tmp_path):
+def test_a_copied_cell_runs_as_a_script_without_ipython_and_prints(chapter, reader_runs):
     """Only the wheel and the bar's install line, with IPython hidden: a script has no display."""
     found = copied_cells(chapter)
     assert found is not None, f"{chapter.stem}: no displaying cell before its first gated cell"
     above, cell = found
     ast.parse(cell)
-    (tmp_path / "copied.py").write_text("\n\n".join(above) + f"\n\nprint({MARK!r})\n" + cell + "\n")
-    env = reader_env(notebook_hidden())
-    (tmp_path / "no_ipython").mkdir()
-    env["PYTHONPATH"] = os.pathsep.join([str(_no_ipython(tmp_path / "no_ipython")),
-                                         *filter(None, [env.get("PYTHONPATH")])])
-    r = subprocess.run([str(reader_python), "copied.py"], cwd=tmp_path, env=env, capture_output=True, text=True,
-                       timeout=600)
+    r = reader_runs["copied", chapter.stem].result()
     assert r.returncode == 0, f"{chapter.stem}: copied cells failed as a script:\n{cell}\n{r.stderr[-4000:]}"
     printed = r.stdout.split(MARK, 1)[-1].strip()
     assert MARK in r.stdout and printed, f"{chapter.stem}: the copied cell printed nothing:\n{cell}"

@@ -36,12 +36,12 @@ def test_memo_is_recomputed_when_its_inputs_change(tmp_path, monkeypatch):
     assert environment_report_memo(tmp_path)["device"] != "planted"
 
 
-def test_a_build_with_nothing_changed_imports_neither_torch_nor_pandas(mini_site):
-    (mini_site / "docs" / "index.md").write_text(
+def test_a_build_with_nothing_changed_imports_neither_torch_nor_pandas(warm_mini_site):
+    (warm_mini_site / "docs" / "index.md").write_text(
         "# Home\n\n<!-- amp-docs:environment -->\n<!-- amp-docs:chapters -->\n"
     )
-    mkdocs_build(mini_site)  # executes the chapters and writes the memo
-    (mini_site / "site" / "index.html").unlink()
+    mkdocs_build(warm_mini_site)  # writes the memo and the fragments (the chapters are cached already)
+    (warm_mini_site / "site" / "index.html").unlink()
     probe = textwrap.dedent("""\
         import atexit, os, sys
         from mkdocs.__main__ import cli
@@ -49,15 +49,15 @@ def test_a_build_with_nothing_changed_imports_neither_torch_nor_pandas(mini_site
             str(sorted(m for m in ("torch", "pandas") if m in sys.modules))))
         cli(["build", "--strict", "-q"])
         """)
-    out = mini_site / "probe.txt"
+    out = warm_mini_site / "probe.txt"
     subprocess.run(
         [sys.executable, "-c", probe],
-        cwd=mini_site,
+        cwd=warm_mini_site,
         check=True,
         env=dict(os.environ, NO_MKDOCS_2_WARNING="1", PROBE_OUT=str(out)),
     )
     assert out.read_text() == "[]"  # torch and pandas cost seconds: the memo and fragments avoid both
-    home = (mini_site / "site" / "index.html").read_text()  # rebuilt from the memo and the cache
+    home = (warm_mini_site / "site" / "index.html").read_text()  # rebuilt from the memo and the cache
     assert "Environment of this build" in home and environment_report()["hardware_fingerprint"] in home
 
 

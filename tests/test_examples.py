@@ -8,6 +8,7 @@ import ast
 import fnmatch
 import shutil
 import subprocess
+from concurrent.futures import Future
 from pathlib import Path
 
 import pytest
@@ -19,7 +20,7 @@ from amp_docs_lib.core.packages import KNOWN_MODULES, OPTIONAL_PACKAGES
 from amp_docs_lib.docsite.downloads import companion_files
 from amp_docs_lib.docsite.wheel import WHEEL_PATTERN, install_line
 
-from conftest import REPO_ROOT, allowed_modules, reader_env
+from conftest import REPO_ROOT, allowed_modules, reader_env, selected_params, side_by_side
 
 SCRIPTS = sorted((REPO_ROOT / "examples").rglob("*.py"))
 
@@ -65,19 +66,42 @@ def test_allowed_modules_follow_the_install_line():
     assert "torchao" not in allowed_modules(["amp_docs_lib-*.whl"])
 
 
+def missing_packages(script) -> list[str]:
+    """Optional packages the script imports that this machine lacks (or hides): it is skipped."""
+    return [p for p in optional_imports(script) if not requirement_met(f"pkg:{p}")]
+
+
+def hidden_for(script) -> tuple[str, ...]:
+    """Every listed package the script's install line does not name."""
+    return tuple(sorted(set(KNOWN_MODULES) - allowed_modules(install_line(script))))
+
+
+@pytest.fixture(scope="module")
+def example_runs(request, reader_python, tmp_path_factory) -> dict[Path, Future]:
+    """Every selected example that can run here, run as below, side by side (``side_by_side``)."""
+
+    def run(script: Path) -> subprocess.CompletedProcess:
+        folder = tmp_path_factory.mktemp(f"example-{script.stem}")
+        rel = str(script.relative_to(REPO_ROOT / "examples"))
+        for f in (rel, *companion_files(rel)):  # what the chapter page's download bar offers
+            shutil.copy(REPO_ROOT / "examples" / f, folder / Path(f).name)
+        return subprocess.run([str(reader_python), script.name], cwd=folder, env=reader_env(hidden_for(script)),
+                              capture_output=True, text=True, timeout=300)
+
+    pool = side_by_side(request)
+    wanted = selected_params(request, "test_example_runs_from_its_download_with_only_its_install_line", "script")
+    return {s: pool.submit(run, s) for s in wanted if not missing_packages(s)}
+
+
 @pytest.mark.parametrize("script", SCRIPTS, ids=[str(s.relative_to(REPO_ROOT / "examples")) for s in SCRIPTS])
-def test_example_runs_from_its_download_with_only_its_install_line(script, reader_python, tmp_path):
+def test_example_runs_from_its_download_with_only_its_install_line(script, example_runs):
     """Copied out of the repository (with its data files), run by a venv holding the wheel; every
     listed package its install line does not name is hidden, so a missing requirement fails here."""
-    missing = [p for p in optional_imports(script) if not requirement_met(f"pkg:{p}")]
+    missing = missing_packages(script)
     if missing:
         pytest.skip(f"{script.name} needs {', '.join(missing)}, not installed (or hidden by AMP_DOCS_HIDE_PACKAGES)")
-    rel = str(script.relative_to(REPO_ROOT / "examples"))
-    for f in (rel, *companion_files(rel)):  # what the chapter page's download bar offers
-        shutil.copy(REPO_ROOT / "examples" / f, tmp_path / Path(f).name)
-    hidden = tuple(sorted(set(KNOWN_MODULES) - allowed_modules(install_line(script))))
-    r = subprocess.run([str(reader_python), script.name], cwd=tmp_path, env=reader_env(hidden),
-                       capture_output=True, text=True, timeout=300)
+    hidden = hidden_for(script)
+    r = example_runs[script].result()
     assert r.returncode == 0, (f"{script.name} failed with only {install_line(script)} "
                                f"(hidden: {', '.join(hidden)}):\n{r.stdout[-2000:]}\n{r.stderr[-4000:]}")
     assert r.stdout.strip(), f"{script.name} printed nothing"

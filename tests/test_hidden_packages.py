@@ -16,7 +16,7 @@ from amp_docs_lib.core.packages import (
     is_hidden,
     subprocess_env,
 )
-from conftest import CHAPTERS, REPO_ROOT, make_chapter
+from conftest import CHAPTERS, REPO_ROOT, build_seconds, make_chapter, selected_params, side_by_side
 
 pytestmark = pytest.mark.site
 
@@ -130,16 +130,29 @@ def test_optional_chapters_are_found():
     assert {"quantization", "autocast", "debugging", "fp8"} <= {c.stem for c in OPTIONAL_CHAPTERS}
 
 
+@pytest.fixture(scope="module")
+def hidden_executions(request) -> dict:
+    """Every selected optional chapter executed with every optional package hidden, side by side
+    (``side_by_side``), through the build's cache (``cached_execution``): chapter -> its future."""
+    from amp_docs_lib.docsite.execute import cached_execution
+
+    hide = pytest.MonkeyPatch()
+    request.addfinalizer(hide.undo)  # after the workers have stopped (finalizers run last-in, first-out)
+    hide.setenv(HIDE_ENV_VAR, "optional")  # read when each chapter's kernel starts
+    pool = side_by_side(request)
+    wanted = selected_params(request, "test_chapter_builds_without_optional_packages", "path")
+    longest_first = sorted(wanted, key=build_seconds, reverse=True)  # so that no long chapter runs alone at the end
+    return {p: pool.submit(cached_execution, p, root=REPO_ROOT) for p in longest_first}
+
+
 @pytest.mark.parametrize("path", OPTIONAL_CHAPTERS, ids=[c.stem for c in OPTIONAL_CHAPTERS])
-def test_chapter_builds_without_optional_packages(path, monkeypatch):
+def test_chapter_builds_without_optional_packages(path, hidden_executions, monkeypatch):
     """The whole chapter executes with every optional package hidden; gated cells say why they were skipped.
 
     Through the build's cache: the hidden set is part of the key, so a run after the first (or after
     an `AMP_DOCS_HIDE_PACKAGES=optional amp-docs build`) reuses that execution, and never a full build's."""
-    from amp_docs_lib.docsite.execute import cached_execution
-
     monkeypatch.setenv(HIDE_ENV_VAR, "optional")
-    nb = cached_execution(path, root=REPO_ROOT)[0]  # raises if any cell fails
+    nb = hidden_executions[path].result()[0]  # raises if any cell fails
     assert nb.metadata["amp_docs"]["hidden_packages"] == sorted(OPTIONAL_PACKAGES)
     gated = 0
     for cell in nb.cells:

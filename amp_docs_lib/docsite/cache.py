@@ -36,6 +36,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from amp_docs_lib.core import settings
 from amp_docs_lib.core.packages import hidden_packages
 from amp_docs_lib.docsite.inputs import ABSENT, InputHasher, Roots
 from amp_docs_lib.docsite.store import TEMP_PREFIX, TEMP_SUFFIX, write_atomic
@@ -59,6 +60,7 @@ class Environment:
     hardware: str
     profile: str
     hidden_packages: tuple[str, ...] = ()  # $AMP_DOCS_HIDE_PACKAGES: never reuse a full build's results
+    load_check: str | None = None  # $AMP_DOCS_LOAD_CHECK's forced outcome: a forced branch is never served as measured
 
     @classmethod
     def current(cls, report: dict[str, Any] | None = None) -> Environment:
@@ -73,10 +75,14 @@ class Environment:
             hardware=report["hardware_fingerprint"],
             profile=report["profile"],
             hidden_packages=hidden_packages(),
+            load_check=settings.load_check_override(),
         )
 
     def key(self) -> str:
-        return _sha(json.dumps({"format": CACHE_FORMAT, **asdict(self)}, sort_keys=True))
+        fields = asdict(self)
+        if fields["load_check"] is None:  # measured load checks: the key entries made before this field had
+            del fields["load_check"]
+        return _sha(json.dumps({"format": CACHE_FORMAT, **fields}, sort_keys=True))
 
     def differences(self, recorded: dict[str, Any]) -> list[str]:
         """What differs from a recorded environment, in words (empty if nothing)."""
@@ -94,6 +100,7 @@ class Environment:
             ("hardware", "hardware changed"),
             ("profile", "profile changed"),
             ("hidden_packages", "hidden packages changed"),
+            ("load_check", "load checks' forced outcome changed"),
         ):
             old, new = recorded.get(name), now[name]
             if (list(old) if isinstance(old, (list, tuple)) else old) != (
