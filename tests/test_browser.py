@@ -547,6 +547,8 @@ def test_figures_fit_a_phone_and_open_full_size_on_a_tap(site, served, browser):
             if f["left"] < f["colLeft"] - 1 or f["right"] > f["colRight"] + 1 or f["scrolls"]:
                 problems.append(f"{path} {f['alt']!r}: {f['left']:.0f}..{f['right']:.0f} px in a column "
                                 f"{f['colLeft']:.0f}..{f['colRight']:.0f} px{' (its box scrolls)' if f['scrolls'] else ''}")
+            elif not (f["height"] and f["naturalHeight"]):
+                problems.append(f"{path} {f['alt']!r}: not loaded (shown {f['height']:.0f} px high)")
             elif abs(f["width"] / f["height"] / (f["natural"] / f["naturalHeight"]) - 1) > 0.02:
                 problems.append(f"{path} {f['alt']!r}: scaled out of proportion")
         fig = page.locator("a.amp-lightbox img.amp-fig:visible").first
