@@ -155,6 +155,35 @@ def optimized_op_counts(path: str | Path, threads: int = 1) -> dict[str, int]:
         return op_counts(opts.optimized_model_filepath)
 
 
+def activation_types(path: str | Path, optimized: bool = True, threads: int = 1) -> list[str]:
+    """The element types (``"INT8"``, ``"UINT8"``) of the activation zero points of the ONNX graph at ``path``:
+    those of each ``QuantizeLinear``/``DequantizeLinear`` whose input is not a stored initializer (a weight's
+    pair reads an initializer). With ``optimized``, of the graph a CPU session runs after its optimisations at
+    creation (``SessionOptions.optimized_model_filepath``), where ONNX Runtime may rewrite int8 QDQ pairs to
+    uint8 (its ``QDQS8ToU8Transformer``, added where int8 QDQ is not allowed, e.g. on x86)."""
+    import tempfile
+
+    import onnx
+
+    def types(model_path: str) -> list[str]:
+        g = onnx.load(model_path).graph
+        inits = {i.name: i for i in g.initializer}
+        return sorted({onnx.TensorProto.DataType.Name(inits[n.input[2]].data_type) for n in g.node
+                       if n.op_type in ("QuantizeLinear", "DequantizeLinear") and n.input[0] not in inits
+                       and len(n.input) > 2 and n.input[2] in inits})
+
+    if not optimized:
+        return types(str(path))
+    import onnxruntime as ort
+
+    with tempfile.TemporaryDirectory(prefix="amp-docs-ort-") as tmp:
+        opts = ort.SessionOptions()
+        opts.intra_op_num_threads, opts.inter_op_num_threads, opts.log_severity_level = threads, 1, 3
+        opts.optimized_model_filepath = str(Path(tmp) / "optimized.onnx")
+        ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
+        return types(opts.optimized_model_filepath)
+
+
 def cpu_flags() -> set[str]:
     """The CPU feature flags from ``/proc/cpuinfo`` (empty where it does not exist)."""
     try:
@@ -193,7 +222,13 @@ def saturation_table(fp32_path: str | Path, workdir: str | Path, x: torch.Tensor
     for i, (name, make) in enumerate(plans.items()):
         p = make(workdir / f"sat_{i}.onnx")
         out = predict(session(p), x)
-        rows.append({"quantization": name, "accuracy": float((out.argmax(1) == y.numpy()).mean()),
+        static = name.startswith("static")
+        rows.append({"quantization": name,
+                     "activations as saved": ", ".join(activation_types(p, optimized=False)).lower() if static
+                     else "float (dynamic)",
+                     "activations as ONNX Runtime runs them": ", ".join(activation_types(p)).lower() if static
+                     else "n/a (dynamic: quantized inside the operator at run time)",
+                     "accuracy": float((out.argmax(1) == y.numpy()).mean()),
                      "logits SQNR vs ORT FP32 (dB)": sqnr_db(torch.from_numpy(ref), torch.from_numpy(out))})
     return pd.DataFrame(rows)
 

@@ -35,7 +35,7 @@ from amp_docs_lib.quantization.task import DigitsTask, state_dict_bytes
 
 ONNX_VARIANTS = (("ONNX Runtime FP32", "fp32", "fp32"),
                  ("ONNX Runtime dynamic INT8", "int8 per-tensor", "uint8 (dynamic)"),
-                 ("ONNX Runtime static INT8 (QDQ)", "int8 per-tensor", "int8 (calibrated)"))
+                 ("ONNX Runtime static INT8 (QDQ)", "int8 per-tensor", "int8 as saved (calibrated; see the saturation table for what runs)"))
 TORCH_FP32 = "FP32"
 ORT_FP32 = "ONNX Runtime FP32"
 

@@ -428,3 +428,27 @@ def aa_summary(df: pd.DataFrame) -> dict[str, Any]:
             "resolved at batch": [int(b) for b, v in zip(aa["batch"], aa["verdict"], strict=True)
                                   if v in ("faster", "slower")]}
 
+
+
+def same_layer_twice(sweep: pd.DataFrame, compiled: pd.DataFrame) -> pd.DataFrame:
+    """The eager layers timed both in a :func:`batch_sweep` (at its largest batch) and in a
+    :func:`compiled_comparison` at that batch: the same layer, weights and input, timed in two sets of rounds.
+
+    Per layer: both medians and IQRs, their ratio, and whether they agree, taken as the two ranges
+    median +- IQR overlapping (``|m1 - m2| <= IQR1 + IQR2``). Where they do not, each set's interval covers the
+    noise within that set only, and a speedup is to be read against its own set's baseline."""
+    big = sweep[sweep["batch"] == sweep["batch"].max()].set_index("variant")
+    comp = compiled.set_index("model")
+    rows = []
+    for k in comp.index:
+        if not str(k).endswith(" (eager)") or comp.loc[k, "median (us)"] is None:
+            continue
+        lab = str(k).removesuffix(" (eager)")
+        if lab not in big.index:
+            continue
+        m1, q1 = float(big.loc[lab, "median (us)"]), float(big.loc[lab, "IQR (us)"])
+        m2, q2 = float(comp.loc[k, "median (us)"]), float(comp.loc[k, "IQR (us)"])
+        rows.append({"layer (eager)": lab, "batch sweep (us)": m1, "batch sweep IQR (us)": q1,
+                     "compile table (us)": m2, "compile table IQR (us)": q2, "ratio (sweep / compile)": m1 / m2,
+                     "agree": abs(m1 - m2) <= q1 + q2})
+    return pd.DataFrame(rows)
