@@ -13,10 +13,10 @@ Two precautions, both here:
   kernel's count in ``/proc/loadavg``, the instantaneous form of the load average; the
   one-minute load average lags by a minute and is only reported). The machine counts as
   quiet only when the reference's median moved by no more than the spread of its blocks
-  before (no drift beyond the reference's own noise) and the median runnable count, this process
-  included, stayed at or below the number of cores (every runnable thread could have a
-  core: a load present both before and after slows the reference alike and only this
-  count sees it). Where it was not quiet, a page says so and draws no conclusion.
+  before (no drift beyond the reference's own noise) and the other runnable tasks (the median
+  runnable count less this process's sampling thread) plus the timing's own threads stayed at or
+  below the number of cores (every thread of the timing could have a core: a load present both
+  before and after slows the reference alike and only this count sees it). Where it was not quiet, a page says so and draws no conclusion.
 """
 
 from __future__ import annotations
@@ -148,9 +148,16 @@ class LoadCheck:
         return statistics.median(self.runnable) if self.runnable else None
 
     @property
+    def others_runnable(self) -> float | None:
+        """Runnable tasks other than this process's sampling thread (median count minus one; None where unknown)."""
+        return None if self.runnable_median is None else max(0.0, self.runnable_median - 1)
+
+    @property
     def load_ok(self) -> bool:
-        """No more runnable tasks than cores (every runnable thread could have a core); True where unknown."""
-        return self.runnable_median is None or self.runnable_median <= self.cores
+        """Every thread of the timing could have a core: the other runnable tasks plus the timing's
+        ``threads`` are at most the cores (a 2-thread timing beside one other task on 2 cores is 3
+        threads for 2 cores, busy); True where the runnable count is unknown."""
+        return self.others_runnable is None or self.others_runnable + self.threads <= self.cores
 
     @property
     def quiet(self) -> bool:
@@ -193,7 +200,8 @@ class LoadCheck:
         if self.quiet:
             return head + ": the machine was quiet."
         why = [w for w, bad in (("the reference's median moved by more than the spread of its blocks before", not self.reference_steady),
-                                ("more runnable tasks than cores", not self.load_ok)) if bad]
+                                ("more runnable tasks than cores: the other runnable tasks plus this timing's "
+                                 f"{self.threads} thread(s) outnumber the cores", not self.load_ok)) if bad]
         return head + f": the machine was busy ({' and '.join(why)}), so no conclusion is drawn from this timing."
 
 

@@ -65,6 +65,22 @@ def activation_elements(cfg: GPTConfig, batch: int) -> int:
     return L * 16 * s * b * h + s * b * V
 
 
+def autocast_excess_over_bf16_bytes(cfg: GPTConfig, batch: int) -> int:
+    """Predicted bytes by which autocast BF16's saved-for-backward excess over the calculator's ``amp_bf16`` row
+    exceeds pure BF16's excess over its ``bf16`` row, for one forward of :class:`GPT`: every tensor autocast
+    keeps in FP32 where pure BF16 keeps BF16 costs 2 bytes more per element, namely each LayerNorm's input (the
+    FP32 residual stream; ``2 * n_layer + 1`` LayerNorms) with its per-row mean and rstd, the loss's log-softmax
+    (``cross_entropy`` runs in FP32) and the loss scalar; less 2 bytes per parameter autocast never copies to BF16
+    for a matmul (position embedding, LayerNorm weights and biases, Linear biases: a bias is not saved for
+    backward; and the token embedding where the head is not tied to it: a lookup casts nothing), which the
+    calculator counts as a BF16 weight copy."""
+    s, b, d, L, V = cfg.block_size, batch, cfg.n_embd, cfg.n_layer, cfg.vocab_size
+    n_ln = 2 * L + 1
+    fp32_instead_of_bf16 = n_ln * b * s * d + 2 * n_ln * b * s + b * s * V + 1  # LN input, its mean and rstd, logits, loss
+    not_copied = s * d + n_ln * 2 * d + L * (3 * d + d + 4 * d + d) + (0 if cfg.tie_weights else V * d)
+    return 2 * fp32_instead_of_bf16 - 2 * not_copied
+
+
 def estimate(n_params: int, n_activations: int, regime: str) -> dict[str, int]:
     """Bytes per component under ``regime`` (a :data:`CALCULATOR_REGIMES` name), and their total."""
     if regime not in CALCULATOR_REGIMES:

@@ -200,9 +200,11 @@ def cache_flush(fn: Callable[[], Any], device: str | torch.device = "cpu", *, ro
     """Per-call time of ``fn`` with warm caches and after overwriting a buffer larger than the last-level cache.
 
     Each round times ``calls`` single calls back to back (warm: operands cache-resident from the
-    previous call) and ``calls`` single calls each preceded by writing ``flush_bytes`` (cold), in
-    alternating order; on CUDA the flush writes twice the L2 size and calls are timed with events.
-    Returns both timings' medians and the cold/warm ratio with its interval.
+    previous call), ``calls`` single calls each preceded by writing ``flush_bytes`` (cold) and
+    ``calls`` warm calls again (the set's A/A control), in an order reversed every other round; on
+    CUDA the flush writes twice the L2 size and calls are timed with events. Returns both timings'
+    medians, the cold/warm ratio with its interval, the A/A (warm again / warm) interval and the
+    verdict (:func:`~amp_docs_lib.core.timing.verdict_for` against that A/A interval).
     """
     dev = check_device(device)
     if flush_bytes is None:
@@ -225,20 +227,34 @@ def cache_flush(fn: Callable[[], Any], device: str | torch.device = "cpu", *, ro
         t0 = time.perf_counter()
         fn()
         return time.perf_counter() - t0
-    warm, cold, ratios = [], [], []
+    warm, cold, ratios, aa_ratios = [], [], [], []
     for r in range(rounds):
-        order = (False, True) if r % 2 == 0 else (True, False)
+        order = ("warm", "cold", "warm again") if r % 2 == 0 else ("warm again", "cold", "warm")
         got = {}
-        for flush in order:
-            got[flush] = [one(flush) for _ in range(calls)]
-        warm += got[False]
-        cold += got[True]
-        ratios.append(statistics.median(got[True]) / statistics.median(got[False]))
+        for what in order:
+            got[what] = [one(what == "cold") for _ in range(calls)]
+        warm += got["warm"]
+        cold += got["cold"]
+        ratios.append(statistics.median(got["cold"]) / statistics.median(got["warm"]))
+        aa_ratios.append(statistics.median(got["warm again"]) / statistics.median(got["warm"]))
     med, lo, hi = median_ci(ratios)
+    _, aa_lo, aa_hi = median_ci(aa_ratios)
     qw, qc = quartiles(warm), quartiles(cold)
     return {"warm median (us)": qw[1] * 1e6, "warm IQR (us)": (qw[2] - qw[0]) * 1e6,
             "flushed median (us)": qc[1] * 1e6, "flushed IQR (us)": (qc[2] - qc[0]) * 1e6,
-            "flushed / warm (x)": med, "interval": (lo, hi), "flush bytes": flush_bytes}
+            "flushed / warm (x)": med, "interval": (lo, hi), "aa interval": (aa_lo, aa_hi),
+            "verdict": flush_verdict(lo, hi, aa_lo, aa_hi), "flush bytes": flush_bytes}
+
+
+def flush_verdict(lo: float, hi: float, aa_lo: float, aa_hi: float) -> str:
+    """:func:`~amp_docs_lib.core.timing.verdict_for` of a flushed/warm interval against the warm A/A interval
+    (above 1: slower when flushed)."""
+    from types import SimpleNamespace
+
+    from amp_docs_lib.core.timing import verdict_for
+
+    return verdict_for(lo, hi, SimpleNamespace(ratio_lo=aa_lo, ratio_hi=aa_hi),  # type: ignore[arg-type]
+                       ("slower when flushed", "faster when flushed"))
 
 
 def last_level_cache_bytes() -> int:

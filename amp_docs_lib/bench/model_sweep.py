@@ -241,23 +241,24 @@ def plot_speedup(df: pd.DataFrame):
 
 def mfu_table(df: pd.DataFrame, peak_by_dtype: dict, best_fp32_tflops: float | None,
               device: str | torch.device = "cpu") -> pd.DataFrame:
-    """Per size and precision of a :func:`sweep`: achieved TFLOP/s, MFU against the dtype's peak, and on a
-    CPU the range over the peak estimate's assumed FMA units and the fraction of the best measured matmul."""
-    from amp_docs_lib.bench.peaks import cpu_peak
-
+    """Per size and precision of a :func:`sweep`: achieved TFLOP/s and MFU. On a GPU the MFU is against the
+    dtype's peak (None where it has none); on a CPU against ``peak_by_dtype["fp32"]``, the one FP32 peak the
+    page uses (the estimate, or the best measured rate where that is higher), for every precision, beside
+    the fraction of the best FP32 matmul measured. No second, estimated peak is divided by."""
     dev = check_device(device)
     compute = {"fp32": "fp32", TF32: "tf32", "amp_bf16": "bf16", "amp_fp16": "fp16", "bf16": "bf16"}
-    cpu = cpu_peak() if dev.type == "cpu" else None
     rows = []
     for _, r in df.iterrows():
         rate, prec = float(r["achieved TFLOP/s"]), r["precision"]
-        peak = peak_by_dtype.get(compute.get(prec, prec))
-        row = {"size": r["size"], "precision": prec, "achieved TFLOP/s": rate,
-               "MFU (of the dtype's peak)": None if peak is None or cpu is not None else rate / peak}
-        if cpu is not None:
-            row["MFU range (FP32 peak estimate, 2 to 1 FMA units)"] = (f"{100 * rate / cpu.high_tflops:.2g}% to "
-                                                                      f"{100 * rate / cpu.low_tflops:.2g}%")
-            row["of the best FP32 matmul measured"] = None if not best_fp32_tflops else rate / best_fp32_tflops
+        if dev.type == "cpu":
+            peak = peak_by_dtype.get("fp32")
+            row = {"size": r["size"], "precision": prec, "achieved TFLOP/s": rate,
+                   "MFU (of the page's FP32 peak)": None if not peak else rate / peak,
+                   "of the best FP32 matmul measured": None if not best_fp32_tflops else rate / best_fp32_tflops}
+        else:
+            peak = peak_by_dtype.get(compute.get(prec, prec))
+            row = {"size": r["size"], "precision": prec, "achieved TFLOP/s": rate,
+                   "MFU (of the dtype's peak)": None if not peak else rate / peak}
         rows.append(row)
     out = pd.DataFrame(rows).astype(object)
     return out.where(out.notna(), None)
