@@ -225,7 +225,7 @@ def test_summary_table(corpus):
            for n in ("fp32", "fp16", "amp_fp16")}
     t = summary_table(res).set_index("regime")
     assert t.loc["fp32", "speed vs fp32"] == 1.0
-    assert t.loc["fp32", "peak CUDA mem (MB)"] is None and t.loc["fp32", "mem vs fp32"] is None
+    assert t.loc["fp32", "peak CUDA mem (MiB)"] is None and t.loc["fp32", "mem vs fp32"] is None
     assert t.loc["fp16", "diverged at step"] == 1 and math.isnan(t.loc["fp16", "final val loss"])
     assert t.loc["amp_fp16", "skipped steps"] == 0 and pd.isna(t.loc["fp32", "skipped steps"])
     with pytest.raises(ValueError):

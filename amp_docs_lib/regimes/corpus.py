@@ -103,6 +103,12 @@ class MarkovSource:
         q = self.bigram_probs()
         return float(-(marg[:, None] * q * np.log(q)).sum())
 
+    @property
+    def unigram_entropy(self) -> float:
+        """:math:`H(X)` in nats under the stationary distribution: the loss of a model that ignores context."""
+        marg = self.stationary().sum(0)
+        return float(-(marg * np.log(marg)).sum())
+
     def window_floor(self, block_size: int) -> float:
         """Best achievable mean loss over ``block_size`` next-token targets of a window."""
         _check_int("block_size", block_size)

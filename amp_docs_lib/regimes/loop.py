@@ -587,9 +587,9 @@ def summary_table(results: dict[str, RunResult], baseline: str = "fp32", skip_fi
             "mean step (ms)": None if t is None else 1e3 * t,
             "tokens/s": None if t is None else res.tokens_per_step / t,
             "speed vs " + baseline: None if (t is None or tb is None) else tb / t,
-            "peak CUDA mem (MB)": pm,
+            "peak CUDA mem (MiB)": pm,
             "mem vs " + baseline: None if (pm is None or pb is None) else pm / pb,
-            "optimizer state (MB)": res.state_bytes / 2**20,
+            "optimizer state (MiB)": res.state_bytes / 2**20,
         })
     return pd.DataFrame(rows, dtype=object)  # object columns keep None (n/a) apart from NaN
 

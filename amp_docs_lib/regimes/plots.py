@@ -199,7 +199,7 @@ def plot_memory(results, summary: pd.DataFrame):
     par = np.array([results[n].param_bytes for n in names]) / 2**20
     gr = np.array([results[n].grad_bytes for n in names]) / 2**20
     st = np.array([results[n].state_bytes for n in names]) / 2**20
-    cuda = summary.set_index("regime")["peak CUDA mem (MB)"] if "peak CUDA mem (MB)" in summary else None
+    cuda = summary.set_index("regime")["peak CUDA mem (MiB)"] if "peak CUDA mem (MiB)" in summary else None
     has_cuda = cuda is not None and cuda.notna().any()
     fig, axes = plt.subplots(1, 2 if has_cuda else 1, figsize=(12 if has_cuda else 7, 3.8), squeeze=False)
     a = axes[0, 0]
@@ -219,7 +219,7 @@ def plot_memory(results, summary: pd.DataFrame):
         b.barh(pos, vals)
         b.set_yticks(pos, names)
         b.invert_yaxis()
-        b.set_xlabel("peak CUDA memory allocated (MB)")
+        b.set_xlabel("peak CUDA memory allocated (MiB)")
         b.grid(alpha=0.3, axis="x")
     fig.tight_layout()
     return fig

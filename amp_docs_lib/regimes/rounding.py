@@ -65,19 +65,23 @@ def second_moment_changes(ratios=(0.0, 0.5, 1.0, 2.0, 3.0, 4.0, 5.0, 10.0), *, b
         new = (beta2 * v.float() + (1 - beta2) * (r * v.float())).to(torch.bfloat16)
         rows.append({"g^2 / v": float(r), "entries changed": float((new != v).float().mean()),
                      "entries changed, torch.optim.AdamW": _torch_adamw_changes(v, r, beta2),
+                     "entries changed, torch.optim.AdamW(fused=True)": _torch_adamw_changes(v, r, beta2, fused=True),
                      "FP32 relative change": (1 - beta2) * (r - 1)})
     return pd.DataFrame(rows)
 
 
-def _torch_adamw_changes(v: torch.Tensor, ratio: float, beta2: float) -> float:
+def _torch_adamw_changes(v: torch.Tensor, ratio: float, beta2: float, *, fused: bool = False) -> float:
     """Fraction of ``v`` that one ``torch.optim.AdamW`` step on BF16 state changes, with ``g = sqrt(ratio v)``.
 
     torch's single-tensor AdamW updates the state in place, ``exp_avg_sq.mul_(beta2).addcmul_(grad, grad,
     value=1 - beta2)`` (``torch/optim/adam.py``): two roundings to BF16, not one. The state is set to ``v``
-    before the step, as if earlier steps had left it there.
+    before the step, as if earlier steps had left it there. With ``fused=True`` the step is
+    ``torch._fused_adamw_`` (``torch/optim/adam.py``, torch 2.14.1 line 877), which computes in FP32
+    and rounds the new ``v`` once.
     """
     p = torch.nn.Parameter(torch.zeros_like(v))
-    opt = torch.optim.AdamW([p], lr=1e-3, betas=(0.9, beta2), weight_decay=0.0, foreach=False)
+    impl = {"fused": True} if fused else {"foreach": False}
+    opt = torch.optim.AdamW([p], lr=1e-3, betas=(0.9, beta2), weight_decay=0.0, **impl)
     opt.state[p] = {"step": torch.tensor(1.0), "exp_avg": torch.zeros_like(v), "exp_avg_sq": v.clone()}
     p.grad = (ratio * v.float()).sqrt().to(torch.bfloat16)
     opt.step()
@@ -224,3 +228,33 @@ def fp16_second_moment_threshold(beta2: float = 0.999) -> float:
     opt.step()
     v = opt.state[p]["exp_avg_sq"]
     return float(g[v != 0].min())
+
+
+def fp32_step_agreement(warm: int = 100, quiet: int = 100, *, beta2: float = 0.999, lr: float = 1e-3,
+                        n: int = 4096, seed: int = 0) -> float:
+    """How far apart torch's AdamW and optimi's AdamW (no Kahan) leave FP32 parameters.
+
+    Both start from the same FP32 parameter and see the same ``warm`` Gaussian gradients then
+    ``quiet`` zero gradients (as ``optimizer_second_moment_decay``). Returns the largest
+    difference between the two final parameters over the largest distance either moved from
+    the start: 0 when they took the same steps, of order 1 when their steps differ.
+    """
+    from amp_docs_lib.regimes.optimizers import plain_optimi_adamw
+
+    for name, value in (("warm", warm), ("quiet", quiet), ("n", n)):
+        if not isinstance(value, int) or value < 1:
+            raise ValueError(f"{name} must be a positive int, got {value!r}")
+    gen = torch.Generator().manual_seed(seed)
+    p0 = torch.randn(n, generator=gen) * 0.1
+    grads = [torch.randn(n, generator=gen) * 1e-2 for _ in range(warm)] + [torch.zeros(n)] * quiet
+    finals = []
+    for make in (lambda ps: torch.optim.AdamW(ps, lr=lr, betas=(0.9, beta2), weight_decay=0.0, foreach=False),
+                 lambda ps: plain_optimi_adamw(ps, lr=lr, betas=(0.9, beta2))):
+        p = torch.nn.Parameter(p0.clone())
+        opt = make([p])
+        for g in grads:
+            p.grad = g.clone()
+            opt.step()
+        finals.append(p.detach().double())
+    moved = max(float((f - p0.double()).abs().max()) for f in finals)
+    return float((finals[0] - finals[1]).abs().max()) / moved
