@@ -57,5 +57,7 @@ def test_packed_int4_cpu_reads_packed_codes_in_its_kernel():
         assert packed["matmul that ran"].startswith("aten._weight_int4pack_mm_for_cpu")
         assert "uint8" in packed["matmul that ran"]
         assert packed["weight bytes"] < d.loc[dt, "weight bytes"]
-        assert packed["vs the same dtype's float layer"].endswith(("(faster)", "(slower)", "(no difference resolved)"))
+        # what the harness says (the speed is not this test's subject; a noisy A/A control is a verdict too)
+        verdicts = ("faster", "slower", timing.UNRESOLVED, timing.NOISE_FLOOR_TOO_HIGH)
+        assert packed["vs the same dtype's float layer"].endswith(tuple(f"({v})" for v in verdicts))
         assert d.loc[dt, "vs the same dtype's float layer"] is None
