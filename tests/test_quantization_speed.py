@@ -205,7 +205,7 @@ def test_decision_table_decides_only_on_resolved_differences():
     ])
     ss = pd.DataFrame({"variant": ["A", "B", "C"], "verdict": ["no difference resolved"] * 2 + ["lower than FP32"]})
     row = results.decision_table(df, ss).iloc[0]
-    assert row["memory"].startswith("A = B (tie")  # equal weight codes are a tie; B's extra metadata is not ranked
+    assert row["memory"].startswith("A (30.0 KiB of weight payload")  # equal codes, B's payload is larger
     assert row["latency"].startswith("stay with FP32")  # B's interval contains 1, C is ineligible, D deprecated
     assert row["accuracy"].startswith("any eligible variant")  # 0.971 vs 0.97 is not resolved
 

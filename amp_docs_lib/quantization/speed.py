@@ -68,6 +68,27 @@ def torch_ao_reduce_range(model: nn.Module, x: torch.Tensor) -> dict[str, Any]:
             "7-bit activations": bool(torch.equal(out, by_range[True])) and not torch.equal(out, by_range[False])}
 
 
+def torchao_activation_codes(model: nn.Module, x: torch.Tensor, layer: str | None = None) -> dict[str, Any]:
+    """The INT8 codes torchao's default dynamic activation quantization (``Int8DynamicActivationInt8WeightConfig``:
+    symmetric, ``act_mapping_type=MappingType.SYMMETRIC``, one scale per token) gives the input of ``model``'s
+    Linear ``layer`` (default: the first) on ``x``: smallest and largest code and how many distinct codes occur.
+
+    On inputs that are never negative a symmetric int8 mapping uses only 0..127, the same 128 levels as
+    ``torch.ao``'s ``reduce_range=True`` (0..127, one scale per tensor): the difference is the granularity.
+    """
+    from torchao.quantization.quant_primitives import MappingType, choose_qparams_affine, quantize_affine
+
+    from amp_docs_lib.quantization.calibration import linear_inputs
+
+    name = layer or next(n for n, m in model.named_modules() if isinstance(m, nn.Linear))
+    inp = linear_inputs(model, x)[name].float()
+    block = (1, inp.shape[-1])  # per token: one scale per row
+    scale, zp = choose_qparams_affine(inp, MappingType.SYMMETRIC, block, torch.int8, eps=torch.finfo(torch.float32).eps)
+    q = quantize_affine(inp, block, scale, zp, torch.int8)
+    return {"layer": name, "input min": float(inp.min()), "code min": int(q.min()), "code max": int(q.max()),
+            "distinct codes": int(q.unique().numel()), "scales (one per token)": int(scale.numel())}
+
+
 def baseline_for(device: str | torch.device) -> tuple[torch.dtype, str]:
     """The float layer quantized variants are compared with on ``device``: BF16 on CUDA (what torchao's GPU
     configurations start from, and what one would otherwise deploy there), FP32 elsewhere (a CPU without
