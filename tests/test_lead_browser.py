@@ -30,8 +30,9 @@ pytestmark = [
 # Chapters still over the goal, with the most screens each may take until it is split into sub-pages
 # (measured at 1400x900 on this branch's build; the test fails when one grows, and when one meets the
 # goal, so that it leaves this list).
-# Performance grew from 31 to 35 with the independent read's fixes (load-check and matmul-library tables).
-OVER_GOAL = {"fp8": 47, "quantization": 44, "gradscaler": 38, "formats": 34, "performance": 35}
+# Performance grew from 31 to 35 with the independent read's fixes (load-check and matmul-library tables);
+# training regimes from 24.9 to 27.6 with the controls two reads asked for (100x-lr runs, fused AdamW, step agreement).
+OVER_GOAL = {"fp8": 47, "quantization": 44, "gradscaler": 38, "formats": 34, "performance": 35, "training_regimes": 28}
 
 DESKTOP = measure_pages.VIEWPORTS["1400x900"]
 
