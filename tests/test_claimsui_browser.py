@@ -19,6 +19,7 @@ from conftest import CHAPTERS, REPO_ROOT
 
 sys.path.insert(0, str(REPO_ROOT / "scripts"))
 import measure_pages  # noqa: E402  (scripts/ is not a package)
+from test_lead_browser import browser, served  # noqa: E402, F401  (the module's fixtures)
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 playwright = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
@@ -62,22 +63,8 @@ TIP = """(i) => { const p = [...document.querySelectorAll(%LONE%)][i];
 LAYOUT, VISIBLE_LONE, TIP = (js.replace("%LONE%", repr(LONE)) for js in (LAYOUT, VISIBLE_LONE, TIP))
 
 
-@pytest.fixture(scope="module")
-def served(site):
-    with measure_pages.serve(site) as base:
-        yield base
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with playwright.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=measure_pages.ARGS)
-        yield b
-        b.close()
-
-
 @pytest.mark.parametrize("screen", ["390x844", "1400x900"])
-def test_claims_print_their_verdict_once_and_show_it_on_focus_tap_or_hover(served, browser, screen):
+def test_claims_print_their_verdict_once_and_show_it_on_focus_tap_or_hover(served, browser, screen):  # noqa: F811
     width, height = measure_pages.VIEWPORTS[screen]
     phone = width < 600
     context = browser.new_context(viewport={"width": width, "height": height}, has_touch=phone, is_mobile=phone)

@@ -5,10 +5,8 @@ from __future__ import annotations
 
 import base64
 import gzip
-import importlib.util
 import io
 import re
-import sys
 
 import matplotlib
 import numpy as np
@@ -17,10 +15,10 @@ import pytest
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from PIL import Image, features  # noqa: E402
+from test_math_render import _weights_script  # noqa: E402  (loads scripts/page_weights.py)
 
 from amp_docs_lib.docsite import page_files  # noqa: E402
 from amp_docs_lib.page.figures import show_figure  # noqa: E402
-from conftest import REPO_ROOT  # noqa: E402
 
 pytestmark = pytest.mark.skipif(not features.check("webp"), reason="this Pillow has no WebP codec")
 _RENDERINGS = re.compile(r'class="amp-fig amp-fig--(light|dark)" src="data:(image/[a-z]+);base64,([^"]+)"')
@@ -73,14 +71,6 @@ def test_a_webp_data_uri_becomes_a_lazy_file_of_the_site(tmp_path):
     assert (
         "data:" not in out and 'loading="lazy"' in out and f'src="../../{page_files.FIGURES_DIR}/{written.name}"' in out
     )
-
-
-def _weights_script():
-    spec = importlib.util.spec_from_file_location("page_weights", REPO_ROOT / "scripts" / "page_weights.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["page_weights"] = module  # dataclasses look their module up there
-    spec.loader.exec_module(module)
-    return module
 
 
 def test_the_weight_counts_each_palette_and_both_copies_of_every_figure(tmp_path):

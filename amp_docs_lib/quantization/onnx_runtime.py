@@ -139,10 +139,9 @@ def op_counts(path: str | Path) -> dict[str, int]:
     return dict(sorted(counts.items()))
 
 
-def optimized_op_counts(path: str | Path, threads: int = 1) -> dict[str, int]:
-    """:func:`op_counts` of the graph ONNX Runtime runs: the model after the graph optimisations a CPU
-    session applies at creation (``SessionOptions.optimized_model_filepath``), where QDQ groups are
-    fused into integer operators (``QGemm``, ``DynamicQuantizeMatMul``, ...)."""
+def _read_optimized(path: str | Path, threads: int, read):
+    """``read`` applied to the graph ONNX Runtime runs: the model after the graph optimisations a CPU session
+    applies at creation, written out through ``SessionOptions.optimized_model_filepath``."""
     import tempfile
 
     import onnxruntime as ort
@@ -152,7 +151,14 @@ def optimized_op_counts(path: str | Path, threads: int = 1) -> dict[str, int]:
         opts.intra_op_num_threads, opts.inter_op_num_threads, opts.log_severity_level = threads, 1, 3
         opts.optimized_model_filepath = str(Path(tmp) / "optimized.onnx")
         ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
-        return op_counts(opts.optimized_model_filepath)
+        return read(opts.optimized_model_filepath)
+
+
+def optimized_op_counts(path: str | Path, threads: int = 1) -> dict[str, int]:
+    """:func:`op_counts` of the graph ONNX Runtime runs: the model after the graph optimisations a CPU
+    session applies at creation (``SessionOptions.optimized_model_filepath``), where QDQ groups are
+    fused into integer operators (``QGemm``, ``DynamicQuantizeMatMul``, ...)."""
+    return _read_optimized(path, threads, op_counts)
 
 
 def activation_types(path: str | Path, optimized: bool = True, threads: int = 1) -> list[str]:
@@ -161,8 +167,6 @@ def activation_types(path: str | Path, optimized: bool = True, threads: int = 1)
     pair reads an initializer). With ``optimized``, of the graph a CPU session runs after its optimisations at
     creation (``SessionOptions.optimized_model_filepath``), where ONNX Runtime may rewrite int8 QDQ pairs to
     uint8 (its ``QDQS8ToU8Transformer``, added where int8 QDQ is not allowed, e.g. on x86)."""
-    import tempfile
-
     import onnx
 
     def types(model_path: str) -> list[str]:
@@ -172,16 +176,7 @@ def activation_types(path: str | Path, optimized: bool = True, threads: int = 1)
                        if n.op_type in ("QuantizeLinear", "DequantizeLinear") and n.input[0] not in inits
                        and len(n.input) > 2 and n.input[2] in inits})
 
-    if not optimized:
-        return types(str(path))
-    import onnxruntime as ort
-
-    with tempfile.TemporaryDirectory(prefix="amp-docs-ort-") as tmp:
-        opts = ort.SessionOptions()
-        opts.intra_op_num_threads, opts.inter_op_num_threads, opts.log_severity_level = threads, 1, 3
-        opts.optimized_model_filepath = str(Path(tmp) / "optimized.onnx")
-        ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
-        return types(opts.optimized_model_filepath)
+    return _read_optimized(path, threads, types) if optimized else types(str(path))
 
 
 def cpu_flags() -> set[str]:
