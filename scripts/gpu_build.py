@@ -33,11 +33,13 @@ import sys
 import tarfile
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 BUNDLE_FILE = "bundle.json"
 ARCHIVE_NAME = "amp-docs-gpu-build.tar.gz"
+PACKAGE_SECONDS = 150  # package-reference after the chapters: amp-docs report's sweeps at n = 4096
 ARCHIVE_LIMIT = 16 * 2**20  # one file back through the device tool's $OUT (16 MiB each)
 GPU_BUILD_DIR = Path(".amp-docs-cache") / "gpu-build"  # in the archive: what is not a reference result
 CHAPTERS_DIR = Path("docs") / "chapters"
@@ -328,8 +330,44 @@ def amp_docs(args: list[str], log: Path, timeout: float | None) -> int:
             return 124
 
 
-def run(folder: Path, chapters: list[Path], archive: Path, timeout: float | None) -> int:
-    """Install, execute ``chapters``, write ``archive``; 0 if every chapter executed, 1 otherwise."""
+def _time_left(started: float, deadline: float | None, timeout: float | None) -> float | None:
+    """A step's time limit: ``timeout``, cut to what is left before ``deadline`` (seconds after ``started``)."""
+    if deadline is None:
+        return timeout
+    left = max(1.0, deadline - (time.time() - started))
+    return left if timeout is None else min(timeout, left)
+
+
+def package_machine(work: Path, timeout: float) -> int:
+    """``amp-docs package-reference`` on this run's executed notebooks: the machine's folder in
+    docs/reference-results/ (its environment, the measurements the chapters published and
+    ``amp-docs report``'s tables), as a reader's built site would give it."""
+    newest: dict[str, Path] = {}
+    for p in sorted((work / "executed").glob("*.ipynb"), key=lambda p: p.stat().st_mtime):
+        newest[p.stem.rsplit("-", 1)[0]] = p  # <chapter>-<cache id>.ipynb
+    with tempfile.TemporaryDirectory(prefix="amp-docs-site-") as site:
+        downloads = Path(site) / "downloads" / "chapters"
+        downloads.mkdir(parents=True)
+        for chapter, p in newest.items():
+            shutil.copy2(p, downloads / f"{chapter}.ipynb")
+        return amp_docs(
+            ["package-reference", "--site", site, "--no-archive", "--no-gated"],
+            work / "package-reference.log",
+            timeout,
+        )
+
+
+def run(
+    folder: Path,
+    chapters: list[Path],
+    archive: Path,
+    timeout: float | None,
+    deadline: float | None = None,
+    jobs: int = 1,
+) -> int:
+    """Install, execute ``chapters``, package the machine's reference folder, write ``archive``; 0 if
+    every chapter executed, 1 otherwise. After ``deadline`` seconds no step starts and the one running
+    is stopped, so that the archive is written inside a lease of known length."""
     bundle = read_bundle(folder)
     started = time.time()
     work = REPO / GPU_BUILD_DIR
@@ -341,15 +379,29 @@ def run(folder: Path, chapters: list[Path], archive: Path, timeout: float | None
     print(f"gpu_build: install from {folder}: exit {rc}", flush=True)
     if rc == 0:
         amp_docs(["env"], work / "env.txt", timeout)
-        for chapter in chapters:
+
+        def execute(chapter: Path) -> None:
+            if deadline is not None and time.time() - started >= deadline:
+                summary["chapters"][chapter.stem] = {"exit": None, "seconds": 0.0}
+                print(f"gpu_build: {chapter.stem}: not started (past the {deadline:.0f} s deadline)", flush=True)
+                return
             t0 = time.perf_counter()
-            code = amp_docs(["execute", str(chapter.relative_to(REPO))], work / "logs" / f"{chapter.stem}.log", timeout)
+            code = amp_docs(
+                ["execute", str(chapter.relative_to(REPO))],
+                work / "logs" / f"{chapter.stem}.log",
+                _time_left(started, deadline, timeout),
+            )
             seconds = round(time.perf_counter() - t0, 1)
             summary["chapters"][chapter.stem] = {"exit": code, "seconds": seconds}
             print(
                 f"gpu_build: {chapter.stem}: {'ok' if code == 0 else f'FAILED (exit {code})'} in {seconds} s",
                 flush=True,
             )
+
+        # jobs > 1 shares the GPU between chapters: their timings are then not of a quiet GPU
+        with ThreadPoolExecutor(max_workers=jobs) as pool:
+            list(pool.map(execute, chapters))
+        summary["jobs"] = jobs
     (work / "times.tsv").write_text(
         "chapter\texit\tseconds\n"
         + "".join(f"{c}\t{r['exit']}\t{r['seconds']}\n" for c, r in summary["chapters"].items())
@@ -359,6 +411,9 @@ def run(folder: Path, chapters: list[Path], archive: Path, timeout: float | None
     for p in (REPO / ".amp-docs-cache" / "executed").glob("*"):
         if p.is_file() and p.stat().st_mtime >= started:
             shutil.copy2(p, work / "executed" / p.name)
+    if rc == 0:  # after the deadline too: the machine's folder is what a partial run is for
+        summary["package_exit"] = package_machine(work, PACKAGE_SECONDS)
+        print(f"gpu_build: package-reference: exit {summary['package_exit']}", flush=True)
     (work / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
     write_archive(
         archive, work, [p for p in (REPO / REFERENCE_DIR).rglob("*") if p.is_file() and p.stat().st_mtime >= started]
@@ -414,6 +469,15 @@ def main(argv: list[str] | None = None) -> int:
         help=f"where to write the archive (default: $OUT/{ARCHIVE_NAME}, or ./{ARCHIVE_NAME})",
     )
     r.add_argument("--timeout", type=float, default=None, help="stop a chapter after this many seconds")
+    r.add_argument(
+        "--deadline",
+        type=float,
+        default=None,
+        help="start nothing after this many seconds from the start, and stop what runs then (a lease's length)",
+    )
+    r.add_argument(
+        "--jobs", type=int, default=1, help="chapters executed at once (default 1: each has the GPU to itself)"
+    )
     args = parser.parse_args(argv)
     try:
         if args.command == "prepare":
@@ -427,7 +491,16 @@ def main(argv: list[str] | None = None) -> int:
         if not args.dir.is_dir():
             raise UsageError(f"{args.dir}: no such folder; give the folder `prepare` filled")
         archive = args.archive or Path(os.environ.get("OUT") or ".") / ARCHIVE_NAME
-        return run(args.dir.resolve(), chapters_to_run(args.chapters), archive.resolve(), args.timeout)
+        if args.jobs < 1:
+            raise UsageError(f"--jobs {args.jobs}: give 1 or more chapters at once")
+        return run(
+            args.dir.resolve(),
+            chapters_to_run(args.chapters),
+            archive.resolve(),
+            args.timeout,
+            args.deadline,
+            args.jobs,
+        )
     except UsageError as e:
         parser.error(str(e))  # exit status 2
 

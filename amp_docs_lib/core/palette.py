@@ -59,6 +59,7 @@ _ALIASES: dict[str, str] = {
     "fp8_e4m3": "FP8 E4M3FN", "float8_e5m2": "FP8 E5M2", "e5m2": "FP8 E5M2", "fp8_e5m2": "FP8 E5M2",
     "float8_e8m0fnu": "E8M0", "int8": "INT8", "int4": "INT4", "mxfp4": "FP4 E2M1",
     "fp6_e2m3": "FP6 E2M3", "fp6_e3m2": "FP6 E3M2", "fp4_e2m1": "FP4 E2M1",
+    "fp8": "FP8 E4M3FN",  # bench.matmul's name for its E4M3 torch._scaled_mm
 }
 
 
