@@ -95,9 +95,9 @@ def tf32_settings() -> dict[str, Any]:
         # would repeat on every stamp, and the Formats chapter shows any warning they give.
         warnings.simplefilter("ignore")
         settings = {
-            "float32_matmul_precision": torch.get_float32_matmul_precision(),
-            "cuda.matmul.allow_tf32": bool(torch.backends.cuda.matmul.allow_tf32),
-            "cudnn.allow_tf32": bool(torch.backends.cudnn.allow_tf32),
+            "float32_matmul_precision": _legacy_flag(torch.get_float32_matmul_precision),
+            "cuda.matmul.allow_tf32": _legacy_flag(lambda: bool(torch.backends.cuda.matmul.allow_tf32)),
+            "cudnn.allow_tf32": _legacy_flag(lambda: bool(torch.backends.cudnn.allow_tf32)),
         }
         for key, owner in (
             ("cuda.matmul.fp32_precision", torch.backends.cuda.matmul),
@@ -108,11 +108,31 @@ def tf32_settings() -> dict[str, Any]:
         return settings
 
 
+# What a legacy TF32 flag reads as when torch refuses to read it: after the new ``fp32_precision`` API set a
+# backend apart from the old flags, torch (2.9+) raises "mix of the legacy and new APIs" on reading them.
+LEGACY_UNREADABLE = "unreadable: the legacy and new TF32 APIs were mixed"
+
+
+def _legacy_flag(read: Any) -> Any:
+    try:
+        return read()
+    except RuntimeError:
+        return LEGACY_UNREADABLE
+
+
 def tf32_summary(settings: dict[str, Any] | None = None) -> str:
-    """'TF32 matmul off, cuDNN on', from ``settings`` (default: ``tf32_settings()``)."""
+    """'TF32 matmul off, cuDNN on', from ``settings`` (default: ``tf32_settings()``); a legacy flag torch
+    refused to read is answered by its new-API ``fp32_precision``."""
     s = tf32_settings() if settings is None else settings
+
+    def on(legacy: str, new: str) -> bool:
+        return s.get(new) == "tf32" if s[legacy] == LEGACY_UNREADABLE else bool(s[legacy])
+
     onoff = lambda b: "on" if b else "off"  # noqa: E731
-    return f"TF32 matmul {onoff(s['cuda.matmul.allow_tf32'])}, cuDNN {onoff(s['cudnn.allow_tf32'])}"
+    return (
+        f"TF32 matmul {onoff(on('cuda.matmul.allow_tf32', 'cuda.matmul.fp32_precision'))}, "
+        f"cuDNN {onoff(on('cudnn.allow_tf32', 'cudnn.conv.fp32_precision'))}"
+    )
 
 
 def package_versions() -> dict[str, str]:

@@ -26,7 +26,7 @@ from torch import nn
 
 from amp_docs_lib.core.tables import short_dtype
 from amp_docs_lib.distributed.comm_log import log_collectives
-from amp_docs_lib.distributed.launch import run_workers
+from amp_docs_lib.distributed.launch import run_workers, worker_mesh
 
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
 
@@ -64,10 +64,11 @@ def fsdp_worker(rank: int, world_size: int, device: torch.device, *, features: i
     policy = MixedPrecisionPolicy(param_dtype=_dtype(param_dtype), reduce_dtype=_dtype(reduce_dtype),
                                   output_dtype=_dtype(output_dtype),
                                   cast_forward_inputs=cast_forward_inputs)
+    mesh = worker_mesh(device, world_size)
     for layer in model:                      # one FSDP unit per Linear ...
         if isinstance(layer, nn.Linear):
-            fully_shard(layer, mp_policy=policy)
-    fully_shard(model, mp_policy=policy)     # ... and the root
+            fully_shard(layer, mesh=mesh, mp_policy=policy)
+    fully_shard(model, mesh=mesh, mp_policy=policy)     # ... and the root
     optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
 
     rows = [_row("1 sharded parameter (stored)", n, p) for n, p in model.named_parameters()]
@@ -116,10 +117,11 @@ def accumulation_worker(rank: int, world_size: int, device: torch.device, *, fea
         raise ValueError(f"microbatches must be an int >= 2, got {microbatches!r}")
     model = make_mlp(features, hidden, classes).to(device)
     policy = MixedPrecisionPolicy(param_dtype=_dtype(param_dtype), reduce_dtype=_dtype(reduce_dtype))
+    mesh = worker_mesh(device, world_size)
     for layer in model:
         if isinstance(layer, nn.Linear):
-            fully_shard(layer, mp_policy=policy)
-    fully_shard(model, mp_policy=policy)
+            fully_shard(layer, mesh=mesh, mp_policy=policy)
+    fully_shard(model, mesh=mesh, mp_policy=policy)
     g = torch.Generator().manual_seed(2000 + rank)
     rows = []
     for i in range(microbatches):
@@ -188,7 +190,8 @@ def norm_softmax_worker(rank: int, world_size: int, device: torch.device, *, fea
         x = torch.randn(batch, features, generator=g).to(device)
         y = torch.randint(0, classes, (batch,), generator=g).to(device)
         if setup.startswith("FSDP2"):
-            fully_shard(model, mp_policy=MixedPrecisionPolicy(param_dtype=torch.bfloat16))
+            fully_shard(model, mesh=worker_mesh(device, world_size),
+                        mp_policy=MixedPrecisionPolicy(param_dtype=torch.bfloat16))
             logits = model(x)
             logp = F.log_softmax(logits, dim=-1)
             loss = F.cross_entropy(logits, y)

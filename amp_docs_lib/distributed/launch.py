@@ -57,6 +57,18 @@ def default_backend() -> str:
     return launch_plan(_cuda_devices())[0]
 
 
+def worker_mesh(device: torch.device, world_size: int):
+    """The 1-D device mesh of a worker's ranks on ``device``'s type, for ``fully_shard(mesh=...)``.
+
+    Without one, FSDP2 builds its default mesh on CUDA whenever CUDA is available
+    (``torch/distributed/fsdp/_fully_shard/_fsdp_init.py``, ``_init_default_fully_shard_mesh``): on a
+    one-GPU machine, whose ranks run on the CPU under gloo, it moved the parameters to cuda:0 while the
+    batch stayed on the CPU (the H100 build of 2026-11-25)."""
+    from torch.distributed.device_mesh import init_device_mesh
+
+    return init_device_mesh(device.type, (world_size,))
+
+
 def default_world_size() -> int:
     """Two processes: one per GPU on two GPUs, two CPU processes otherwise (see ``launch_plan``)."""
     return launch_plan(_cuda_devices())[1]

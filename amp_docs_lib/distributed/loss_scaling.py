@@ -47,6 +47,7 @@ def scaler_agreement_worker(rank: int, world_size: int, device: torch.device, *,
     from torch.nn.parallel import DistributedDataParallel as DDP
 
     from amp_docs_lib.distributed.fsdp_probe import make_mlp
+    from amp_docs_lib.distributed.launch import worker_mesh
 
     rows = []
     for setup in SETUPS:
@@ -55,10 +56,11 @@ def scaler_agreement_worker(rank: int, world_size: int, device: torch.device, *,
         if setup.startswith("DDP"):
             wrapped = DDP(model, device_ids=[device.index] if device.type == "cuda" else None)
         else:
+            mesh = worker_mesh(device, world_size)
             for layer in model:
                 if isinstance(layer, torch.nn.Linear):
-                    fully_shard(layer)
-            wrapped = fully_shard(model)
+                    fully_shard(layer, mesh=mesh)
+            wrapped = fully_shard(model, mesh=mesh)
         scaler = (ShardedGradScaler(device.type) if "Sharded" in setup
                   else torch.amp.GradScaler(device.type))
         opt = torch.optim.SGD(model.parameters(), lr=0.1)

@@ -566,8 +566,16 @@ def fp32_precision_restored():
     """
     before = fp32_precision_state()
     try:
+        legacy = torch.get_float32_matmul_precision()
+    except RuntimeError:  # the new API already set backends apart: the old one has no single value to restore
+        legacy = None
+    try:
         yield
     finally:
+        # the legacy global first: left changed, it contradicts the restored new-API values, and reading
+        # ``matmul.allow_tf32`` then raises ("mix of the legacy and new APIs"); the writes below override it
+        if legacy is not None:
+            torch.set_float32_matmul_precision(legacy)
         for path, value in before.items():
             obj, attr = _attribute_owner(path)
             setattr(obj, attr, value)

@@ -1,0 +1,59 @@
+"""Every committed reference result still belongs to a cell of the current chapters (issue 32).
+
+A gated cell's reference is keyed by the hash of its source (``docsite.execute.reference_path``): edit the cell
+and its reference is no longer found, so a build would show the skip note without it. This test reports such
+orphans (and references of cells no longer gated by hardware) instead of letting them go unseen; the fix is to
+re-run the chapter on a GPU (scripts/gpu_build.py) or delete the file."""
+
+import json
+from pathlib import Path
+
+import jupytext
+
+from amp_docs_lib.core.gating import requirements_from_tags
+from amp_docs_lib.core.paths import REFERENCE_RESULTS
+from amp_docs_lib.docsite.execute import cell_id
+from amp_docs_lib.docsite.references import MACHINE_FILE
+
+REPO = Path(__file__).resolve().parents[1]
+CHAPTERS = REPO / "docs" / "chapters"
+
+
+def gated_cells(chapter: Path) -> dict[str, list[str]]:
+    nb = jupytext.read(chapter)
+    return {
+        cell_id(c): requirements_from_tags(c.metadata.get("tags", []))
+        for c in nb.cells
+        if c.cell_type == "code" and requirements_from_tags(c.metadata.get("tags", []))
+    }
+
+
+def reference_files() -> list[Path]:
+    root = REPO / REFERENCE_RESULTS
+    return sorted(p for p in root.glob("*/*.json") if not (p.parent / MACHINE_FILE).exists())
+
+
+def test_every_reference_result_matches_a_gated_cell_of_its_chapter():
+    files = reference_files()
+    assert files, "no gated reference results committed"
+    orphans = []
+    for p in files:
+        chapter = CHAPTERS / f"{p.parent.name}.md"
+        cells = gated_cells(chapter) if chapter.exists() else {}
+        if p.stem not in cells:
+            orphans.append(f"{p.relative_to(REPO)}: no gated cell of {chapter.name} has this source any more")
+        elif json.loads(p.read_text())["requires"] != cells[p.stem]:
+            orphans.append(f"{p.relative_to(REPO)}: the cell's requirements changed to {cells[p.stem]}")
+    assert orphans == []
+
+
+def test_an_edited_cell_orphans_its_reference(tmp_path):
+    """The check's false variant: the same cell with one character changed no longer finds its reference."""
+    p = reference_files()[0]
+    chapter = (CHAPTERS / f"{p.parent.name}.md").read_text(encoding="utf-8")
+    nb = jupytext.reads(chapter, fmt="md")
+    cell = next(c for c in nb.cells if c.cell_type == "code" and cell_id(c) == p.stem)
+    edited = tmp_path / f"{p.parent.name}.md"
+    edited.write_text(chapter.replace(cell.source, cell.source + " "), encoding="utf-8")
+    assert p.stem in gated_cells(CHAPTERS / f"{p.parent.name}.md")
+    assert p.stem not in gated_cells(edited)
