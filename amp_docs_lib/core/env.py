@@ -27,12 +27,14 @@ from amp_docs_lib.core.profiles import active_profile
 
 
 def gpus() -> list[dict[str, Any]]:
-    """One entry per visible CUDA device: name, compute capability, memory."""
+    """One entry per visible CUDA device: name, compute capability, memory, BF16 support, driver."""
     import torch
 
     if not torch.cuda.is_available():
         return []
-    out = []
+    from amp_docs_lib.core.machine import nvidia_driver_version
+
+    out, driver = [], nvidia_driver_version()
     for i in range(torch.cuda.device_count()):
         p = torch.cuda.get_device_properties(i)
         out.append(
@@ -42,6 +44,7 @@ def gpus() -> list[dict[str, Any]]:
                 "compute_capability": f"{p.major}.{p.minor}",
                 "memory_gib": round(p.total_memory / 2**30, 1),
                 "bf16_supported": bool(torch.cuda.is_bf16_supported()),
+                "driver": driver,  # a reference result names the driver it ran on (None: nvidia-smi absent)
             }
         )
     return out
@@ -68,10 +71,11 @@ def cpu_matmul_support() -> str:
 
 
 def device_summary() -> str:
-    """Device string for stamps: 'NVIDIA H100 (sm 9.0)' or the CPU with its vector ISA and 16-bit matmul support."""
+    """Device string for stamps: 'NVIDIA H100 (sm 9.0, driver 580.159.04)' or the CPU with its vector ISA and 16-bit matmul support."""
     g = gpus()
     if g:
-        return f"{g[0]['name']} (sm {g[0]['compute_capability']})"
+        driver = f", driver {g[0]['driver']}" if g[0].get("driver") else ""
+        return f"{g[0]['name']} (sm {g[0]['compute_capability']}{driver})"
     return f"CPU: {cpu_model()} ({os.cpu_count()} cores, {cpu_capability()}; {cpu_matmul_support()})"
 
 

@@ -29,6 +29,21 @@ def nvidia_gpus_light() -> str:
         return f"nvidia-smi failed ({e})"
 
 
+def nvidia_driver_version() -> str | None:
+    """The NVIDIA driver's version as ``nvidia-smi`` reports it ('580.159.04'), or None without one."""
+    smi = shutil.which("nvidia-smi")
+    if not smi:
+        return None
+    try:
+        r = subprocess.run(
+            [smi, "--query-gpu=driver_version", "--format=csv,noheader"], capture_output=True, text=True, timeout=20
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    first = r.stdout.strip().splitlines()[:1] if r.returncode == 0 else []
+    return first[0].strip() if first and first[0].strip() else None
+
+
 def cpu_model() -> str:
     """The CPU's marketing name, read from /proc/cpuinfo where it exists."""
     try:
