@@ -160,6 +160,9 @@ def test_sweep_intervals_trend_and_mfu():
     assert model_sweep.speedup_trend(fake) == "rises"
     fake["interval low"] = [1.0, 1.1, 1.6]
     assert model_sweep.speedup_trend(fake) == "not resolved"
+    # read of 2026-11-25: a resolved rise then a resolved fall is not "intervals overlap"
+    fake["interval low"], fake["interval high"] = [0.70, 0.78, 0.57], [0.74, 0.81, 0.63]
+    assert model_sweep.speedup_trend(fake) == model_sweep.TREND_NOT_MONOTONE
     mfu = model_sweep.mfu_table(df, {"fp32": 1.0}, 0.05, "cpu")
     assert len(mfu) == len(df) and "MFU (of the page's FP32 peak)" in mfu.columns
 

@@ -21,3 +21,11 @@ def test_pure_fp16_parameters_are_refused_by_both_scalers():
     r = G.pure_fp16_unscale()
     assert r["torch.amp.GradScaler"] == "Attempting to unscale FP16 gradients."
     assert r["ReferenceGradScaler"].startswith("Attempting to unscale FP16 gradients")
+
+
+def test_a_fused_optimizer_steps_fp16_parameters_and_unscales_them():
+    """Read of 2026-11-25, finding 1: GradScaler refuses FP16 parameters only with a non-fused optimizer;
+    SGD(fused=True) takes step's _step_supports_amp_scaling branch and its kernel unscales."""
+    r = G.pure_fp16_fused_step(init_scale=2.0**10)
+    assert r["error"] is None and abs(r["update / expected"] - 1) < 0.05
+    assert abs(G.pure_fp16_fused_step(init_scale=2.0**14)["update / expected"] - 1) < 0.05  # not the scale

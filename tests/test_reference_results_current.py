@@ -57,3 +57,32 @@ def test_an_edited_cell_orphans_its_reference(tmp_path):
     edited.write_text(chapter.replace(cell.source, cell.source + " "), encoding="utf-8")
     assert p.stem in gated_cells(CHAPTERS / f"{p.parent.name}.md")
     assert p.stem not in gated_cells(edited)
+
+
+def test_every_reference_result_is_stamped_with_its_machine():
+    """Issue 32: each reference names the GPU, torch, CUDA, profile and date it was measured with."""
+    for p in reference_files():
+        stamp = json.loads(p.read_text()).get("stamp") or ""
+        assert all(part in stamp for part in (" (sm ", "torch ", "CUDA ", "profile ")), (p.name, stamp)
+
+
+def test_a_reference_speaks_of_its_own_machine(tmp_path):
+    """Read of 2026-11-25: a committed H100 fact read "On this machine (NVIDIA H100 ...)" on a CPU build's page."""
+    from types import SimpleNamespace
+
+    from amp_docs_lib.docsite.execute import load_reference, reference_path
+
+    cell = SimpleNamespace(source="probe()")
+    p = reference_path("ch", cell, tmp_path)
+    p.parent.mkdir(parents=True)
+    fact = (
+        '<p class="amp-claim amp-claim--machine">◆ On this machine (NVIDIA H100 80GB HBM3): fast. '
+        '<span class="amp-claim-verdict">measured on this machine</span></p>'
+    )
+    p.write_text(
+        json.dumps({"requires": ["cuda"], "stamp": "NVIDIA H100 80GB HBM3 (sm 9.0) · torch 2.11.0", "html": fact})
+    )
+    shown = load_reference("ch", cell, tmp_path)
+    assert "this machine" not in shown
+    assert "On that machine (NVIDIA H100 80GB HBM3)" in shown and "measured on that machine" in shown
+    assert "Measured on NVIDIA H100 80GB HBM3 (sm 9.0) · torch 2.11.0" in shown

@@ -451,6 +451,31 @@ def pure_fp16_unscale() -> dict[str, str | None]:
     return out
 
 
+def pure_fp16_fused_step(init_scale: float = 2.0**10, lr: float = 0.1) -> dict[str, object]:
+    """``model.to(torch.float16)`` under ``torch.amp.GradScaler`` with a *fused* SGD (``fused=True``): ``step``
+    does not call ``unscale_`` for an optimizer with ``_step_supports_amp_scaling``; it checks for infs with
+    ``allow_fp16=True`` (``_check_inf_per_device``) and the fused kernel unscales the FP16 gradients.
+
+    Returns ``{"error": None or the first line of what step raised, "update / expected": the weights'
+    change over ``lr * g / scale`` (g: the scaled FP16 gradient, unscaled in float64), median over the
+    entries}``; about 1 when the kernel unscaled (FP16 rounding of the weight aside), the scale when not.
+    """
+    model, x = _tiny_step_setup()
+    model = model.to(torch.float16)
+    opt = torch.optim.SGD(model.parameters(), lr=lr, fused=True)
+    scaler = torch.amp.GradScaler("cpu", init_scale=init_scale)
+    scaler.scale(model(x.to(torch.float16)).float().square().mean()).backward()
+    before = model.weight.detach().double().clone()
+    expected = lr * model.weight.grad.double() / init_scale
+    try:
+        scaler.step(opt)
+    except (RuntimeError, ValueError) as exc:
+        return {"error": str(exc).split("\n")[0], "update / expected": None}
+    moved = before - model.weight.detach().double()
+    keep = expected.abs() > 0
+    return {"error": None, "update / expected": float((moved[keep] / expected[keep]).median())}
+
+
 def bce_scaled_backoff(probabilities: tuple[float, ...] = (0.5, 0.1, 1e-2, 1e-3), batch: int = 4,
                        init_scale: float = 2.0**16, max_steps: int = 40) -> pd.DataFrame:
     """``binary_cross_entropy`` on an FP16 input under ``torch.amp.GradScaler("cpu")``: the steps the

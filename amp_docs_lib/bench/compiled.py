@@ -70,8 +70,9 @@ def top_ops(fn: Callable[[], Any], k: int = 10, device: str | torch.device = "cp
     top = sorted(stats, key=lambda key: stats[key][1], reverse=True)[:k]
     time_col = f"self {'device' if dev.type == 'cuda' else 'CPU'} time (µs)"
     if steps > 1:
-        time_col = f"self {'device' if dev.type == 'cuda' else 'CPU'} time, median of {steps} calls (µs)"
-    rows = [{"operator": key, "calls": stats[key][0], time_col: stats[key][1],
+        # per profiled call of fn: the operator's total self time in it (all its calls), median over the calls
+        time_col = f"self {'device' if dev.type == 'cuda' else 'CPU'} time per step, median of {steps} steps (µs)"
+    rows = [{"operator": key, "calls per step": stats[key][0], time_col: stats[key][1],
              "input dtypes": ", ".join(sorted(input_dtypes.get(key, []))) or None} for key in top]
     return pd.DataFrame(rows)
 

@@ -204,18 +204,27 @@ def speedup_summary(df: pd.DataFrame) -> pd.DataFrame:
     return out.where(out.notna(), None)
 
 
+TREND_NOT_MONOTONE = "rises and falls"  # every step resolved, in both directions
+TREND_NOT_RESOLVED = "not resolved"
+
+
 def speedup_trend(df: pd.DataFrame, precision: str = "amp_bf16") -> str:
     """``"rises"`` if each size's speedup interval lies wholly above the previous size's, ``"falls"`` if
-    wholly below, else ``"not resolved"`` (the intervals of some neighbours overlap)."""
+    wholly below, :data:`TREND_NOT_MONOTONE` if every neighbour's interval is clear of the last's but in
+    both directions, else :data:`TREND_NOT_RESOLVED` (the intervals of some neighbours overlap)."""
     g = df[df["precision"] == precision].sort_values("parameters")
     if len(g) < 2:
         raise ValueError(f"need at least two sizes with precision {precision!r}, got {len(g)}")
     lo, hi = g["interval low"].astype(float).tolist(), g["interval high"].astype(float).tolist()
-    if all(lo[i + 1] > hi[i] for i in range(len(lo) - 1)):
+    up = [lo[i + 1] > hi[i] for i in range(len(lo) - 1)]
+    down = [hi[i + 1] < lo[i] for i in range(len(lo) - 1)]
+    if all(up):
         return "rises"
-    if all(hi[i + 1] < lo[i] for i in range(len(lo) - 1)):
+    if all(down):
         return "falls"
-    return "not resolved"
+    if all(u or d for u, d in zip(up, down)):
+        return TREND_NOT_MONOTONE
+    return TREND_NOT_RESOLVED
 
 
 def plot_speedup(df: pd.DataFrame):

@@ -123,22 +123,41 @@ def reference_path(chapter_id: str, cell: Any, root: Path) -> Path:
     return Path(root) / chapter_id / f"{cell_id(cell)}.json"
 
 
+# A reference result speaks of the machine that produced it; shown on another build, "this machine" is that one.
+_OTHER_MACHINE_WORDS = (
+    ("On this machine (", "On that machine ("),
+    ("measured on this machine", "measured on that machine"),
+)
+
+
 def load_reference(chapter_id: str, cell: Any, root: Path) -> str | None:
-    """HTML of the committed reference result for a gated cell, if any."""
+    """HTML of the committed reference result for a gated cell, if any: its machine's stamp first, and its
+    machine facts worded as another machine's."""
     p = reference_path(chapter_id, cell, root)
     if not p.exists():
         return None
     data = json.loads(p.read_text())
-    return f'<div class="amp-reference">{data["html"]}</div>'
+    body = data["html"]
+    for here, there in _OTHER_MACHINE_WORDS:
+        body = body.replace(here, there)
+    stamp = data.get("stamp")
+    head = f'<p class="amp-reference-stamp">Measured on {html.escape(stamp)}</p>' if stamp else ""
+    return f'<div class="amp-reference">{head}{body}</div>'
 
 
 def save_reference(chapter_id: str, cell: Any, root: Path) -> Path:
-    """Write a gated cell's outputs as its reference result under ``root``; returns the file."""
+    """Write a gated cell's outputs as its reference result under ``root``, stamped; returns the file."""
+    from amp_docs_lib.page.stamp import stamp_text  # imports torch: only a build that saves references pays
+
     p = reference_path(chapter_id, cell, root)
     p.parent.mkdir(parents=True, exist_ok=True)
     p.write_text(
         json.dumps(
-            {"requires": requirements_from_tags(cell.metadata.get("tags", [])), "html": _outputs_to_html(cell.outputs)},
+            {
+                "requires": requirements_from_tags(cell.metadata.get("tags", [])),
+                "stamp": stamp_text(),  # the machine, torch, CUDA, library, profile and date it ran on
+                "html": _outputs_to_html(cell.outputs),
+            },
             indent=1,
         )
     )

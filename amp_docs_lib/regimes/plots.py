@@ -209,7 +209,7 @@ def plot_memory(results, summary: pd.DataFrame):
     a.barh(pos, st, left=par + gr, label="optimizer state (+ FP32 masters)")
     a.set_yticks(pos, names)
     a.invert_yaxis()
-    a.set_xlabel("MB (counted from tensor sizes)")
+    a.set_xlabel("MiB (2^20 bytes, counted from tensor sizes)")
     a.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=3)
     a.grid(alpha=0.3, axis="x")
     if has_cuda:
