@@ -434,11 +434,11 @@ def accumulation_knobs() -> pd.DataFrame:
              "source": f"torch {torch.__version__} (op schema)"}]
     for gemm, cfg in (("output (forward)", c.gemm_config_output), ("grad_input", c.gemm_config_grad_input),
                       ("grad_weight", c.gemm_config_grad_weight)):
-        rows.append({"stack": "torchao Float8LinearConfig", "GEMM": gemm, "knob": "Float8GemmConfig.use_fast_accum",
+        rows.append({"stack": "torchao Float8LinearConfig", "GEMM": gemm, "knob": "use_fast_accum (Float8GemmConfig)",
                      "default": str(cfg.use_fast_accum), "accumulation": path(cfg.use_fast_accum),
                      "source": "installed torchao"})
     for gemm, v in (("fprop (forward)", False), ("dgrad", True), ("wgrad", True)):
         rows.append({"stack": "Transformer Engine Float8CurrentScaling", "GEMM": gemm,
-                     "knob": "MMParams.use_split_accumulator", "default": str(v), "accumulation": path(not v),
-                     "source": "TE source, common/recipe/__init__.py; common/gemm/cublaslt_gemm.cu"})
+                     "knob": "use_split_accumulator (MMParams)", "default": str(v), "accumulation": path(not v),
+                     "source": "TE source (common/): recipe/__init__.py, gemm/cublaslt_gemm.cu"})
     return pd.DataFrame(rows)
