@@ -77,7 +77,8 @@ def test_a_reference_speaks_of_its_own_machine(tmp_path):
     p.parent.mkdir(parents=True)
     fact = (
         '<p class="amp-claim amp-claim--machine">◆ On this machine (NVIDIA H100 80GB HBM3): fast. '
-        '<span class="amp-claim-verdict">measured on this machine</span></p>'
+        '<span class="amp-claim-verdict">measured on this machine</span></p><table></table>'
+        '<div class="amp-stamp amp-stamp--measured" data-amp-provenance="{&quot;x&quot;: 1}">measured on H100</div>'
     )
     p.write_text(
         json.dumps({"requires": ["cuda"], "stamp": "NVIDIA H100 80GB HBM3 (sm 9.0) · torch 2.11.0", "html": fact})
@@ -86,3 +87,4 @@ def test_a_reference_speaks_of_its_own_machine(tmp_path):
     assert "this machine" not in shown
     assert "On that machine (NVIDIA H100 80GB HBM3)" in shown and "measured on that machine" in shown
     assert "Measured on NVIDIA H100 80GB HBM3 (sm 9.0) · torch 2.11.0" in shown
+    assert "amp-stamp--measured" not in shown and "<table></table>" in shown  # said once, not per table

@@ -123,6 +123,7 @@ def reference_path(chapter_id: str, cell: Any, root: Path) -> Path:
     return Path(root) / chapter_id / f"{cell_id(cell)}.json"
 
 
+_MEASURED_STAMP = re.compile(r'<div class="amp-stamp amp-stamp--measured"[^>]*>[^<]*</div>')  # page/stamp.py's markup
 # A reference result speaks of the machine that produced it; shown on another build, "this machine" is that one.
 _OTHER_MACHINE_WORDS = (
     ("On this machine (", "On that machine ("),
@@ -141,7 +142,10 @@ def load_reference(chapter_id: str, cell: Any, root: Path) -> str | None:
     for here, there in _OTHER_MACHINE_WORDS:
         body = body.replace(here, there)
     stamp = data.get("stamp")
-    head = f'<p class="amp-reference-stamp">Measured on {html.escape(stamp)}</p>' if stamp else ""
+    head = ""
+    if stamp:  # said once, above the result: its tables' own stamps would repeat it
+        head = f'<p class="amp-reference-stamp">Measured on {html.escape(stamp)}</p>'
+        body = _MEASURED_STAMP.sub("", body)
     return f'<div class="amp-reference">{head}{body}</div>'
 
 

@@ -252,12 +252,13 @@ def gemm_error_table(size: int, *, device: str | torch.device | None = None, see
 def operand_rounding_error_ratio(size: int, fmt: str = "FP8 E4M3FN", granularity: str = "tensorwise", *,
                                  seed: int = 0) -> float:
     """Relative error (against float64) of a ``size``³ GEMM whose operands are quantized to ``fmt`` and read back,
-    divided by BF16 matmul's. The product of the read-back operands is taken in float64, so only the operand
+    divided by that of the same GEMM on BF16-rounded operands. Both products are taken in float64, so only the operand
     rounding counts, on any device and for every FP8 format (torch's CUDA ``_scaled_mm`` refuses two E5M2
     operands, "Multiplication of two Float8_e5m2 matrices is not supported", ``aten/src/ATen/native/cuda/ScaledBlas.cpp``)."""
     a, b = operands(size, size, size, seed=seed)
     ref64 = a.double() @ b.double().t()
-    bf16 = (a.bfloat16() @ b.bfloat16().t()).float()
+    # BF16 operands read back the same way: a BF16 matmul's output rounding would count on one side only
+    bf16 = a.bfloat16().double() @ b.bfloat16().double().t()
     a8, da, _ = quantize_operand(a, granularity, fmt)
     b8, db, _ = quantize_operand(b, granularity, fmt)
     read_back = (a8.double() * da.double()) @ (b8.double() * db.double()).t()

@@ -13,8 +13,8 @@ quantization scale ``s``, a value is stored as ``q = cast(x * s)`` and read back
   elements, stored as E8M0 (OCP MX v1.0), elements ``cast(x / X)`` saturating. How ``X`` is rounded
   is a choice: the specification's ``X = 2^(floor(log2(amax_block)) - emax_elem)`` ("floor", which can
   saturate a block's largest values), or torchao's ``ScaleCalculationMode`` alternatives "ceil",
-  "even" and "rceil" (``X = 2^ceil(log2(amax_block / max_finite))``, what NVIDIA's cuBLAS and
-  Transformer Engine compute and torchao's MXFP8 training recipes use). Bit-for-bit equal to
+  "even" and "rceil" (``X = 2^ceil(log2(amax_block / max_finite))``, what
+  Transformer Engine computes and torchao's MXFP8 training recipes use). Bit-for-bit equal to
   torchao's ``to_mx`` in every mode (tested).
 
 Metrics (:func:`error_metrics`): SQNR in dB, fraction saturated (clamped at the format's
