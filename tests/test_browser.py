@@ -31,6 +31,7 @@ from browser_visits import (
     INTERACT,
     LAST,
     PHONE,
+    TOUCH_PHONE,
     Recorder,
     dark_palette,
     load_all_images,
@@ -474,7 +475,7 @@ def test_figures_are_shown_at_the_size_they_were_drawn_for_on_a_desktop(site, vi
     assert not problems, problems[:10]
 
 
-@step("phone_figures", screens=(PHONE,), test="test_figures_fit_a_phone_and_open_full_size_on_a_tap", round=INTERACT)
+@step("phone_figures", screens=(TOUCH_PHONE,), test="test_figures_fit_a_phone_and_open_full_size_on_a_tap", round=INTERACT)
 def _phone_figures(page, path, screen, visits) -> list[str] | None:
     """The figures' faults on a phone, and the lightbox's on a tap on the first (None: no figure to tap)."""
     fig = page.locator("a.amp-lightbox img.amp-fig:visible").first
@@ -519,6 +520,6 @@ def test_figures_fit_a_phone_and_open_full_size_on_a_tap(site, visits):
     chapters = _figure_chapters(site)
     assert chapters, "no chapter with a figure"
     for path in chapters:
-        found = visits.result(path, PHONE, "phone_figures")
+        found = visits.result(path, TOUCH_PHONE, "phone_figures")
         problems += [f"{path}: no figure in a lightbox to tap"] if found is None else found
     assert not problems, problems[:10]

@@ -11,7 +11,7 @@ line. Headless system Chromium through Playwright, as ``tests/test_browser.py``;
 from __future__ import annotations
 
 import pytest
-from browser_visits import CHROMIUM, DESKTOP, INTERACT, PHONE, step
+from browser_visits import CHROMIUM, DESKTOP, INTERACT, TOUCH_PHONE, step
 
 from conftest import CHAPTERS
 
@@ -59,12 +59,12 @@ LAYOUT, VISIBLE_LONE, TIP = (js.replace("%LONE%", repr(LONE)) for js in (LAYOUT,
 TEST = "test_claims_print_their_verdict_once_and_show_it_on_focus_tap_or_hover"
 
 
-@step("claims", screens=(PHONE, DESKTOP), test=TEST, round=INTERACT)
+@step("claims", screens=(TOUCH_PHONE, DESKTOP), test=TEST, round=INTERACT)
 def _claims(page, path, screen, visits) -> tuple[list[str], int, int]:
     """The chapter's faults, how many lone claims it shows and how many tips were tried."""
-    phone = screen == PHONE
+    phone = screen == TOUCH_PHONE
     faults, tips_seen = [], 0
-    where = f"{path.split('/')[1]} at {screen}"
+    where = f"{path.split('/')[1]} at {page.viewport_size['width']}x{page.viewport_size['height']}"
     seen = page.evaluate(LAYOUT)
     faults += [f"{where}: a lone claim prints its verdict: {c['text']!r}" for c in seen["lone"] if c["verdict_shown"]]
     faults += [f"{where}: a lone claim is a box: {c['text']!r}" for c in seen["lone"] if c["boxed"]]
@@ -95,7 +95,7 @@ def _claims(page, path, screen, visits) -> tuple[list[str], int, int]:
     return faults, len(seen["lone"]), tips_seen
 
 
-@pytest.mark.parametrize("screen", [PHONE, DESKTOP])
+@pytest.mark.parametrize("screen", [TOUCH_PHONE, DESKTOP], ids=["390x844", "1400x900"])
 def test_claims_print_their_verdict_once_and_show_it_on_focus_tap_or_hover(visits, screen):
     faults, lone_seen, tips_seen = [], 0, 0
     for chapter in CHAPTERS:

@@ -10,7 +10,7 @@ these against an existing build.
 from __future__ import annotations
 
 import pytest
-from browser_visits import CHROMIUM, PHONE, measure_pages, step
+from browser_visits import CHROMIUM, TOUCH_PHONE, measure_pages, step
 
 playwright = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
 pytestmark = [
@@ -46,7 +46,7 @@ SCROLL_CUES = """async () => {
 }"""
 
 
-@step("scroll_cues", screens=(PHONE,), test="test_every_table_that_scrolls_on_a_phone_says_so")
+@step("scroll_cues", screens=(TOUCH_PHONE,), test="test_every_table_that_scrolls_on_a_phone_says_so")
 def _scroll_cues(page, path, screen, visits) -> list[dict]:
     return page.evaluate(SCROLL_CUES)
 
@@ -54,7 +54,7 @@ def _scroll_cues(page, path, screen, visits) -> list[dict]:
 def test_every_table_that_scrolls_on_a_phone_says_so(site, visits):
     faults, scrolling = [], 0
     for path in [p for p in measure_pages.page_paths(site) if p] + ["rebuild/"]:
-        for t in visits.result(path, PHONE, "scroll_cues"):
+        for t in visits.result(path, TOUCH_PHONE, "scroll_cues"):
             scrolling += 1
             if not (t["fade"] and t["hint"]):
                 faults.append(f"{path} {t['name']!r}: scrolls sideways, fade {t['fade']}, line under it {t['hint']}")
