@@ -2,13 +2,13 @@
 
 A browser test reads what it checks from ``visits.result(path, screen, step)`` (the session fixture
 ``visits`` in ``conftest.py``). The first test to ask for a (page, screen) loads it once, in a fresh
-browser context: network idle, every lazily loaded image brought into view and loaded. Then every
-step registered for that screen (``@step``, in the test modules) runs on that one loaded page and
-its result, or the exception it raised, is kept for the test that reads it. Steps run in three
-rounds: reads of the page as loaded (``READ``), then interactions that put the page back as they
-found it (``INTERACT``: a lightbox closed, focus and hover moved away), then steps that change it
-for good (``LAST``: the dark palette). Between steps the page is scrolled back to the top, the mouse
-moved off it and focus taken from it. A step whose test this session does not run is skipped.
+browser context: every lazily loaded image brought into view and loaded, then the network idle.
+Then every step registered for that screen (``@step``, in the test modules) runs on that one loaded
+page and its result, or the exception it raised, is kept for the test that reads it. Steps run in
+three rounds: reads of the page as loaded (``READ``), then interactions that put the page back as
+they found it (``INTERACT``: a lightbox closed, focus and hover moved away), then steps that change
+it for good (``LAST``: the dark palette). Between steps the page is scrolled back to the top, the
+mouse moved off it and focus taken from it. A step whose test this session does not run is skipped.
 
 Only the shared machinery is here; what each test checks, and its JavaScript, stays in its module.
 """
@@ -159,8 +159,8 @@ class Visits:
             page = context.new_page()
             rec = Recorder(page, self.base)
             try:
-                page.goto(self.base + path, wait_until="networkidle")
-                load_all_images(page)
+                page.goto(self.base + path, wait_until="load")
+                load_all_images(page)  # ends when the network is idle
             except Exception as e:  # every step's test reports the failed load
                 visit.results = {s.name: e for s in steps}
                 return visit
