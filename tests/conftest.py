@@ -91,11 +91,24 @@ def mini_site(tmp_path: Path, site_wheel: Path) -> Path:
 
 
 @pytest.fixture(scope="session")
-def _mini_site_executed(tmp_path_factory, site_wheel: Path) -> Path:
-    """The execution cache of one build of the unedited mini_site, made once per session."""
+def _mini_site_built(tmp_path_factory, site_wheel: Path) -> Path:
+    """The unedited mini_site after one ``mkdocs build --strict``, made once per session (never edited)."""
     root = with_wheel(write_mini_site(tmp_path_factory.mktemp("mini-site-cache")), site_wheel)
     mkdocs_build(root)
-    return root / EXECUTED_DIR
+    return root
+
+
+@pytest.fixture(scope="session")
+def _mini_site_executed(_mini_site_built: Path) -> Path:
+    """The execution cache of one build of the unedited mini_site."""
+    return _mini_site_built / EXECUTED_DIR
+
+
+@pytest.fixture
+def built_mini_site(tmp_path: Path, _mini_site_built: Path) -> Path:
+    """A copy of mini_site as its first build leaves it (site, caches, build log and manifest), for
+    tests whose first build is set-up: what they check starts from the second build."""
+    return Path(shutil.copytree(_mini_site_built, tmp_path / "built", symlinks=True))
 
 
 @pytest.fixture
@@ -138,10 +151,50 @@ def site(tmp_path_factory) -> Path:
     return out
 
 
+@pytest.fixture(scope="session")
+def served(site):
+    """The built site over HTTP on a loopback port, for the whole session; its base URL."""
+    from browser_visits import measure_pages
+
+    with measure_pages.serve(site) as base:
+        yield base
+
+
+@pytest.fixture(scope="session")
+def browser():
+    """Headless system Chromium (Playwright), one for the session's browser tests."""
+    playwright = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
+    from browser_visits import ARGS, CHROMIUM
+
+    if CHROMIUM is None:
+        pytest.skip("no system Chromium (apt-get install chromium)")
+    with playwright.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        yield b
+        b.close()
+
+
+@pytest.fixture(scope="session")
+def screenshots(tmp_path_factory) -> Path:
+    """Where the browser tests save chapter screenshots (``$AMP_DOCS_SCREENSHOTS`` or a temporary folder)."""
+    from browser_visits import screenshot_folder
+
+    return screenshot_folder(tmp_path_factory)
+
+
+@pytest.fixture(scope="session")
+def visits(request, served, browser, screenshots):
+    """Every page loaded once per screen for all browser tests of the session (``tests/browser_visits.py``)."""
+    from browser_visits import Visits
+
+    return Visits(browser, served, {item.originalname for item in request.session.items}, screenshots)
+
+
 def pytest_collection_modifyitems(config, items):
-    """A test that builds a site (the ``site``, ``mini_site`` or ``warm_mini_site`` fixture) is a ``site`` test."""
+    """A test that builds a site (the ``site``, ``mini_site``, ``warm_mini_site`` or ``built_mini_site``
+    fixture) is a ``site`` test."""
     for item in items:
-        if {"site", "mini_site", "warm_mini_site"} & set(getattr(item, "fixturenames", ())):
+        if {"site", "mini_site", "warm_mini_site", "built_mini_site"} & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.site)
 
 

@@ -18,27 +18,31 @@ folder (printed), or to ``$AMP_DOCS_SCREENSHOTS`` if set.
 
 from __future__ import annotations
 
-import functools
-import http.server
 import json
 import os
 import re
-import shutil
-import threading
 from pathlib import Path
 
 import pytest
 
-
+from browser_visits import (
+    CHROMIUM,
+    DESKTOP,
+    INTERACT,
+    LAST,
+    PHONE,
+    TOUCH_PHONE,
+    Recorder,
+    dark_palette,
+    load_all_images,
+    step,
+)
 from conftest import CHAPTERS
 
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 playwright = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
 pytestmark = [pytest.mark.browser, pytest.mark.site,
               pytest.mark.skipif(CHROMIUM is None, reason="no system Chromium (apt-get install chromium)")]
 
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync", "--no-first-run"]
 _MATH = re.compile(r"(?<![\\$])\$[^$\n]+\$")
 _FENCE = re.compile(r"^```.*?^```", re.M | re.S)
 
@@ -57,48 +61,6 @@ def chapter_has_math(path: str) -> bool:
     return bool(src) and bool(_MATH.search(_FENCE.sub("", src[0].read_text(encoding="utf-8"))))
 
 
-@pytest.fixture(scope="module")
-def served(site):
-    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(site))
-    handler.log_message = lambda *a, **k: None
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}/"
-    httpd.shutdown()
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with playwright.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        yield b
-        b.close()
-
-
-@pytest.fixture(scope="module")
-def screenshots(tmp_path_factory) -> Path:
-    out = Path(os.environ.get("AMP_DOCS_SCREENSHOTS") or tmp_path_factory.mktemp("screenshots"))
-    out.mkdir(parents=True, exist_ok=True)
-    print(f"screenshots in {out}")
-    return out
-
-
-class Recorder:
-    """Console errors, page errors, failed requests and foreign requests of one page."""
-
-    def __init__(self, page, base: str):
-        self.base, self.problems = base, []
-        page.on("console", lambda m: m.type == "error" and self.problems.append(f"console error: {m.text}"))
-        page.on("pageerror", lambda e: self.problems.append(f"uncaught exception: {e}"))
-        page.on("requestfailed", lambda r: self.problems.append(f"request failed: {r.url} ({r.failure})"))
-        page.on("response", lambda r: r.status >= 400 and self.problems.append(f"HTTP {r.status}: {r.url}"))
-        page.on("request", self._request)
-
-    def _request(self, r):
-        if not (r.url.startswith(self.base) or r.url.startswith(("data:", "blob:", "about:"))):
-            self.problems.append(f"request to another host: {r.url}")
-
-
 # A lazily loaded image that is not displayed (the other palette's rendering) is not fetched.
 IMAGES_BROKEN = """() => [...document.images].filter(i => getComputedStyle(i).display !== 'none')
                                           .filter(i => !(i.complete && i.naturalWidth > 0))
@@ -111,14 +73,7 @@ FIGURES = """() => [...document.querySelectorAll('img.amp-fig--light, img.amp-fi
     width: i.getBoundingClientRect().width, loaded: i.complete && i.naturalWidth > 0}))"""
 
 
-def dark_palette(page) -> None:
-    # Material's toggle to the dark (slate) scheme; clicked from script, since a page scrolled by
-    # the checks (or a closing lightbox) can keep the header button "unstable" for Playwright.
-    page.evaluate("() => document.querySelector(\"label[for='__palette_1']\").click()")
-    page.wait_for_function("() => document.body.getAttribute('data-md-color-scheme') === 'slate'")
-
-
-VIEWPORTS = {"desktop": (1400, 900), "mobile": (390, 844)}
+SCREEN_NAMES = {DESKTOP: "desktop", PHONE: "mobile"}
 MAX_DOWNSCALE = 2.2  # natural / displayed image width: more and the figure's text is too small to read
 
 # What a reader sees, checked in the page: each entry names the element it faults.
@@ -183,25 +138,6 @@ VISIBLE_FIGURES = """() => [...document.querySelectorAll('.md-content img.amp-fi
     .filter(i => getComputedStyle(i).display !== 'none').length"""
 
 
-def load_all_images(page) -> None:
-    """Bring each shown image into view and wait (up to 15 s each) until it has loaded or failed, so that
-    lazily loaded figures are loaded whatever the machine's speed, then scroll back to the top. (A quick
-    scroll then "network idle" let a dark rendering be checked before its request had started.)"""
-    page.evaluate("""async () => {
-        for (const img of document.images) {
-            if (!img.getClientRects().length) continue;  // not rendered in this palette or fold
-            img.scrollIntoView({block: "center"});
-            if (!img.complete) await new Promise(done => {
-                img.addEventListener("load", done, {once: true});
-                img.addEventListener("error", done, {once: true});
-                setTimeout(done, 15000);
-            });
-        }
-        window.scrollTo(0, 0);
-    }""")
-    page.wait_for_load_state("networkidle")
-
-
 def lightbox_slides(page) -> int | None:
     """How many slides the lightbox holds when opened on the first visible figure (None: no figure)."""
     first = page.locator("a.amp-lightbox img.amp-fig:visible").first
@@ -225,7 +161,49 @@ def reader_faults(page, label: str) -> list[str]:
     return found
 
 
-def test_every_page_is_clean_in_the_browser(site, served, browser, screenshots):
+def _palette_faults(page, path: str, screen: str, palette: str, screenshots) -> list[str]:
+    """Issue 19's checks of the page in one palette, as shown at ``screen``."""
+    width, height = page.viewport_size["width"], page.viewport_size["height"]
+    label = f"{width}x{height} {palette}"
+    found = reader_faults(page, label)
+    figs = page.evaluate(FIGURES)
+    wrong = "dark" if palette == "light" else "light"
+    if any(f["shown"] for f in figs if f["kind"] == wrong) or not all(
+            f["shown"] and f["loaded"] and f["width"] > 100 for f in figs if f["kind"] == palette):
+        found.append(f"{label}: the palette shows the wrong figure renderings: {figs}")
+    if screen == DESKTOP:
+        slides, shown = lightbox_slides(page), page.evaluate(VISIBLE_FIGURES)
+        if slides is not None and slides != shown:
+            found.append(f"{label}: the lightbox holds {slides} slides for {shown} figures")
+        if path in {f"chapters/{c.stem}/" for c in CHAPTERS}:
+            name = path.split("/")[1]
+            try:
+                page.screenshot(path=str(screenshots / f"{name}-{palette}.png"), timeout=90_000)
+            except playwright.TimeoutError:
+                found.append(f"{label}: the screenshot timed out")
+    return found
+
+
+@step("clean_light", screens=(DESKTOP, PHONE), test="test_every_page_is_clean_in_the_browser", round=INTERACT)
+def _clean_light(page, path, screen, visits) -> list[str]:
+    found = [f"{SCREEN_NAMES[screen]}: image did not load: {u}" for u in page.evaluate(IMAGES_BROKEN)]
+    if chapter_has_math(path) and page.locator(".katex .katex-html").count() == 0:
+        found.append("the chapter's source has $math$ but the page has no rendered math")
+    if page.evaluate("() => !!(window.MathJax || window.katex)"):
+        found.append("a math engine is loaded (math is rendered by the build)")
+    if page.locator(".md-content pre code code").count():
+        found.append("a code block is wrapped in <code> twice")
+    return found + _palette_faults(page, path, screen, "light", visits.screenshots)
+
+
+@step("clean_dark", screens=(DESKTOP, PHONE), test="test_every_page_is_clean_in_the_browser", round=LAST)
+def _clean_dark(page, path, screen, visits) -> list[str]:
+    dark_palette(page)
+    load_all_images(page)  # the dark renderings load (lazily) once they are shown
+    return _palette_faults(page, path, screen, "dark", visits.screenshots)
+
+
+def test_every_page_is_clean_in_the_browser(site, visits, screenshots):
     """Every page, in both palettes, on a desktop and a phone screen: the checks of issue 19
     (tables fit or scroll in their own box, figures not shrunk past legibility, one lightbox slide
     per figure, one copy button per code block, no sideways page scroll, one provenance card) and
@@ -241,43 +219,9 @@ def test_every_page_is_clean_in_the_browser(site, served, browser, screenshots):
     problems: dict[str, list[str]] = {}
     for path in paths:
         found: list[str] = []
-        for screen, (width, height) in VIEWPORTS.items():
-            context = browser.new_context(viewport={"width": width, "height": height})
-            page = context.new_page()
-            rec = Recorder(page, served)
-            page.goto(served + path, wait_until="networkidle")
-            load_all_images(page)
-            found += [f"{screen}: image did not load: {u}" for u in page.evaluate(IMAGES_BROKEN)]
-            has_math = chapter_has_math(path)
-            if has_math and page.locator(".katex .katex-html").count() == 0:
-                found.append("the chapter's source has $math$ but the page has no rendered math")
-            if page.evaluate("() => !!(window.MathJax || window.katex)"):
-                found.append("a math engine is loaded (math is rendered by the build)")
-            if page.locator(".md-content pre code code").count():
-                found.append("a code block is wrapped in <code> twice")
-            for palette in ("light", "dark"):
-                if palette == "dark":
-                    dark_palette(page)
-                    load_all_images(page)  # the dark renderings load (lazily) once they are shown
-                label = f"{width}x{height} {palette}"
-                found += reader_faults(page, label)
-                figs = page.evaluate(FIGURES)
-                wrong = "dark" if palette == "light" else "light"
-                if any(f["shown"] for f in figs if f["kind"] == wrong) or not all(
-                        f["shown"] and f["loaded"] and f["width"] > 100 for f in figs if f["kind"] == palette):
-                    found.append(f"{label}: the palette shows the wrong figure renderings: {figs}")
-                if screen == "desktop":
-                    slides, shown = lightbox_slides(page), page.evaluate(VISIBLE_FIGURES)
-                    if slides is not None and slides != shown:
-                        found.append(f"{label}: the lightbox holds {slides} slides for {shown} figures")
-                    if path in chapters:
-                        name = path.split("/")[1]
-                        try:
-                            page.screenshot(path=str(screenshots / f"{name}-{palette}.png"), timeout=90_000)
-                        except playwright.TimeoutError:
-                            found.append(f"{label}: the screenshot timed out")
-            found += [f"{screen}: {p}" for p in rec.problems]
-            context.close()
+        for screen, name in SCREEN_NAMES.items():
+            found += visits.result(path, screen, "clean_light") + visits.result(path, screen, "clean_dark")
+            found += [f"{name}: {p}" for p in visits.problems(path, screen)]
         if found:
             problems[path or "index"] = sorted(set(found))
     assert not problems, json.dumps(problems, indent=1)[:6000]
@@ -428,7 +372,35 @@ DUPLICATE_IDS = """() => { const seen = {}, dup = new Set();
     return [...dup]; }"""
 
 
-def test_every_copy_button_copies_the_block_it_sits_on(site, served, browser):
+@step("copy", screens=(DESKTOP,), test="test_every_copy_button_copies_the_block_it_sits_on", round=INTERACT)
+def _copy_buttons(page, path, screen, visits) -> tuple[list[str], int]:
+    """The page's faults and how many copy buttons it has."""
+    # Material mounts its buttons after load: wait until every pre > code has one.
+    page.wait_for_function("""() => [...document.querySelectorAll('.md-content pre > code')]
+        .every(c => c.closest('pre').querySelector('button[data-md-type="copy"]'))""", timeout=30_000)
+    found = [f"id {i!r} is used twice" for i in page.evaluate(DUPLICATE_IDS)]
+    buttons = page.evaluate(COPY_TARGETS)
+    found += [f"the copy button of the block starting {b['block']!r} copies {b['target']!r}"
+              for b in buttons if not b["same"]]
+    if path.startswith("chapters/") and not buttons:
+        found.append("a chapter page without a single copy button")
+    if path.startswith("chapters/"):
+        blocks = page.locator(".md-content pre:has(button[data-md-type='copy'])")
+        for i in range(blocks.count()):
+            block = blocks.nth(i)
+            if not block.is_visible():
+                continue  # in a closed fold or an unselected tab: its target was checked above
+            block.hover()
+            block.locator("button[data-md-type='copy']").click()
+            copied = page.evaluate("() => navigator.clipboard.readText()")
+            text = block.locator(":scope > code").evaluate("c => c.innerText")
+            if copied.rstrip() != text.rstrip():
+                found.append(f"clicking the copy button of the block starting {text.strip()[:60]!r} "
+                             f"copied {copied.strip()[:60]!r}")
+    return found, len(buttons)
+
+
+def test_every_copy_button_copies_the_block_it_sits_on(site, visits):
     """Each copy button's target is its own block on every page (ids unique per page), and on
     each chapter the clipboard, read back after a real click, holds exactly the block's text for
     every visible block (issue 36: 30 buttons copied the one-line cell above a listing)."""
@@ -436,39 +408,13 @@ def test_every_copy_button_copies_the_block_it_sits_on(site, served, browser):
     only = os.environ.get("AMP_DOCS_TEST_PAGES")
     if only is not None:
         paths = [p for p in paths if p in only.split(",")]
-    context = browser.new_context(viewport={"width": 1400, "height": 900})
-    context.grant_permissions(["clipboard-read", "clipboard-write"])
-    page = context.new_page()
     problems: dict[str, list[str]] = {}
     checked = 0
     for path in paths:
-        page.goto(served + path, wait_until="networkidle")
-        # Material mounts its buttons after load: wait until every pre > code has one.
-        page.wait_for_function("""() => [...document.querySelectorAll('.md-content pre > code')]
-            .every(c => c.closest('pre').querySelector('button[data-md-type="copy"]'))""", timeout=30_000)
-        found = [f"id {i!r} is used twice" for i in page.evaluate(DUPLICATE_IDS)]
-        buttons = page.evaluate(COPY_TARGETS)
-        found += [f"the copy button of the block starting {b['block']!r} copies {b['target']!r}"
-                  for b in buttons if not b["same"]]
-        checked += len(buttons)
-        if path.startswith("chapters/") and not buttons:
-            found.append("a chapter page without a single copy button")
-        if path.startswith("chapters/"):
-            blocks = page.locator(".md-content pre:has(button[data-md-type='copy'])")
-            for i in range(blocks.count()):
-                block = blocks.nth(i)
-                if not block.is_visible():
-                    continue  # in a closed fold or an unselected tab: its target was checked above
-                block.hover()
-                block.locator("button[data-md-type='copy']").click()
-                copied = page.evaluate("() => navigator.clipboard.readText()")
-                text = block.locator(":scope > code").evaluate("c => c.innerText")
-                if copied.rstrip() != text.rstrip():
-                    found.append(f"clicking the copy button of the block starting {text.strip()[:60]!r} "
-                                 f"copied {copied.strip()[:60]!r}")
+        found, buttons = visits.result(path, DESKTOP, "copy")
+        checked += buttons
         if found:
             problems[path or "index"] = found
-    context.close()
     assert checked > 0, "no copy button found"
     assert not problems, json.dumps(problems, indent=1)[:6000]
 
@@ -511,64 +457,69 @@ def _figure_chapters(site) -> list[str]:
             and "amp-fig--light" in (site / "chapters" / c.stem / "index.html").read_text(encoding="utf-8")]
 
 
-def test_figures_are_shown_at_the_size_they_were_drawn_for_on_a_desktop(site, served, browser):
+@step("figure_boxes", screens=(DESKTOP,), test="test_figures_are_shown_at_the_size_they_were_drawn_for_on_a_desktop")
+def _figure_boxes(page, path, screen, visits) -> list[dict]:
+    return page.evaluate(FIGURE_BOXES)
+
+
+def test_figures_are_shown_at_the_size_they_were_drawn_for_on_a_desktop(site, visits):
     """At 1400 px a figure is shown at the width it was drawn for (COLUMN_PX or less), so the text
     sizes show_figure checks (at least 10 px, page/figures.py layout_faults) are the sizes a reader sees."""
-    context = browser.new_context(viewport={"width": 1400, "height": 900})
-    page = context.new_page()
     problems = []
     chapters = _figure_chapters(site)
     assert chapters, "no chapter with a figure"
     for path in chapters:
-        page.goto(served + path, wait_until="networkidle")
-        load_all_images(page)
-        for f in page.evaluate(FIGURE_BOXES):
+        for f in visits.result(path, DESKTOP, "figure_boxes"):
             if abs(f["width"] - f["drawn"]) > 1 or f["scrolls"]:
                 problems.append(f"{path} {f['alt']!r}: shown {f['width']:.0f} px wide, drawn for {f['drawn']} px")
-    context.close()
     assert not problems, problems[:10]
 
 
-def test_figures_fit_a_phone_and_open_full_size_on_a_tap(site, served, browser):
+@step("phone_figures", screens=(TOUCH_PHONE,), test="test_figures_fit_a_phone_and_open_full_size_on_a_tap", round=INTERACT)
+def _phone_figures(page, path, screen, visits) -> list[str] | None:
+    """The figures' faults on a phone, and the lightbox's on a tap on the first (None: no figure to tap)."""
+    fig = page.locator("a.amp-lightbox img.amp-fig:visible").first
+    if not path.startswith("chapters/") or not fig.count():
+        return None
+    problems = []
+    figures = page.evaluate(FIGURE_BOXES)
+    for f in figures:
+        if f["left"] < f["colLeft"] - 1 or f["right"] > f["colRight"] + 1 or f["scrolls"]:
+            problems.append(f"{path} {f['alt']!r}: {f['left']:.0f}..{f['right']:.0f} px in a column "
+                            f"{f['colLeft']:.0f}..{f['colRight']:.0f} px{' (its box scrolls)' if f['scrolls'] else ''}")
+        elif not (f["height"] and f["naturalHeight"]):
+            problems.append(f"{path} {f['alt']!r}: not loaded (shown {f['height']:.0f} px high)")
+        elif abs(f["width"] / f["height"] / (f["natural"] / f["naturalHeight"]) - 1) > 0.02:
+            problems.append(f"{path} {f['alt']!r}: scaled out of proportion")
+    fig.scroll_into_view_if_needed()
+    inline = fig.evaluate("i => ({src: i.src, width: i.getBoundingClientRect().width})")
+    fig.tap()
+    big = page.locator(".glightbox-container .gslide-image img").first
+    # The first tap also loads GLightbox (reader.js): generous waits, since a loaded CI machine is slow.
+    big.wait_for(state="visible", timeout=30_000)
+    page.wait_for_function("() => { const i = document.querySelector('.glightbox-container .gslide-image img');"
+                           " return i && i.complete && i.naturalWidth > 0; }", timeout=30_000)
+    # The lightbox zooms in from a small box: read the image once its opening animation is over.
+    page.wait_for_function("() => document.getAnimations().every(a => a.playState !== 'running')", timeout=30_000)
+    shown = big.evaluate("i => ({src: i.src, width: i.getBoundingClientRect().width, loaded: i.complete && i.naturalWidth > 0})")
+    if shown["src"] != inline["src"] or not shown["loaded"]:
+        problems.append(f"{path}: a tap on a figure opened another image")
+    elif shown["width"] < inline["width"] - 1:
+        problems.append(f"{path}: the lightbox shows the figure {shown['width']:.0f} px wide, "
+                        f"smaller than the page's {inline['width']:.0f} px")
+    page.keyboard.press("Escape")
+    page.wait_for_selector(".glightbox-container", state="detached", timeout=30_000)
+    return problems
+
+
+def test_figures_fit_a_phone_and_open_full_size_on_a_tap(site, visits):
     """Reader finding 3: at 390 px every figure showed its left half in a box that scrolled with no cue.
     Now each figure is scaled down to the column (never cropped, never scrolling) and a tap on it opens
     the same image in the lightbox, larger than in the page."""
-    context = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True,
-                                  device_scale_factor=2)
-    page = context.new_page()
     problems = []
     chapters = _figure_chapters(site)
     assert chapters, "no chapter with a figure"
     for path in chapters:
-        page.goto(served + path, wait_until="networkidle")
-        load_all_images(page)
-        figures = page.evaluate(FIGURE_BOXES)
-        for f in figures:
-            if f["left"] < f["colLeft"] - 1 or f["right"] > f["colRight"] + 1 or f["scrolls"]:
-                problems.append(f"{path} {f['alt']!r}: {f['left']:.0f}..{f['right']:.0f} px in a column "
-                                f"{f['colLeft']:.0f}..{f['colRight']:.0f} px{' (its box scrolls)' if f['scrolls'] else ''}")
-            elif not (f["height"] and f["naturalHeight"]):
-                problems.append(f"{path} {f['alt']!r}: not loaded (shown {f['height']:.0f} px high)")
-            elif abs(f["width"] / f["height"] / (f["natural"] / f["naturalHeight"]) - 1) > 0.02:
-                problems.append(f"{path} {f['alt']!r}: scaled out of proportion")
-        fig = page.locator("a.amp-lightbox img.amp-fig:visible").first
-        fig.scroll_into_view_if_needed()
-        inline = fig.evaluate("i => ({src: i.src, width: i.getBoundingClientRect().width})")
-        fig.tap()
-        big = page.locator(".glightbox-container .gslide-image img").first
-        # The first tap also loads GLightbox (reader.js): generous waits, since a loaded CI machine is slow.
-        big.wait_for(state="visible", timeout=30_000)
-        page.wait_for_function("() => { const i = document.querySelector('.glightbox-container .gslide-image img');"
-                               " return i && i.complete && i.naturalWidth > 0; }", timeout=30_000)
-        # The lightbox zooms in from a small box: read the image once its opening animation is over.
-        page.wait_for_function("() => document.getAnimations().every(a => a.playState !== 'running')", timeout=30_000)
-        shown = big.evaluate("i => ({src: i.src, width: i.getBoundingClientRect().width, loaded: i.complete && i.naturalWidth > 0})")
-        if shown["src"] != inline["src"] or not shown["loaded"]:
-            problems.append(f"{path}: a tap on a figure opened another image")
-        elif shown["width"] < inline["width"] - 1:
-            problems.append(f"{path}: the lightbox shows the figure {shown['width']:.0f} px wide, "
-                            f"smaller than the page's {inline['width']:.0f} px")
-        page.keyboard.press("Escape")
-        page.wait_for_selector(".glightbox-container", state="detached", timeout=30_000)
-    context.close()
+        found = visits.result(path, TOUCH_PHONE, "phone_figures")
+        problems += [f"{path}: no figure in a lightbox to tap"] if found is None else found
     assert not problems, problems[:10]

@@ -10,18 +10,11 @@ line. Headless system Chromium through Playwright, as ``tests/test_browser.py``;
 
 from __future__ import annotations
 
-import shutil
-import sys
-
 import pytest
+from browser_visits import CHROMIUM, DESKTOP, INTERACT, TOUCH_PHONE, step
 
-from conftest import CHAPTERS, REPO_ROOT
+from conftest import CHAPTERS
 
-sys.path.insert(0, str(REPO_ROOT / "scripts"))
-import measure_pages  # noqa: E402  (scripts/ is not a package)
-from test_lead_browser import browser, served  # noqa: E402, F401  (the module's fixtures)
-
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 playwright = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
 # A claim outside a list of adjacent ones, that holds (a failing one is meant to be loud).
 LONE = "article p.amp-claim:not(.amp-claims p):not(.amp-claim--fails)"
@@ -63,48 +56,52 @@ TIP = """(i) => { const p = [...document.querySelectorAll(%LONE%)][i];
 LAYOUT, VISIBLE_LONE, TIP = (js.replace("%LONE%", repr(LONE)) for js in (LAYOUT, VISIBLE_LONE, TIP))
 
 
-@pytest.mark.parametrize("screen", ["390x844", "1400x900"])
-def test_claims_print_their_verdict_once_and_show_it_on_focus_tap_or_hover(served, browser, screen):  # noqa: F811
-    width, height = measure_pages.VIEWPORTS[screen]
-    phone = width < 600
-    context = browser.new_context(viewport={"width": width, "height": height}, has_touch=phone, is_mobile=phone)
-    page = context.new_page()
+TEST = "test_claims_print_their_verdict_once_and_show_it_on_focus_tap_or_hover"
+
+
+@step("claims", screens=(TOUCH_PHONE, DESKTOP), test=TEST, round=INTERACT)
+def _claims(page, path, screen, visits) -> tuple[list[str], int, int]:
+    """The chapter's faults, how many lone claims it shows and how many tips were tried."""
+    phone = screen == TOUCH_PHONE
+    faults, tips_seen = [], 0
+    where = f"{path.split('/')[1]} at {page.viewport_size['width']}x{page.viewport_size['height']}"
+    seen = page.evaluate(LAYOUT)
+    faults += [f"{where}: a lone claim prints its verdict: {c['text']!r}" for c in seen["lone"] if c["verdict_shown"]]
+    faults += [f"{where}: a lone claim is a box: {c['text']!r}" for c in seen["lone"] if c["boxed"]]
+    for d in seen["lists"]:
+        if d["titles"] != 1 or d["marks"] != d["lines"] or "checked in this build" in d["verdicts"]:
+            faults.append(f"{where}: a claim list does not say its verdict once with a mark per line: {d}")
+    marks = page.locator(f"{LONE} .amp-claim-mark")
+    shown = page.evaluate(VISIBLE_LONE)
+    # The first and the last shown on the page: the tip must stay in the window wherever the claim is.
+    for i in sorted({shown[0], shown[-1]} if shown else set()):
+        mark = marks.nth(i)
+        mark.scroll_into_view_if_needed()
+        page.mouse.move(0, 0)  # no hover left over from the last claim
+        mark.tap() if phone else mark.focus()
+        tip = page.evaluate(TIP, i)
+        if not (tip["shown"] and tip["inside"] and tip["focused"] and tip["text"]):
+            faults.append(
+                f"{where}: claim {i}'s verdict is not shown in the window on {'tap' if phone else 'focus'}: {tip}"
+            )
+        tips_seen += 1
+        page.evaluate("() => document.activeElement.blur()")
+        if page.evaluate(TIP, i)["shown"]:
+            faults.append(f"{where}: claim {i}'s verdict stays shown after focus left it")
+        if not phone:
+            mark.hover()
+            if not page.evaluate(TIP, i)["shown"]:
+                faults.append(f"{where}: claim {i}'s verdict is not shown on hover")
+    return faults, len(seen["lone"]), tips_seen
+
+
+@pytest.mark.parametrize("screen", [TOUCH_PHONE, DESKTOP], ids=["390x844", "1400x900"])
+def test_claims_print_their_verdict_once_and_show_it_on_focus_tap_or_hover(visits, screen):
     faults, lone_seen, tips_seen = [], 0, 0
-    try:
-        for chapter in CHAPTERS:
-            page.goto(f"{served}chapters/{chapter.stem}/", wait_until="networkidle")
-            where = f"{chapter.stem} at {screen}"
-            seen = page.evaluate(LAYOUT)
-            lone_seen += len(seen["lone"])
-            faults += [
-                f"{where}: a lone claim prints its verdict: {c['text']!r}" for c in seen["lone"] if c["verdict_shown"]
-            ]
-            faults += [f"{where}: a lone claim is a box: {c['text']!r}" for c in seen["lone"] if c["boxed"]]
-            for d in seen["lists"]:
-                if d["titles"] != 1 or d["marks"] != d["lines"] or "checked in this build" in d["verdicts"]:
-                    faults.append(f"{where}: a claim list does not say its verdict once with a mark per line: {d}")
-            marks = page.locator(f"{LONE} .amp-claim-mark")
-            shown = page.evaluate(VISIBLE_LONE)
-            # The first and the last shown on the page: the tip must stay in the window wherever the claim is.
-            for i in sorted({shown[0], shown[-1]} if shown else set()):
-                mark = marks.nth(i)
-                mark.scroll_into_view_if_needed()
-                page.mouse.move(0, 0)  # no hover left over from the last claim
-                mark.tap() if phone else mark.focus()
-                tip = page.evaluate(TIP, i)
-                if not (tip["shown"] and tip["inside"] and tip["focused"] and tip["text"]):
-                    faults.append(
-                        f"{where}: claim {i}'s verdict is not shown in the window on {'tap' if phone else 'focus'}: {tip}"
-                    )
-                tips_seen += 1
-                page.evaluate("() => document.activeElement.blur()")
-                if page.evaluate(TIP, i)["shown"]:
-                    faults.append(f"{where}: claim {i}'s verdict stays shown after focus left it")
-                if not phone:
-                    mark.hover()
-                    if not page.evaluate(TIP, i)["shown"]:
-                        faults.append(f"{where}: claim {i}'s verdict is not shown on hover")
-    finally:
-        context.close()
+    for chapter in CHAPTERS:
+        found, lone, tips = visits.result(f"chapters/{chapter.stem}/", screen, "claims")
+        faults += found
+        lone_seen += lone
+        tips_seen += tips
     assert lone_seen and tips_seen, "no claim between prose was found on any chapter"
     assert not faults, "\n".join(faults)

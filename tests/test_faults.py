@@ -42,21 +42,19 @@ def _pages(site: Path) -> dict[str, str]:
 
 
 @pytest.mark.parametrize("command", ["mkdocs", "amp-docs"])
-def test_a_failed_build_leaves_the_previous_site_whole(warm_mini_site, command):
-    site = warm_mini_site / "site"
+def test_a_failed_build_leaves_the_previous_site_whole(built_mini_site, command):
+    site = built_mini_site / "site"
     cmd = [sys.executable, "-m", "mkdocs", "build"] if command == "mkdocs" else [*AMP_DOCS, "build"]
 
     def run(**env):
-        return subprocess.run([*cmd, "--strict"], cwd=warm_mini_site, env=_env(**env), capture_output=True, text=True)
+        return subprocess.run([*cmd, "--strict"], cwd=built_mini_site, env=_env(**env), capture_output=True, text=True)
 
-    first = run()
-    assert first.returncode == 0, first.stderr
     before = _pages(site)
     assert "chapter b" in before["chapters/b/index.html"]
     # a folder a SIGKILLed build left beside the site: the next build removes it
-    stale = warm_mini_site / f".site.amp-docs-new-{_dead_pid()}"
+    stale = built_mini_site / f".site.amp-docs-new-{_dead_pid()}"
     (stale / "chapters").mkdir(parents=True)
-    b = warm_mini_site / "docs" / "chapters" / "b.md"
+    b = built_mini_site / "docs" / "chapters" / "b.md"
     faults = {
         "a chapter that raises": (make_chapter("B", ("", "raise RuntimeError('boom')")), {}),
         "a syntax error": (make_chapter("B", ("", "print('ok')"), ("", "def f(:\n    pass")), {}),
@@ -67,31 +65,29 @@ def test_a_failed_build_leaves_the_previous_site_whole(warm_mini_site, command):
         r = run(**env)
         assert r.returncode != 0, what
         assert _pages(site) == before, f"{what}: the previous site must stay whole"
-        assert not list(warm_mini_site.glob(".site.amp-docs-*")), f"{what}: a staging folder was left"
+        assert not list(built_mini_site.glob(".site.amp-docs-*")), f"{what}: a staging folder was left"
     assert not stale.exists()
     assert os.environ.get("AMP_DOCS_JOBS") != "abc"
 
 
-def test_a_strict_build_with_a_warning_keeps_the_previous_site(warm_mini_site):
-    mkdocs_build(warm_mini_site)
-    before = _pages(warm_mini_site / "site")
-    (warm_mini_site / "docs" / "index.md").write_text("# Home\n\n[missing](nowhere.md)\n")
-    r = mkdocs_build(warm_mini_site, check=False)
+def test_a_strict_build_with_a_warning_keeps_the_previous_site(built_mini_site):
+    before = _pages(built_mini_site / "site")
+    (built_mini_site / "docs" / "index.md").write_text("# Home\n\n[missing](nowhere.md)\n")
+    r = mkdocs_build(built_mini_site, check=False)
     assert r.returncode != 0 and "nowhere.md" in r.stderr + r.stdout
-    assert _pages(warm_mini_site / "site") == before
-    assert not list(warm_mini_site.glob(".site.amp-docs-*"))
+    assert _pages(built_mini_site / "site") == before
+    assert not list(built_mini_site.glob(".site.amp-docs-*"))
 
 
-def test_a_site_killed_between_the_renames_is_put_back(warm_mini_site):
-    mkdocs_build(warm_mini_site)
-    site = warm_mini_site / "site"
+def test_a_site_killed_between_the_renames_is_put_back(built_mini_site):
+    site = built_mini_site / "site"
     before = _pages(site)
     # SIGKILL after the previous site was moved away and before the new one was moved in
-    site.rename(warm_mini_site / f".site.amp-docs-old-{_dead_pid()}")
-    (warm_mini_site / "docs" / "index.md").write_text("# Home\n\n[missing](nowhere.md)\n")  # this build fails
-    assert mkdocs_build(warm_mini_site, check=False).returncode != 0
+    site.rename(built_mini_site / f".site.amp-docs-old-{_dead_pid()}")
+    (built_mini_site / "docs" / "index.md").write_text("# Home\n\n[missing](nowhere.md)\n")  # this build fails
+    assert mkdocs_build(built_mini_site, check=False).returncode != 0
     assert _pages(site) == before
-    assert not list(warm_mini_site.glob(".site.amp-docs-*"))
+    assert not list(built_mini_site.glob(".site.amp-docs-*"))
 
 
 def test_yours_vs_reference_anchor_is_known_to_the_link_check(warm_mini_site):
@@ -308,21 +304,19 @@ def test_interrupted_execute_says_where_and_exits_130(tmp_path, sig):
 
 
 @pytest.mark.parametrize("jobs", ["1", "2"])
-def test_interrupted_build_says_where_keeps_the_site_and_exits_130(warm_mini_site, tmp_path, jobs):
-    first = subprocess.run([*AMP_DOCS, "build"], cwd=warm_mini_site, env=_env(), capture_output=True, text=True)
-    assert first.returncode == 0, first.stderr
-    before = _pages(warm_mini_site / "site")
+def test_interrupted_build_says_where_keeps_the_site_and_exits_130(built_mini_site, tmp_path, jobs):
+    before = _pages(built_mini_site / "site")
     marker = tmp_path / "sleeping"
-    (warm_mini_site / "docs" / "chapters" / "b.md").write_text(
+    (built_mini_site / "docs" / "chapters" / "b.md").write_text(
         make_chapter("B", ("", "x = 1"), ("", "y = 2"), ("", SLEEPER.format(marker=str(marker))))
     )
-    a = warm_mini_site / "docs" / "chapters" / "a.md"
+    a = built_mini_site / "docs" / "chapters" / "a.md"
     a.write_text(a.read_text().replace("print('chapter a')", "print('chapter a, edited')"))
     tmp = tmp_path / "tmp"
     tmp.mkdir()
     proc = subprocess.Popen(
         [*AMP_DOCS, "build"],
-        cwd=warm_mini_site,
+        cwd=built_mini_site,
         env=_env(TMPDIR=str(tmp), AMP_DOCS_JOBS=jobs),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -338,24 +332,22 @@ def test_interrupted_build_says_where_keeps_the_site_and_exits_130(warm_mini_sit
             os.killpg(proc.pid, signal.SIGKILL)
     assert proc.returncode == 130, err
     assert "interrupted at cell 3 of b" in err and "Traceback" not in err, err
-    assert _pages(warm_mini_site / "site") == before
-    assert not list(warm_mini_site.glob(".site.amp-docs-*")) and _temp_dirs(tmp) == []
-    again = subprocess.run([*AMP_DOCS, "build"], cwd=warm_mini_site, env=_env(), capture_output=True, text=True)
+    assert _pages(built_mini_site / "site") == before
+    assert not list(built_mini_site.glob(".site.amp-docs-*")) and _temp_dirs(tmp) == []
+    again = subprocess.run([*AMP_DOCS, "build"], cwd=built_mini_site, env=_env(), capture_output=True, text=True)
     assert "is up to date" not in again.stdout
 
 
-def test_a_killed_build_leaves_the_previous_site_and_the_next_build_cleans_up(warm_mini_site, tmp_path):
+def test_a_killed_build_leaves_the_previous_site_and_the_next_build_cleans_up(built_mini_site, tmp_path):
     """24: SIGKILL while a chapter executes (mkdocs had already cleaned the site directory before)."""
-    first = subprocess.run([*AMP_DOCS, "build"], cwd=warm_mini_site, env=_env(), capture_output=True, text=True)
-    assert first.returncode == 0, first.stderr
-    before = _pages(warm_mini_site / "site")
+    before = _pages(built_mini_site / "site")
     marker = tmp_path / "sleeping"
-    (warm_mini_site / "docs" / "chapters" / "b.md").write_text(
+    (built_mini_site / "docs" / "chapters" / "b.md").write_text(
         make_chapter("B", ("", SLEEPER.format(marker=str(marker))))
     )
     proc = subprocess.Popen(
         [*AMP_DOCS, "build"],
-        cwd=warm_mini_site,
+        cwd=built_mini_site,
         env=_env(),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
@@ -367,15 +359,15 @@ def test_a_killed_build_leaves_the_previous_site_and_the_next_build_cleans_up(wa
     finally:
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
-    assert _pages(warm_mini_site / "site") == before
+    assert _pages(built_mini_site / "site") == before
     assert (
         "is up to date"
         not in subprocess.run(
-            [*AMP_DOCS, "build"], cwd=warm_mini_site, env=_env(), capture_output=True, text=True, check=True
+            [*AMP_DOCS, "build"], cwd=built_mini_site, env=_env(), capture_output=True, text=True, check=True
         ).stdout
     )
-    assert not list(warm_mini_site.glob(".site.amp-docs-*")), "the killed build's staging folder is removed"
-    assert "chapters/b/index.html" in _pages(warm_mini_site / "site")
+    assert not list(built_mini_site.glob(".site.amp-docs-*")), "the killed build's staging folder is removed"
+    assert "chapters/b/index.html" in _pages(built_mini_site / "site")
 
 
 def test_sigterm_is_an_interrupt_across_chapters_run_one_after_another():

@@ -9,17 +9,11 @@ Headless system Chromium through Playwright, as ``tests/test_browser.py``; skipp
 
 from __future__ import annotations
 
-import shutil
-import sys
-
 import pytest
+from browser_visits import CHROMIUM, DESKTOP, measure_pages, step
 
-from conftest import CHAPTERS, REPO_ROOT
+from conftest import CHAPTERS
 
-sys.path.insert(0, str(REPO_ROOT / "scripts"))
-import measure_pages  # noqa: E402  (scripts/ is not a package)
-
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 playwright = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
 pytestmark = [
     pytest.mark.browser,
@@ -34,27 +28,19 @@ pytestmark = [
 # training regimes from 24.9 to 27.6 with the controls two reads asked for (100x-lr runs, fused AdamW, step agreement).
 OVER_GOAL = {"fp8": 47, "quantization": 44, "gradscaler": 38, "formats": 34, "performance": 35, "training_regimes": 28}
 
-DESKTOP = measure_pages.VIEWPORTS["1400x900"]
+
+@step("screens", screens=(DESKTOP,), test="test_no_chapter_is_longer_than_25_screens_on_a_desktop")
+def _screens(page, path, screen, visits) -> float:
+    """Document height over viewport height, measured as ``measure_pages.screens`` measures it."""
+    page.evaluate(measure_pages._SCREENS)  # its scroll through the lazy figures
+    page.wait_for_load_state("networkidle")
+    return page.evaluate("() => document.documentElement.scrollHeight / window.innerHeight")
 
 
-@pytest.fixture(scope="module")
-def served(site):
-    with measure_pages.serve(site) as base:
-        yield base
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with playwright.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=measure_pages.ARGS)
-        yield b
-        b.close()
-
-
-def test_no_chapter_is_longer_than_25_screens_on_a_desktop(served, browser):
+def test_no_chapter_is_longer_than_25_screens_on_a_desktop(visits):
     too_long, met = {}, []
     for chapter in CHAPTERS:
-        n = measure_pages.screens(browser, f"{served}chapters/{chapter.stem}/", *DESKTOP)
+        n = visits.result(f"chapters/{chapter.stem}/", DESKTOP, "screens")
         limit = OVER_GOAL.get(chapter.stem, measure_pages.MAX_SCREENS)
         if n > limit:
             too_long[chapter.stem] = f"{n:.1f} screens (limit {limit})"
@@ -76,24 +62,31 @@ FIRST_SCREEN = """() => {
 }"""
 
 
-def test_every_chapter_opens_with_its_summary_and_key_results(served, browser):
-    context = browser.new_context(viewport={"width": DESKTOP[0], "height": DESKTOP[1]})
-    page = context.new_page()
+HOME_RESULTS = """() => [...document.querySelectorAll('.md-content figure.amp-in-this-build')]
+    .map(f => ({top: f.getBoundingClientRect().top, link: !!f.querySelector('figcaption a'),
+                items: f.querySelectorAll('li').length}))"""
+
+
+@step("first_screen", screens=(DESKTOP,), test="test_every_chapter_opens_with_its_summary_and_key_results")
+def _first_screen(page, path, screen, visits):
+    return page.evaluate(HOME_RESULTS if path == "" else FIRST_SCREEN)
+
+
+def test_every_chapter_opens_with_its_summary_and_key_results(visits):
     faults = []
     for chapter in CHAPTERS:
-        page.goto(f"{served}chapters/{chapter.stem}/", wait_until="networkidle")
-        at = page.evaluate(FIRST_SCREEN)
+        at = visits.result(f"chapters/{chapter.stem}/", DESKTOP, "first_screen")
         if at["summary"] is None or at["summary"] > at["screen"]:
             faults.append(f"{chapter.stem}: the summary is not on the first screen ({at})")
         if at["boxes"] != 1 or not (at["summary"] or 0) < at["box"] < (at["section"] or float("inf")):
             faults.append(
                 f"{chapter.stem}: not one 'In this build' box between the summary and the first section ({at})"
             )
-    page.goto(served, wait_until="networkidle")
-    home = page.evaluate("""() => [...document.querySelectorAll('.md-content figure.amp-in-this-build')]
-        .map(f => ({top: f.getBoundingClientRect().top, link: !!f.querySelector('figcaption a'),
-                    items: f.querySelectorAll('li').length}))""")
-    if not home or home[0]["top"] > DESKTOP[1] or not all(b["link"] and b["items"] for b in home):
+    home = visits.result("", DESKTOP, "first_screen")
+    if (
+        not home
+        or home[0]["top"] > measure_pages.VIEWPORTS[DESKTOP][1]
+        or not all(b["link"] and b["items"] for b in home)
+    ):
         faults.append(f"home: the first screen does not show a chapter's key results, linked ({home})")
-    context.close()
     assert not faults, "\n".join(faults)

@@ -3,39 +3,15 @@
 ``AMP_DOCS_TEST_SITE=site`` runs them against an existing build (the ``site`` fixture).
 """
 
-import functools
-import http.server
-import shutil
-import threading
-
 import pytest
+from browser_visits import CHROMIUM, DESKTOP, step
 
 playwright = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 pytestmark = [
     pytest.mark.browser,
     pytest.mark.site,
     pytest.mark.skipif(CHROMIUM is None, reason="no system Chromium (apt-get install chromium)"),
 ]
-
-
-@pytest.fixture(scope="module")
-def desktop(site):
-    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(site))
-    handler.log_message = lambda *a, **k: None
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    with playwright.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
-        page = b.new_page(viewport={"width": 1400, "height": 900})
-
-        def load(path: str):
-            page.goto(f"http://127.0.0.1:{httpd.server_address[1]}/{path}", wait_until="load")
-            return page
-
-        yield load
-        b.close()
-    httpd.shutdown()
 
 
 def chapter_paths(site) -> list[str]:
@@ -48,9 +24,14 @@ CUT_OUTPUT = """() => [...document.querySelectorAll('pre.amp-output')]
     .map(e => e.textContent.split('\\n').sort((a, b) => b.length - a.length)[0].slice(0, 80))"""
 
 
-def test_no_program_output_line_is_cut_at_the_right_edge(site, desktop):
+@step("cut_output", screens=(DESKTOP,), test="test_no_program_output_line_is_cut_at_the_right_edge")
+def _cut_output(page, path, screen, visits) -> list[str]:
+    return page.evaluate(CUT_OUTPUT)
+
+
+def test_no_program_output_line_is_cut_at_the_right_edge(site, visits):
     """Finding 9: GradScaler's pattern outputs and the exercises' lines ran past the 840 px column."""
-    cut = {path: lines for path in chapter_paths(site) if (lines := desktop(path).evaluate(CUT_OUTPUT))}
+    cut = {path: lines for path in chapter_paths(site) if (lines := visits.result(path, DESKTOP, "cut_output"))}
     assert not cut, cut
 
 
@@ -68,37 +49,48 @@ COLUMNS_IN_VIEW = """caption => {
 }"""
 
 
-@pytest.mark.parametrize(
-    ("path", "caption", "column"),
-    [
-        ("chapters/formats/", "pi decoded in five formats", "relative error"),
-        ("chapters/formats/", "1e-05 decoded in five formats", "class"),
-        ("chapters/formats/", "Smallest subnormals under torch.set_flush_denormal", "survives arithmetic"),
-        ("chapters/formats/", "Floating-point formats: limits", "machine epsilon"),
-        ("chapters/quantization/", "PTQ configs on this device", "error here"),
-        ("chapters/fp8/", "256³ GEMM: relative error", "checker"),
-        # Measured hidden at 1400 px on c70decc (tables branch, reader review finding 2, second pass):
-        ("chapters/quantization/", "Test accuracy: PTQ against QAT", "p (QAT vs PTQ)"),
-        ("chapters/quantization/", "Test accuracy: PTQ against QAT", "p (QAT vs PTQ of fine-tuned)"),
-        ("chapters/quantization/", "Names exported by the installed torchao", "replacement the warning recommends"),
-        ("chapters/fp8/", "Transformer Engine recipes and their defaults", "key defaults"),
-        ("chapters/fp8/", "Transformer Engine recipes and their defaults", "TE support check"),
-        ("chapters/performance/", "Calculated against measured memory", "saved for backward, measured (MiB)"),
-        ("chapters/performance/", "Calculated against measured memory", "peak allocated (MiB)"),
-        ("chapters/training_regimes/", "The regimes", "devices"),
-    ],
-)
-def test_the_column_the_prose_names_is_in_view_without_scrolling(desktop, path, caption, column):
+COLUMN_CASES = [
+    ("chapters/formats/", "pi decoded in five formats", "relative error"),
+    ("chapters/formats/", "1e-05 decoded in five formats", "class"),
+    ("chapters/formats/", "Smallest subnormals under torch.set_flush_denormal", "survives arithmetic"),
+    ("chapters/formats/", "Floating-point formats: limits", "machine epsilon"),
+    ("chapters/quantization/", "PTQ configs on this device", "error here"),
+    ("chapters/fp8/", "256³ GEMM: relative error", "checker"),
+    # Measured hidden at 1400 px on c70decc (tables branch, reader review finding 2, second pass):
+    ("chapters/quantization/", "Test accuracy: PTQ against QAT", "p (QAT vs PTQ)"),
+    ("chapters/quantization/", "Test accuracy: PTQ against QAT", "p (QAT vs PTQ of fine-tuned)"),
+    ("chapters/quantization/", "Names exported by the installed torchao", "replacement the warning recommends"),
+    ("chapters/fp8/", "Transformer Engine recipes and their defaults", "key defaults"),
+    ("chapters/fp8/", "Transformer Engine recipes and their defaults", "TE support check"),
+    ("chapters/performance/", "Calculated against measured memory", "saved for backward, measured (MiB)"),
+    ("chapters/performance/", "Calculated against measured memory", "peak allocated (MiB)"),
+    ("chapters/training_regimes/", "The regimes", "devices"),
+]
+
+
+@step("columns", screens=(DESKTOP,), test="test_the_column_the_prose_names_is_in_view_without_scrolling")
+def _columns(page, path, screen, visits) -> dict[str, dict | None]:
+    """COLUMNS_IN_VIEW for each caption the cases name on this page."""
+    return {caption: page.evaluate(COLUMNS_IN_VIEW, caption) for p, caption, _ in COLUMN_CASES if p == path}
+
+
+@pytest.mark.parametrize(("path", "caption", "column"), COLUMN_CASES)
+def test_the_column_the_prose_names_is_in_view_without_scrolling(visits, path, caption, column):
     """Finding 2: the column the next sentence is about was off-screen in a 660-840 px box."""
-    page = desktop(path)
-    table = page.evaluate(COLUMNS_IN_VIEW, caption)
+    table = visits.result(path, DESKTOP, "columns")[caption]
     assert table is not None, f"no table captioned {caption!r} on {path}"
     assert table["shown"] and column in table["columns"], table  # laid out, and the column is inline
     assert column not in table["hidden"], table
 
 
-def test_the_api_overview_never_breaks_a_package_name(desktop):
-    """Finding 43: "quantizatio n" wrapped mid-word in the package column."""
-    heights = desktop("api/").evaluate("""() => [...document.querySelectorAll('td a code')]
+@step("code_lines", screens=(DESKTOP,), test="test_the_api_overview_never_breaks_a_package_name")
+def _code_lines(page, path, screen, visits) -> list:
+    """Each linked name in a table cell, and how many lines it takes."""
+    return page.evaluate("""() => [...document.querySelectorAll('td a code')]
         .map(c => [c.textContent, c.getClientRects().length])""")
+
+
+def test_the_api_overview_never_breaks_a_package_name(visits):
+    """Finding 43: "quantizatio n" wrapped mid-word in the package column."""
+    heights = visits.result("api/", DESKTOP, "code_lines")
     assert heights and all(n == 1 for _, n in heights), [name for name, n in heights if n != 1]

@@ -9,17 +9,9 @@ these against an existing build.
 
 from __future__ import annotations
 
-import shutil
-import sys
-
 import pytest
+from browser_visits import CHROMIUM, TOUCH_PHONE, measure_pages, step
 
-from conftest import REPO_ROOT
-
-sys.path.insert(0, str(REPO_ROOT / "scripts"))
-import measure_pages  # noqa: E402  (scripts/ is not a package)
-
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 playwright = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
 pytestmark = [
     pytest.mark.browser,
@@ -27,7 +19,6 @@ pytestmark = [
     pytest.mark.skipif(CHROMIUM is None, reason="no system Chromium (apt-get install chromium)"),
 ]
 
-PHONE = measure_pages.VIEWPORTS["390x844"]
 
 # Every laid-out table of the page wider than its scroll box: whether the box fades on the right, and
 # the line under it is there, visible and on the screen; then the same after scrolling the box to its end.
@@ -55,25 +46,15 @@ SCROLL_CUES = """async () => {
 }"""
 
 
-@pytest.fixture(scope="module")
-def phone(site):
-    with measure_pages.serve(site) as base, playwright.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=measure_pages.ARGS)
-        context = browser.new_context(viewport={"width": PHONE[0], "height": PHONE[1]}, is_mobile=True, has_touch=True)
-        page = context.new_page()
-
-        def load(path: str):
-            page.goto(base + path, wait_until="load")
-            return page
-
-        yield load
-        browser.close()
+@step("scroll_cues", screens=(TOUCH_PHONE,), test="test_every_table_that_scrolls_on_a_phone_says_so")
+def _scroll_cues(page, path, screen, visits) -> list[dict]:
+    return page.evaluate(SCROLL_CUES)
 
 
-def test_every_table_that_scrolls_on_a_phone_says_so(site, phone):
+def test_every_table_that_scrolls_on_a_phone_says_so(site, visits):
     faults, scrolling = [], 0
     for path in [p for p in measure_pages.page_paths(site) if p] + ["rebuild/"]:
-        for t in phone(path).evaluate(SCROLL_CUES):
+        for t in visits.result(path, TOUCH_PHONE, "scroll_cues"):
             scrolling += 1
             if not (t["fade"] and t["hint"]):
                 faults.append(f"{path} {t['name']!r}: scrolls sideways, fade {t['fade']}, line under it {t['hint']}")

@@ -7,7 +7,7 @@ import re
 from urllib.parse import urljoin
 
 import pytest
-from test_browser import CHROMIUM, browser, dark_palette, load_all_images, served  # noqa: F401
+from browser_visits import CHROMIUM, dark_palette, load_all_images
 
 from conftest import CHAPTERS
 
@@ -34,7 +34,7 @@ def _fetched_figures(context, url: str) -> set[str]:
     return fetched
 
 
-def test_a_reader_fetches_only_the_renderings_of_their_palette(site, served, browser):  # noqa: F811
+def test_a_reader_fetches_only_the_renderings_of_their_palette(site, served, browser):
     chapters = [c.stem for c in CHAPTERS if (site / "chapters" / c.stem / "index.html").exists()]
     counts = {
         s: (site / "chapters" / s / "index.html").read_text(encoding="utf-8").count("amp-fig--light") for s in chapters

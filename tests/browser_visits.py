@@ -1,0 +1,184 @@
+"""One load per page and screen for the browser tests (issue 35: three modules each loaded every page).
+
+A browser test reads what it checks from ``visits.result(path, screen, step)`` (the session fixture
+``visits`` in ``conftest.py``). The first test to ask for a (page, screen) loads it once, in a fresh
+browser context: every lazily loaded image brought into view and loaded, then the network idle.
+Then every step registered for that screen (``@step``, in the test modules) runs on that one loaded
+page and its result, or the exception it raised, is kept for the test that reads it. Steps run in
+three rounds: reads of the page as loaded (``READ``), then interactions that put the page back as
+they found it (``INTERACT``: a lightbox closed, focus and hover moved away), then steps that change
+it for good (``LAST``: the dark palette). Between steps the page is scrolled back to the top, the
+mouse moved off it and focus taken from it. A step whose test this session does not run is skipped.
+
+Only the shared machinery is here; what each test checks, and its JavaScript, stays in its module.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from conftest import REPO_ROOT
+
+sys.path.insert(0, str(REPO_ROOT / "scripts"))
+import measure_pages  # noqa: E402  (scripts/ is not a package)
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+ARGS = measure_pages.ARGS
+DESKTOP, PHONE, TOUCH_PHONE = "1400x900", "390x844", "390x844 touch"
+SCREENS = {
+    DESKTOP: {"viewport": {"width": 1400, "height": 900}},
+    # A 390 px window as it is: with mobile emulation a page wider than the screen widens the layout
+    # viewport (zooms out), which would hide the very overflow the page checks look for.
+    PHONE: {"viewport": {"width": 390, "height": 844}},
+    # A phone as emulated (touch, mobile viewport, a 2x screen), for what a tap does and shows.
+    TOUCH_PHONE: {
+        "viewport": {"width": 390, "height": 844},
+        "is_mobile": True,
+        "has_touch": True,
+        "device_scale_factor": 2,
+    },
+}
+READ, INTERACT, LAST = 0, 1, 2
+# Between steps: no focus, at the top (at once: Material's CSS may ask for smooth scrolling).
+UNTOUCHED = """() => { if (document.activeElement) document.activeElement.blur();
+    window.scrollTo({top: 0, left: 0, behavior: "instant"}); }"""
+
+
+class Recorder:
+    """Console errors, page errors, failed requests and foreign requests of one page."""
+
+    def __init__(self, page, base: str):
+        self.base, self.problems = base, []
+        page.on("console", lambda m: m.type == "error" and self.problems.append(f"console error: {m.text}"))
+        page.on("pageerror", lambda e: self.problems.append(f"uncaught exception: {e}"))
+        page.on("requestfailed", lambda r: self.problems.append(f"request failed: {r.url} ({r.failure})"))
+        page.on("response", lambda r: r.status >= 400 and self.problems.append(f"HTTP {r.status}: {r.url}"))
+        page.on("request", self._request)
+
+    def _request(self, r):
+        if not (r.url.startswith(self.base) or r.url.startswith(("data:", "blob:", "about:"))):
+            self.problems.append(f"request to another host: {r.url}")
+
+
+def dark_palette(page) -> None:
+    # Material's toggle to the dark (slate) scheme; clicked from script, since a page scrolled by
+    # the checks (or a closing lightbox) can keep the header button "unstable" for Playwright.
+    page.evaluate("() => document.querySelector(\"label[for='__palette_1']\").click()")
+    page.wait_for_function("() => document.body.getAttribute('data-md-color-scheme') === 'slate'")
+
+
+def load_all_images(page) -> None:
+    """Bring each shown image into view and wait (up to 15 s each) until it has loaded or failed, so that
+    lazily loaded figures are loaded whatever the machine's speed, then scroll back to the top. (A quick
+    scroll then "network idle" let a dark rendering be checked before its request had started.)"""
+    page.evaluate("""async () => {
+        for (const img of document.images) {
+            if (!img.getClientRects().length) continue;  // not rendered in this palette or fold
+            img.scrollIntoView({block: "center"});
+            if (!img.complete) await new Promise(done => {
+                img.addEventListener("load", done, {once: true});
+                img.addEventListener("error", done, {once: true});
+                setTimeout(done, 15000);
+            });
+        }
+        window.scrollTo(0, 0);
+    }""")
+    page.wait_for_load_state("networkidle")
+
+
+@dataclass
+class Step:
+    name: str
+    fn: Callable  # (page, path, screen, visits) -> result
+    screens: tuple[str, ...]
+    test: str  # the test that reads the result: the step is skipped when the session does not run it
+    round: int = READ
+
+
+STEPS: dict[str, Step] = {}
+
+
+def step(name: str, *, screens: tuple[str, ...], test: str, round: int = READ):
+    """Register ``fn(page, path, screen, visits)`` to run on every visited page at ``screens``."""
+
+    def register(fn):
+        STEPS[name] = Step(name, fn, screens, test, round)
+        return fn
+
+    return register
+
+
+@dataclass
+class Visit:
+    """What the steps found on one page at one screen, and what the page did meanwhile."""
+
+    results: dict[str, Any] = field(default_factory=dict)
+    problems: list[str] = field(default_factory=list)  # the Recorder's, over the whole visit
+
+
+class Visits:
+    """Pages loaded once per screen, shared by the session's browser tests (see the module docstring)."""
+
+    def __init__(self, browser, base: str, tests: set[str], screenshots: Path):
+        self.browser, self.base, self.tests, self.screenshots = browser, base, tests, screenshots
+        self._done: dict[tuple[str, str], Visit] = {}
+
+    def result(self, path: str, screen: str, name: str):
+        """The result of step ``name`` on ``path`` at ``screen`` (raises what the step raised)."""
+        if name not in STEPS or screen not in STEPS[name].screens:
+            raise KeyError(f"no step {name!r} for {screen}")
+        out = self.visit(path, screen).results[name]
+        if isinstance(out, BaseException):
+            raise out
+        return out
+
+    def problems(self, path: str, screen: str) -> list[str]:
+        """Console errors, failed and foreign requests while the page was visited."""
+        return self.visit(path, screen).problems
+
+    def visit(self, path: str, screen: str) -> Visit:
+        key = (path, screen)
+        if key not in self._done:
+            self._done[key] = self._visit(path, screen)
+        return self._done[key]
+
+    def _visit(self, path: str, screen: str) -> Visit:
+        steps = sorted(
+            (s for s in STEPS.values() if screen in s.screens and s.test in self.tests), key=lambda s: s.round
+        )
+        visit = Visit()
+        context = self.browser.new_context(**SCREENS[screen])
+        try:
+            context.grant_permissions(["clipboard-read", "clipboard-write"])
+            page = context.new_page()
+            rec = Recorder(page, self.base)
+            try:
+                page.goto(self.base + path, wait_until="load")
+                load_all_images(page)  # ends when the network is idle
+            except Exception as e:  # every step's test reports the failed load
+                visit.results = {s.name: e for s in steps}
+                return visit
+            for s in steps:
+                try:
+                    page.evaluate(UNTOUCHED)
+                    page.mouse.move(0, 0)
+                    visit.results[s.name] = s.fn(page, path, screen, self)
+                except Exception as e:
+                    visit.results[s.name] = e
+            visit.problems = rec.problems
+        finally:
+            context.close()
+        return visit
+
+
+def screenshot_folder(tmp_path_factory) -> Path:
+    out = Path(os.environ.get("AMP_DOCS_SCREENSHOTS") or tmp_path_factory.mktemp("screenshots"))
+    out.mkdir(parents=True, exist_ok=True)
+    print(f"screenshots in {out}")
+    return out
