@@ -42,6 +42,7 @@ def test_optimizer_decay_rejects_bad_sizes():
 
 
 def test_step_speed_verdicts_come_from_the_harness():
+    from amp_docs_lib.core import timing
     from amp_docs_lib.core.timing import Comparison
     from amp_docs_lib.regimes import loop as tl
 
@@ -51,7 +52,8 @@ def test_step_speed_verdicts_come_from_the_harness():
     verdicts = {
         Comparison(None, None, r, lo, hi, 5, 0.9).verdict for r, lo, hi in ((1, 1.1, 1.2), (1, 0.8, 0.9), (1, 0.9, 1.1))
     }
-    assert speed.loc["amp_bf16", "verdict"] in verdicts
+    # the harness's own verdict on a noisy machine is drawn from it too (its A/A control resolved a difference)
+    assert speed.loc["amp_bf16", "verdict"] in verdicts | {timing.NOISE_FLOOR_TOO_HIGH}
     lo, hi = (float(v) for v in speed.loc["amp_bf16", "interval"].strip("[]").split(","))
     # the interval is printed to two decimals, so the estimate is compared at that precision
     assert lo <= round(speed.loc["amp_bf16", "speed vs fp32 (x)"], 2) <= hi and math.isfinite(hi)
