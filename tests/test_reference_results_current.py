@@ -88,3 +88,23 @@ def test_a_reference_speaks_of_its_own_machine(tmp_path):
     assert "On that machine (NVIDIA H100 80GB HBM3)" in shown and "measured on that machine" in shown
     assert "Measured on NVIDIA H100 80GB HBM3 (sm 9.0) · torch 2.11.0" in shown
     assert "amp-stamp--measured" not in shown and "<table></table>" in shown  # said once, not per table
+
+
+def test_a_package_skip_note_gives_the_packages_own_install_route():
+    """Second fp8 read of 2026-11-25: the Transformer Engine note said "It needs nothing else ... pip install
+    transformer_engine", which its install guide and the page contradict (CUDA, the [pytorch] extra)."""
+    from amp_docs_lib.core.gating import skip_note_html
+
+    te = skip_note_html(["pkg:transformer_engine"])
+    assert "nothing else" not in te and "CUDA 12.1" in te
+    assert "pip install --no-build-isolation transformer_engine[pytorch]" in te
+    assert "It needs nothing else" in skip_note_html(["pkg:onnxruntime"])
+    assert "pip install onnxruntime" in skip_note_html(["pkg:onnxruntime"])
+
+
+def test_no_reference_result_shows_a_python_warning():
+    """The autocast reference carried the H100 run's stderr (a ComplexHalf UserWarning) onto the CPU page."""
+    import re
+
+    warning = re.compile(r"\.py:\d+: \w*Warning: ")
+    assert [p.name for p in reference_files() if warning.search(json.loads(p.read_text())["html"])] == []

@@ -106,12 +106,17 @@ def skip_note_html(unmet: list[str], reference_html: str | None = None) -> str:
         # Only a package is missing: any machine runs the cell once it is installed, this one included.
         from amp_docs_lib.core.packages import PACKAGES
 
-        dists = {p.module: p.distribution for p in PACKAGES}
-        names = " ".join(dists[r[len(PACKAGE_PREFIX) :]] for r in unmet)
+        by_module = {p.module: p for p in PACKAGES}
+        pkgs = [by_module[r[len(PACKAGE_PREFIX) :]] for r in unmet]
+        plain = " ".join(p.distribution for p in pkgs if p.install is None)
+        commands = [f"pip install {plain}"] * bool(plain) + [p.install for p in pkgs if p.install]
+        needs = [p.needs for p in pkgs if p.needs]
+        how = " and ".join(f"<code>{html.escape(c)}</code>" for c in commands)
         detail = (
-            f"It needs nothing else: this machine ({html.escape(device_summary())}) runs it after "
-            f"<code>pip install {html.escape(names)}</code>; build again to see its output here."
-        )
+            f"It needs {html.escape('; '.join(needs))}, then {how}"
+            if needs
+            else f"It needs nothing else: this machine ({html.escape(device_summary())}) runs it after {how}"
+        ) + "; build again to see its output here."
     else:
         detail = (
             f"This build ran on {html.escape(device_summary())}. A build on a machine that has what the "

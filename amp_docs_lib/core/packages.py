@@ -51,6 +51,8 @@ class Package:
     module: str  # the import name, as in ``requires:pkg:<module>``
     distribution: str  # the name its version is recorded under (package metadata)
     role: str  # "core" (required), "optional" (the site builds without it) or "render" (turns notebooks into pages)
+    install: str | None = None  # the command a skip note gives, where ``pip install <distribution>`` is not it
+    needs: str | None = None  # what the machine needs before that command works (the package's own install guide)
 
 
 PACKAGES = (
@@ -70,7 +72,14 @@ PACKAGES = (
     Package("pybtex", "pybtex", "core"),
     Package("transformers", "transformers", "optional"),
     Package("onnxruntime", "onnxruntime", "optional"),
-    Package("transformer_engine", "transformer_engine", "optional"),
+    Package(
+        "transformer_engine",
+        "transformer_engine",
+        "optional",
+        install="pip install --no-build-isolation transformer_engine[pytorch]",
+        needs="an NVIDIA GPU with its driver and CUDA 12.1 or newer (Transformer Engine's installation guide: "
+        "its PyTorch extension ships as a source distribution that builds against the CUDA toolkit)",
+    ),
     Package("jax", "jax", "optional"),
     Package("tensorflow", "tensorflow", "optional"),
     Package("mslk", "mslk", "optional"),

@@ -349,7 +349,7 @@ def dynamic_range_table(tensors: dict[str, torch.Tensor]) -> pd.DataFrame:
         for fmt in FP8_FORMATS:
             f = get_format(fmt)
             sub = f.min_subnormal_from_definition()
-            row[f"{f.name}: below min subnormal, unscaled"] = float((nz < sub / 2).double().mean()) if nz.numel() else 0.0
+            row[f"{f.name}: flushed to zero unscaled (share of non-zero elements)"] = float((nz < sub / 2).double().mean()) if nz.numel() else 0.0
         rows.append(row)
     return pd.DataFrame(rows)
 
