@@ -113,7 +113,9 @@ def _outputs_to_html(outputs: list[Any]) -> str:
             parts.append(f'<img src="data:image/png;base64,{data["image/png"]}"/>')
         elif "text/plain" in data:
             parts.append(f"<pre>{html.escape(data['text/plain'])}</pre>")
-        elif o.get("output_type") == "stream" and o.get("name") != "stderr":  # warnings are the build log's, not a result
+        elif (
+            o.get("output_type") == "stream" and o.get("name") != "stderr"
+        ):  # warnings are the build log's, not a result
             parts.append(f"<pre>{html.escape(o.get('text', ''))}</pre>")
     return "\n".join(parts)
 
