@@ -2,21 +2,13 @@
 
 import pandas as pd
 import torch
+from quant_frames import DECISION_INPUT_COLUMNS
 from torch import nn
 
 from amp_docs_lib.quantization import results
 from amp_docs_lib.quantization.speed import torchao_activation_codes
 
-COLS = [
-    "variant",
-    "runtime",
-    "accuracy",
-    "weight payload (KiB)",
-    "weight codes (KiB)",
-    "speedup vs same runtime's FP32 (x)",
-    "interval vs same runtime's FP32",
-    "verdict vs same runtime's FP32",
-]
+COLS = DECISION_INPUT_COLUMNS
 
 
 def _row(name, payload, codes):

@@ -5,6 +5,7 @@ import os
 import stat
 import types
 
+import pytest
 import torch
 
 from amp_docs_lib.core import env, machine
@@ -24,7 +25,15 @@ def test_the_driver_is_read_from_nvidia_smi(tmp_path, monkeypatch):
     assert machine.nvidia_driver_version() is None
 
 
-def test_a_gpu_stamp_names_its_driver(tmp_path, monkeypatch):
+@pytest.fixture
+def driver_read_afresh():
+    """The driver is read once per process: this test's fake nvidia-smi must be the one read, and no other test's."""
+    env._nvidia_driver.cache_clear()
+    yield
+    env._nvidia_driver.cache_clear()
+
+
+def test_a_gpu_stamp_names_its_driver(tmp_path, monkeypatch, driver_read_afresh):
     _fake_smi(tmp_path, monkeypatch, "580.159.04\\n")
     props = types.SimpleNamespace(name="NVIDIA H100 80GB HBM3", major=9, minor=0, total_memory=85 * 2**30)
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)

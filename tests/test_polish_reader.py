@@ -5,6 +5,7 @@ import re
 
 import pandas as pd
 import pytest
+from quant_frames import DECISION_INPUT_COLUMNS
 
 from conftest import REPO_ROOT
 
@@ -159,16 +160,7 @@ def test_the_matmul_sweep_is_shown_with_units_in_its_headers():
 def test_the_memory_cell_of_a_tie_is_short_and_names_each_variant_once():
     from amp_docs_lib.quantization import results
 
-    cols = [
-        "variant",
-        "runtime",
-        "accuracy",
-        "weight payload (KiB)",
-        "weight codes (KiB)",
-        "speedup vs same runtime's FP32 (x)",
-        "interval vs same runtime's FP32",
-        "verdict vs same runtime's FP32",
-    ]
+    cols = DECISION_INPUT_COLUMNS
     tie = [
         "torchao INT8 weight-only",
         "torchao INT8 dynamic act + INT8 weight",

@@ -5,6 +5,7 @@ not, and the memory cell left out the ONNX Runtime rows (codes not counted) with
 """
 
 import pandas as pd
+from quant_frames import DECISION_INPUT_COLUMNS
 from torch import nn
 
 from amp_docs_lib.quantization import ptq, results, speed
@@ -19,16 +20,7 @@ def test_codes_exclude_biases_for_float_and_torchao_weights_alike():
 
 
 def test_memory_cell_lists_eligible_rows_whose_codes_are_not_counted():
-    cols = [
-        "variant",
-        "runtime",
-        "accuracy",
-        "weight payload (KiB)",
-        "weight codes (KiB)",
-        "speedup vs same runtime's FP32 (x)",
-        "interval vs same runtime's FP32",
-        "verdict vs same runtime's FP32",
-    ]
+    cols = DECISION_INPUT_COLUMNS
     df = pd.DataFrame(
         [
             ("FP32", "PyTorch eager", 0.97, 100.0, 100.0, None, None, None),

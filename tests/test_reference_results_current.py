@@ -5,6 +5,7 @@ and its reference is no longer found, so a build would show the skip note withou
 orphans (and references of cells no longer gated by hardware) instead of letting them go unseen; the fix is to
 re-run the chapter on a GPU (scripts/gpu_build.py) or delete the file."""
 
+import functools
 import json
 from pathlib import Path
 
@@ -19,6 +20,7 @@ REPO = Path(__file__).resolve().parents[1]
 CHAPTERS = REPO / "docs" / "chapters"
 
 
+@functools.cache  # one read of each chapter, however many of its references are checked
 def gated_cells(chapter: Path) -> dict[str, list[str]]:
     nb = jupytext.read(chapter)
     return {

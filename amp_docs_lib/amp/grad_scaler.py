@@ -431,6 +431,14 @@ def skipped_step_fused_vs_not(scale: float = 1024.0) -> pd.DataFrame:
     return table_from_rows(rows)
 
 
+def _fp16_scaled_backward(scaler) -> torch.nn.Module:
+    """``model.to(torch.float16)`` of the tiny step, its loss scaled by ``scaler`` and backpropagated."""
+    model, x = _tiny_step_setup()
+    model = model.to(torch.float16)
+    scaler.scale(model(x.to(torch.float16)).float().square().mean()).backward()
+    return model
+
+
 def pure_fp16_unscale() -> dict[str, str | None]:
     """``model.to(torch.float16)`` under a scaler: the error ``GradScaler.unscale_`` raises for FP16
     gradients (``_unscale_grads_`` with ``allow_fp16=False`` in ``torch/amp/grad_scaler.py``), from
@@ -438,11 +446,8 @@ def pure_fp16_unscale() -> dict[str, str | None]:
     out: dict[str, str | None] = {}
     for name, make in (("torch.amp.GradScaler", lambda: torch.amp.GradScaler("cpu")),
                        ("ReferenceGradScaler", ReferenceGradScaler)):
-        model, x = _tiny_step_setup()
-        model = model.to(torch.float16)
-        opt = torch.optim.SGD(model.parameters(), lr=0.1)
         scaler = make()
-        scaler.scale(model(x.to(torch.float16)).float().square().mean()).backward()
+        opt = torch.optim.SGD(_fp16_scaled_backward(scaler).parameters(), lr=0.1)
         try:
             scaler.unscale_(opt)
             out[name] = None
@@ -460,11 +465,9 @@ def pure_fp16_fused_step(init_scale: float = 2.0**10, lr: float = 0.1) -> dict[s
     change over ``lr * g / scale`` (g: the scaled FP16 gradient, unscaled in float64), median over the
     entries}``; about 1 when the kernel unscaled (FP16 rounding of the weight aside), the scale when not.
     """
-    model, x = _tiny_step_setup()
-    model = model.to(torch.float16)
-    opt = torch.optim.SGD(model.parameters(), lr=lr, fused=True)
     scaler = torch.amp.GradScaler("cpu", init_scale=init_scale)
-    scaler.scale(model(x.to(torch.float16)).float().square().mean()).backward()
+    model = _fp16_scaled_backward(scaler)
+    opt = torch.optim.SGD(model.parameters(), lr=lr, fused=True)
     before = model.weight.detach().double().clone()
     expected = lr * model.weight.grad.double() / init_scale
     try:

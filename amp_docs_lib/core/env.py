@@ -26,15 +26,21 @@ from amp_docs_lib.core.profiles import active_profile
 # reads the memoised report (docsite/env_memo.py) and never pays for importing torch.
 
 
+@functools.cache
+def _nvidia_driver() -> str | None:
+    """``machine.nvidia_driver_version()``, read once: every stamp asks, and the driver does not change."""
+    from amp_docs_lib.core.machine import nvidia_driver_version
+
+    return nvidia_driver_version()
+
+
 def gpus() -> list[dict[str, Any]]:
     """One entry per visible CUDA device: name, compute capability, memory, BF16 support, driver."""
     import torch
 
     if not torch.cuda.is_available():
         return []
-    from amp_docs_lib.core.machine import nvidia_driver_version
-
-    out, driver = [], nvidia_driver_version()
+    out, driver = [], _nvidia_driver()
     for i in range(torch.cuda.device_count()):
         p = torch.cuda.get_device_properties(i)
         out.append(
