@@ -16,7 +16,7 @@ import pandas as pd
 import torch
 
 from amp_docs_lib.core.checks import positive_int
-from amp_docs_lib.core.timing import Timing, format_interval, interleaved, measure, verdict_for
+from amp_docs_lib.core.timing import Timing, interleaved, measure
 from amp_docs_lib.core.devices import check_device
 from amp_docs_lib.numbers.accounting import matmul_flops
 
@@ -268,16 +268,8 @@ def alignment_sweep(base: int, dtypes: Iterable[str] = ("fp32", "bf16"), offsets
             t = res.timings[str(n)]
             row = {"dtype": dt, "n": n, "multiple of 8": n % 8 == 0, "multiple of 16": n % 16 == 0,
                    "TFLOP/s": matmul_flops(n, n, n) / t.median_s / 1e12}
-            if n == base:
-                row.update({"relative to aligned": 1.0, "interval": None, "verdict": "the aligned size",
-                            "A/A control": res.aa.interval_text()})
-            else:
-                c = res.compare(str(n))  # per-round time ratio base/n; times the work ratio gives the rate ratio
-                work = matmul_flops(n, n, n) / matmul_flops(base, base, base)
-                lo, hi = c.ratio_lo * work, c.ratio_hi * work
-                row.update({"relative to aligned": c.ratio * work, "interval": format_interval(lo, hi),
-                            "verdict": verdict_for(lo, hi, c.aa, ("higher rate", "lower rate")),
-                            "A/A control": c.aa_text()})
+            work = matmul_flops(n, n, n) / matmul_flops(base, base, base)
+            row.update(res.rate_columns(str(n), work, "relative to aligned", "the aligned size"))
             rows.append(row)
     return pd.DataFrame(rows).sort_values(["dtype", "n"], kind="stable").reset_index(drop=True)
 

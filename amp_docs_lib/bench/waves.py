@@ -24,7 +24,7 @@ import torch
 
 from amp_docs_lib.bench.matmul import matmul_flops
 from amp_docs_lib.core.devices import check_device
-from amp_docs_lib.core.timing import format_interval, interleaved, verdict_for
+from amp_docs_lib.core.timing import interleaved
 
 #: The guide's example: an A100's SM count and the 256×128 tile it uses.
 GUIDE_EXAMPLE_SMS = 108
@@ -103,16 +103,7 @@ def wave_comparison(m: int, k: int, ns: Iterable[int], sms: int, *, device: str 
         t = res.timings[str(n)]
         row = {"n": n, "SMs": sms, **model[n], "median (ms)": t.median_s * 1e3, "IQR (ms)": t.iqr_s * 1e3,
                "TFLOP/s": matmul_flops(m, n, k) / t.median_s / 1e12}
-        if n == base:
-            row.update({"rate relative to the last one-wave n": 1.0, "interval": None, "verdict": "the baseline",
-                        "A/A control": res.aa.interval_text()})
-        else:
-            c = res.compare(str(n))  # per-round time ratio base/n; times the work ratio gives the rate ratio
-            work = n / base
-            lo, hi = c.ratio_lo * work, c.ratio_hi * work
-            row.update({"rate relative to the last one-wave n": c.ratio * work, "interval": format_interval(lo, hi),
-                        "verdict": verdict_for(lo, hi, c.aa, ("higher rate", "lower rate")),
-                        "A/A control": c.aa_text()})
+        row.update(res.rate_columns(str(n), n / base, "rate relative to the last one-wave n", "the baseline"))
         rows.append(row)
     return pd.DataFrame(rows)
 

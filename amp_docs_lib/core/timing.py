@@ -434,6 +434,22 @@ class Interleaved:
                 raise ValueError(f"{n!r} was not timed; timed: {list(self.timings)}")
         return self._ratio(baseline, self.block_times[candidate], self.timings[candidate], self.aa)
 
+    def rate_columns(self, candidate: str, work: float, column: str, baseline_verdict: str) -> dict:
+        """``candidate``'s rate (work per second) relative to the baseline's, as a table row's columns:
+        ``column`` (the ratio), ``interval``, ``verdict`` and ``A/A control``. ``work`` is the candidate's work
+        over the baseline's: the per-round time ratio baseline/candidate times it is the rate ratio."""
+        if candidate == self.baseline:
+            aa = self.aa.interval_text() if self.aa is not None else None
+            return {column: 1.0, "interval": None, "verdict": baseline_verdict, "A/A control": aa}
+        c = self.compare(candidate)
+        lo, hi = c.ratio_lo * work, c.ratio_hi * work
+        return {
+            column: c.ratio * work,
+            "interval": format_interval(lo, hi),
+            "verdict": verdict_for(lo, hi, c.aa, ("higher rate", "lower rate")),
+            "A/A control": c.aa_text(),
+        }
+
     def comparisons(self) -> dict[str, Comparison]:
         """Every function other than the baseline, compared with it."""
         return {n: self.compare(n) for n in self.timings if n != self.baseline}
