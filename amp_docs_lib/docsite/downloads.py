@@ -177,14 +177,16 @@ def wrap_bare_code(output: str) -> str:
 
 
 def chapter_downloads(page, config) -> ChapterDownloads | None:
-    """The downloads of a chapter page (rendered from an executed notebook), else None."""
-    src = Path(page.file.abs_src_path or "")
-    if src.suffix != ".ipynb" or not page.file.src_uri.endswith(".md"):
+    """The downloads of a chapter page (rendered from an executed notebook), else None. Every page of a
+    split chapter (``subpages``) offers the whole chapter: its notebook runs top to bottom in one kernel."""
+    src = Path(getattr(page.file, "amp_docs_notebook", None) or page.file.abs_src_path or "")
+    src_uri = getattr(page.file, "amp_docs_chapter", None) or page.file.src_uri
+    if src.suffix != ".ipynb" or not src_uri.endswith(".md"):
         return None
-    source = Path(config["docs_dir"]) / page.file.src_uri
+    source = Path(config["docs_dir"]) / src_uri
     if not source.is_file():
         return None
-    chapter = Path(page.file.src_uri).stem
+    chapter = Path(src_uri).stem
     return ChapterDownloads(chapter, src, source, examples_used(source.read_text(encoding="utf-8")))
 
 
