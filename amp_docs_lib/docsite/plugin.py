@@ -460,9 +460,7 @@ class AmpDocsPlugin(BasePlugin[AmpDocsConfig]):
     def _post_page(self, output, page, config):
         from amp_docs_lib.docsite.pages import post_page  # links, copy buttons, downloads bar
 
-        return post_page(
-            strip_remote_scripts(output), page, config, self.fragments, self.notebook_styles, self.anchors
-        )
+        return post_page(strip_remote_scripts(output), page, config, self.fragments, self.notebook_styles, self.anchors)
 
     @event_priority(-100)  # after every plugin has added its assets (mkdocs-glightbox adds its own)
     def _page_assets(self, output, page, config):
