@@ -30,7 +30,7 @@ from amp_docs_lib.docsite.notebook_markup import one_copy_button, stable_cell_id
 from amp_docs_lib.docsite.page_files import csv_as_files, images_as_files
 from amp_docs_lib.docsite.provenance import provenance_card
 from amp_docs_lib.docsite.reader_layout import reader_layout
-from amp_docs_lib.docsite.subpages import AnchorMap, add_part_navigation
+from amp_docs_lib.docsite.subpages import AnchorMap, add_part_line
 
 
 def search_friendly(content: str) -> str:
@@ -70,7 +70,7 @@ def post_page(
     if anchors is not None:
         output = anchors.rewrite(output, page.url)
         if (found := anchors.page_of(page.url)) is not None:
-            output = add_part_navigation(output, *found, page.url)
+            output = add_part_line(output, *found, page.url)
     return provenance_card(output)
 
 

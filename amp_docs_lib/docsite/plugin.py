@@ -454,6 +454,10 @@ class AmpDocsPlugin(BasePlugin[AmpDocsConfig]):
             # The section is generated after mkdocs checks links to anchors (on_post_build): announce it.
             page.present_anchor_ids.add(TIMING_ANCHOR)
         html = search_friendly(html)
+        if (part := self.anchors.page_of(page.url)) is not None:
+            from amp_docs_lib.docsite.subpages import with_following_pages
+
+            html = with_following_pages(html, *part, page.url)
         self.anchors.record(page.url, html)  # every page is rendered before the first is written
         return html
 

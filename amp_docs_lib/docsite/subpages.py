@@ -15,8 +15,9 @@ goes to part 0, where ``reader_layout.lesson_first`` puts it under the summary.
 
 The plugin (``plugin.py``) writes the parts next to the presented notebook and hands them to
 mkdocs-jupyter, orders the nav (``nav_section``: the chapter becomes a section of its pages), and on each
-built page of a split chapter adds the "Part k of n" line (``part_line_html``) and sends a link to an
-anchor that moved to another part there (``AnchorMap``).
+page of a split chapter adds the "Part k of n" line (``add_part_line``; the chapter page also ends with
+the list of the pages that continue it, ``with_following_pages``), and sends a link to an anchor that
+moved to another part there (``AnchorMap``).
 """
 
 from __future__ import annotations
@@ -228,18 +229,17 @@ class AnchorMap:
         return _HREF.sub(sub, output)
 
 
-def add_part_navigation(output: str, chapter: SplitChapter, index: int, page_url: str) -> str:
-    """The "Part k of n" line right under the page's H1 and, on the chapter page, the list of the
-    following pages at the end of its content."""
+def add_part_line(output: str, chapter: SplitChapter, index: int, page_url: str) -> str:
+    """The "Part k of n" line right under the page's H1 (of the built page, ``on_post_page``)."""
     m = _H1_END.search(output, output.find('class="md-content"') + 1)
     if m is None:
         return output
-    output = output[: m.end()] + part_line_html(chapter, index, page_url) + output[m.end() :]
-    if index == 0:
-        end = output.rfind("</article>")
-        if end != -1:
-            output = output[:end] + following_pages_html(chapter, page_url) + output[end:]
-    return output
+    return output[: m.end()] + part_line_html(chapter, index, page_url) + output[m.end() :]
+
+
+def with_following_pages(content: str, chapter: SplitChapter, index: int, page_url: str) -> str:
+    """The chapter page's content (``on_page_content``) ending with the list of the pages that continue it."""
+    return content + following_pages_html(chapter, page_url) if index == 0 else content
 
 
 def nav_section(chapter: SplitChapter, page, files):
