@@ -3,7 +3,9 @@
 Order in ``mkdocs.yml`` matters: this plugin is listed before ``mkdocs-jupyter``.
 In ``on_files`` (run after mkdocs-jupyter's) it swaps each chapter
 (``docs/chapters/*.md``) for the executed notebook in the cache, wrapped as
-mkdocs-jupyter's ``NotebookFile``, so mkdocs-jupyter only renders (``execute: false``).
+mkdocs-jupyter's ``NotebookFile``, so mkdocs-jupyter only renders (``execute: false``); a chapter with
+sub-page markers is sliced into a chapter page and sub-pages (``subpages``), which ``on_nav`` makes a
+section of the nav.
 In ``on_post_page`` it removes any script that would load from another host
 (mkdocs-jupyter's notebook template links MathJax and Mermaid from CDNs; the
 build renders math itself, ``math_render``), and, last, the links to assets a page does not use
