@@ -208,3 +208,16 @@ def test_a_bad_marker_fails_the_build_naming_chapter_and_cell(mini_site):
     r = mkdocs_build(mini_site, check=False)
     assert r.returncode != 0
     assert "chapters/b.md: cell 2: the sub-page marker" in r.stderr + r.stdout, r.stderr[-2000:]
+
+
+def test_the_part_line_links_the_chapter_page_and_the_other_parts_not_its_own():
+    from amp_docs_lib.docsite.subpages import Part, part_line_html
+
+    parts = [Part(0, "", "", []), Part(1, "MX", "mx", []), Part(2, "Training", "train", [])]
+    chapter = SplitChapter(
+        "chapters/fp8.md", "FP8", None, parts, ["chapters/fp8/", "chapters/fp8/mx/", "chapters/fp8/train/"], []
+    )
+    line = part_line_html(chapter, 1, "chapters/fp8/mx/")
+    assert 'Part 2 of 3 of <a href="../">FP8</a>; its other parts: 3. <a href="../train/">Training</a></nav>' in line
+    first = part_line_html(chapter, 0, "chapters/fp8/")
+    assert 'Part 1 of 3 of FP8; its other parts: 2. <a href="mx/">MX</a> · 3. <a href="train/">Training</a>' in first

@@ -150,21 +150,19 @@ class SplitChapter:
 
 
 def part_line_html(chapter: SplitChapter, index: int, page_url: str) -> str:
-    """ "Part k of n of <chapter>" with links to the chapter page and the other parts (under the H1)."""
+    """ "Part k of n of <chapter>" (a link to the chapter page from its other parts) and links to the
+    chapter's other sub-pages, numbered as parts (under the H1)."""
     from mkdocs.utils import get_relative_url
 
-    def item(k: int) -> str:
-        label = html.escape(chapter.title if k == 0 else chapter.parts[k].title)
-        if k == index:
-            return f'<span aria-current="page">{label}</span>'
-        return f'<a href="{html.escape(get_relative_url(chapter.urls[k], page_url))}">{label}</a>'
+    def link(k: int, label: str) -> str:
+        return f'<a href="{html.escape(get_relative_url(chapter.urls[k], page_url))}">{html.escape(label)}</a>'
 
-    head = html.escape(f"Part {index + 1} of {len(chapter.parts)} of ")
-    own = f'<a href="{html.escape(get_relative_url(chapter.urls[0], page_url))}">{html.escape(chapter.title)}</a>'
+    title = link(0, chapter.title) if index else html.escape(chapter.title)
+    others = [f"{k + 1}. {link(k, chapter.parts[k].title)}" for k in range(1, len(chapter.parts)) if k != index]
     return (
-        f'<nav class="amp-parts" aria-label="Pages of this chapter">{head}'
-        f"{own if index else html.escape(chapter.title)}: "
-        + " · ".join(item(k) for k in range(len(chapter.parts)))
+        f'<nav class="amp-parts" aria-label="Pages of this chapter">Part {index + 1} of {len(chapter.parts)} of '
+        + title
+        + (f"; its other parts: {' · '.join(others)}" if others else "")
         + "</nav>"
     )
 
