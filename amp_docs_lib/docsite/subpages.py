@@ -67,10 +67,9 @@ def _source(cell: dict) -> str:
 
 
 def _with_source(cell: dict, text: str) -> dict:
+    """A copy of ``cell`` with ``text`` (a marker's cell is cut in two; its halves go to two notebooks)."""
     cell = copy.deepcopy(cell)
     cell["source"] = text
-    if "id" in cell:
-        cell["id"] = f"{cell['id']}-part"  # nbformat wants unique ids: the cell's two halves need two
     return cell
 
 
