@@ -221,3 +221,18 @@ def test_the_part_line_links_the_chapter_page_and_the_other_parts_not_its_own():
     assert 'Part 2 of 3 of <a href="../">FP8</a>; its other parts: 3. <a href="../train/">Training</a></nav>' in line
     first = part_line_html(chapter, 0, "chapters/fp8/")
     assert 'Part 1 of 3 of FP8; its other parts: 2. <a href="mx/">MX</a> · 3. <a href="train/">Training</a>' in first
+
+
+def test_a_used_chapters_parts_stay_in_the_presented_folder_and_an_old_ones_go(tmp_path):
+    import os
+    import time
+
+    from amp_docs_lib.docsite.plugin import evict_presented
+
+    old = time.time() - 7200
+    for name in ("a-1.ipynb", "a-1.part0.ipynb", "a-1.part1.ipynb", "a-0.ipynb", "a-0.part1.ipynb"):
+        (tmp_path / name).write_text("{}")
+        os.utime(tmp_path / name, (old, old))
+    removed = evict_presented(tmp_path, {tmp_path / "executed" / "a-1.ipynb"}, min_age_s=3600)
+    assert sorted(p.name for p in removed) == ["a-0.ipynb", "a-0.part1.ipynb"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a-1.ipynb", "a-1.part0.ipynb", "a-1.part1.ipynb"]
