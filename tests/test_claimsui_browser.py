@@ -62,7 +62,9 @@ def _claims(page, path, screen, visits) -> tuple[list[str], int, int]:
     """The chapter's faults, how many lone claims it shows and how many tips were tried."""
     phone = screen == TOUCH_PHONE
     faults, tips_seen = [], 0
-    where = f"{path.removeprefix('chapters/').strip('/')} at {page.viewport_size['width']}x{page.viewport_size['height']}"
+    where = (
+        f"{path.removeprefix('chapters/').strip('/')} at {page.viewport_size['width']}x{page.viewport_size['height']}"
+    )
     seen = page.evaluate(LAYOUT)
     faults += [f"{where}: a lone claim prints its verdict: {c['text']!r}" for c in seen["lone"] if c["verdict_shown"]]
     faults += [f"{where}: a lone claim is a box: {c['text']!r}" for c in seen["lone"] if c["boxed"]]
