@@ -183,11 +183,13 @@ def test_a_split_chapter_builds_as_a_page_and_its_part(mini_site):
     assert "Part 2 of 2 of " in part and 'href="../">Chapter b</a>' in part
     assert "part one ran" in part and "part zero ran" not in part
     assert 'href="../../../downloads/chapters/b.ipynb"' in part
+    assert "copied with the cells above it (the chapter's earlier pages too) also runs" in part
     whole = json.loads((site / "downloads" / "chapters" / "b.ipynb").read_text())
     printed = "".join("".join(o.get("text", "")) for c in whole["cells"] for o in c.get("outputs", []))
     assert "part zero ran" in printed and "part one ran" in printed
     # The chapter page: part 0, the list of the following pages, the link to the moved anchor followed.
     assert "part zero ran" in chapter and "part one ran" not in chapter
+    assert "copied with the cells above it also runs" in chapter
     assert 'continues on the following pages: <a href="second-part/">Second part</a>' in chapter
     assert 'href="second-part/#details-here"' in chapter
     a = (site / "chapters" / "a" / "index.html").read_text()
