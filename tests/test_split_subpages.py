@@ -57,7 +57,8 @@ def test_markers_slice_the_notebook_into_parts_whose_h2_becomes_the_h1():
 
 
 def test_a_chapter_without_markers_is_one_part_as_it_was():
-    nb = notebook(md("# T\n\n## A section"), code("x = 1"))
+    box = code("in_this_build({'a': 1})")
+    nb = notebook(md("# T\n\n## A section"), box, code("x = 1"))
     (part,) = split_notebook(nb, "chapters/x.md")
     assert part.cells == nb["cells"]
 

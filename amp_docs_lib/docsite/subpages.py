@@ -110,6 +110,8 @@ def split_notebook(nb: dict, chapter: str) -> list[Part]:
             body = after.lstrip("\n")
             titles.append(m.group("text").strip())
             parts.append([_with_source(cell, body[1:])])  # "## X" becomes "# X": the page's H1 and title
+    if len(parts) == 1:
+        return [Part(0, "", "", list(cells))]
     if summary is not None:
         parts[0].append(cells[summary])
     slugs = [""] + [heading_id(t) for t in titles[1:]]
