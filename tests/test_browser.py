@@ -35,6 +35,7 @@ from browser_visits import (
     Recorder,
     dark_palette,
     load_all_images,
+    measure_pages,
     step,
 )
 from conftest import CHAPTERS
@@ -428,7 +429,7 @@ def test_search_indexes_prose_and_headings_not_table_cells(site):
     assert not [d["title"] for d in index["docs"] if "¶" in d["title"]]
     text = "\n".join(d.get("text", "") for d in index["docs"])
     runs = []
-    for page in sorted((site / "chapters").glob("*/index.html")):
+    for page in sorted((site / "chapters").rglob("index.html")):  # a split chapter's sub-pages too
         soup = BeautifulSoup(page.read_text(encoding="utf-8"), "html.parser")
         for row in soup.select("table.amp-table thead tr"):
             run = "".join(th.get_text() for th in row.find_all("th"))
@@ -452,9 +453,9 @@ FIGURE_BOXES = """() => { const col = document.querySelector('.md-content__inner
 
 
 def _figure_chapters(site) -> list[str]:
-    return [f"chapters/{c.stem}/" for c in CHAPTERS
-            if (site / "chapters" / c.stem / "index.html").exists()
-            and "amp-fig--light" in (site / "chapters" / c.stem / "index.html").read_text(encoding="utf-8")]
+    """The chapter pages (sub-pages too) that show a figure."""
+    return [p for p in measure_pages.page_paths(site)[1:]
+            if "amp-fig--light" in (site / p / "index.html").read_text(encoding="utf-8")]
 
 
 @step("figure_boxes", screens=(DESKTOP,), test="test_figures_are_shown_at_the_size_they_were_drawn_for_on_a_desktop")

@@ -11,9 +11,7 @@ line. Headless system Chromium through Playwright, as ``tests/test_browser.py``;
 from __future__ import annotations
 
 import pytest
-from browser_visits import CHROMIUM, DESKTOP, INTERACT, TOUCH_PHONE, step
-
-from conftest import CHAPTERS
+from browser_visits import CHROMIUM, DESKTOP, INTERACT, TOUCH_PHONE, measure_pages, step
 
 playwright = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
 # A claim outside a list of adjacent ones, that holds (a failing one is meant to be loud).
@@ -64,7 +62,9 @@ def _claims(page, path, screen, visits) -> tuple[list[str], int, int]:
     """The chapter's faults, how many lone claims it shows and how many tips were tried."""
     phone = screen == TOUCH_PHONE
     faults, tips_seen = [], 0
-    where = f"{path.split('/')[1]} at {page.viewport_size['width']}x{page.viewport_size['height']}"
+    where = (
+        f"{path.removeprefix('chapters/').strip('/')} at {page.viewport_size['width']}x{page.viewport_size['height']}"
+    )
     seen = page.evaluate(LAYOUT)
     faults += [f"{where}: a lone claim prints its verdict: {c['text']!r}" for c in seen["lone"] if c["verdict_shown"]]
     faults += [f"{where}: a lone claim is a box: {c['text']!r}" for c in seen["lone"] if c["boxed"]]
@@ -96,10 +96,10 @@ def _claims(page, path, screen, visits) -> tuple[list[str], int, int]:
 
 
 @pytest.mark.parametrize("screen", [TOUCH_PHONE, DESKTOP], ids=["390x844", "1400x900"])
-def test_claims_print_their_verdict_once_and_show_it_on_focus_tap_or_hover(visits, screen):
+def test_claims_print_their_verdict_once_and_show_it_on_focus_tap_or_hover(site, visits, screen):
     faults, lone_seen, tips_seen = [], 0, 0
-    for chapter in CHAPTERS:
-        found, lone, tips = visits.result(f"chapters/{chapter.stem}/", screen, "claims")
+    for path in [p for p in measure_pages.page_paths(site) if p]:  # every chapter page, sub-pages too
+        found, lone, tips = visits.result(path, screen, "claims")
         faults += found
         lone_seen += lone
         tips_seen += tips

@@ -23,7 +23,8 @@ The passes over every built page (``pages`` lists them in order):
   path of the building machine; ``notebook_css``: one shared, pruned notebook stylesheet;
   ``math_render`` and ``katex/``: math rendered at build time; ``page_files``: figures and CSV tables as
   files; ``links``: links between chapters; ``provenance``: one provenance card; ``page_assets``: no
-  link to an asset a page does not use;
+  link to an asset a page does not use; ``subpages``: a long chapter as a chapter page plus sub-pages
+  (one notebook sliced at its markers, the nav section, the "Part k of n" line, links to moved anchors);
 * ``presented``: the executed notebook as a reader gets it; ``generated_pages``: the profiles table,
   the home page's showcase and "Yours vs reference" (with ``references``); ``api_pages``: the generated
   API reference; ``linkcheck``: every internal link and anchor of a built site resolves.

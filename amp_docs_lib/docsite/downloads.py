@@ -130,6 +130,7 @@ class ChapterDownloads:
     notebook: Path
     source: Path
     examples: list[str] = field(default_factory=list)
+    continued: bool = False  # a sub-page of a split chapter (docsite/subpages.py): cells above it are on earlier pages too
 
     def files(self) -> dict[str, Path]:
         out = {f"{CHAPTER_DOWNLOADS_DIR}/{self.chapter}.ipynb": self.notebook,
@@ -152,8 +153,9 @@ class ChapterDownloads:
         run = (' <span class="amp-downloads__run">To run the notebook anywhere: '
                f"<code>{html.escape(notebook_install_line())}</code>, then open it in Jupyter or run "
                f"<code>jupyter execute {html.escape(self.chapter)}.ipynb</code>; cells that need hardware "
-               "this machine lacks print a skip note. A cell copied with the cells above it also runs "
-               "as a plain script.</span>")
+               "this machine lacks print a skip note. A cell copied with the cells above it"
+               + (" (the chapter's earlier pages too)" if self.continued else "")
+               + " also runs as a plain script.</span>")
         ex = ""
         if self.examples:
             def example(e: str) -> str:
@@ -177,15 +179,18 @@ def wrap_bare_code(output: str) -> str:
 
 
 def chapter_downloads(page, config) -> ChapterDownloads | None:
-    """The downloads of a chapter page (rendered from an executed notebook), else None."""
-    src = Path(page.file.abs_src_path or "")
-    if src.suffix != ".ipynb" or not page.file.src_uri.endswith(".md"):
+    """The downloads of a chapter page (rendered from an executed notebook), else None. Every page of a
+    split chapter (``subpages``) offers the whole chapter: its notebook runs top to bottom in one kernel."""
+    src = Path(getattr(page.file, "amp_docs_notebook", None) or page.file.abs_src_path or "")
+    src_uri = getattr(page.file, "amp_docs_chapter", None) or page.file.src_uri
+    if src.suffix != ".ipynb" or not src_uri.endswith(".md"):
         return None
-    source = Path(config["docs_dir"]) / page.file.src_uri
+    source = Path(config["docs_dir"]) / src_uri
     if not source.is_file():
         return None
-    chapter = Path(page.file.src_uri).stem
-    return ChapterDownloads(chapter, src, source, examples_used(source.read_text(encoding="utf-8")))
+    chapter = Path(src_uri).stem
+    continued = src_uri != page.file.src_uri  # a sub-page: it offers its chapter's downloads
+    return ChapterDownloads(chapter, src, source, examples_used(source.read_text(encoding="utf-8")), continued)
 
 
 def post_page(output: str, page, config) -> str:

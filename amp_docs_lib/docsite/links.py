@@ -29,7 +29,8 @@ def rewrite_md_links(output: str, page, config) -> str:
     from mkdocs.utils import get_relative_url
 
     docs_dir = Path(config["docs_dir"])
-    src_dir = posixpath.dirname(page.file.src_uri)
+    # A sub-page of a split chapter (docsite/subpages.py) links as its chapter's source does.
+    src_dir = posixpath.dirname(getattr(page.file, "amp_docs_chapter", None) or page.file.src_uri)
 
     def sub(m: re.Match) -> str:
         target = posixpath.normpath(posixpath.join(src_dir, m.group(2)))

@@ -6,7 +6,8 @@
 * ``post_page`` (``on_post_page``): stable cell ids, the profiles table (``generated_pages``), one copy
   button, no builder paths (``builder_paths``), one shared notebook stylesheet (``notebook_css``), math
   rendered (``math_render``), figures and CSV tables as files (``page_files``), links between chapters
-  (``links``), the download bar (``downloads``), one provenance card (``provenance``);
+  (``links``), the download bar (``downloads``), links to anchors that moved to a sub-page and the "Part k
+  of n" line of a split chapter's pages (``subpages``), one provenance card (``provenance``);
 * ``post_build`` (``on_post_build``): the shared stylesheet written, the home page's showcase and
   "Yours vs reference" filled (``generated_pages``).
 
@@ -29,6 +30,7 @@ from amp_docs_lib.docsite.notebook_markup import one_copy_button, stable_cell_id
 from amp_docs_lib.docsite.page_files import csv_as_files, images_as_files
 from amp_docs_lib.docsite.provenance import provenance_card
 from amp_docs_lib.docsite.reader_layout import reader_layout
+from amp_docs_lib.docsite.subpages import AnchorMap, add_part_line
 
 
 def search_friendly(content: str) -> str:
@@ -42,10 +44,18 @@ def search_friendly(content: str) -> str:
     return reader_layout(content)
 
 
-def post_page(output: str, page, config, fragments: FragmentMemo, styles: NotebookStyles | None = None) -> str:
+def post_page(
+    output: str,
+    page,
+    config,
+    fragments: FragmentMemo,
+    styles: NotebookStyles | None = None,
+    anchors: AnchorMap | None = None,
+) -> str:
     """All reader features of one page, in order (see the module docstring); ``fragments`` memoises
     generated tables across builds (the plugin passes its own); ``styles`` collects the notebook
-    CSS for ``post_build`` to write once."""
+    CSS for ``post_build`` to write once; ``anchors`` knows the pages of split chapters (links to an
+    anchor that moved to a sub-page follow it; each page of one gets its "Part k of n" line)."""
     site_dir = Path(config["site_dir"])
     output = stable_cell_ids(output)
     output = fill_profiles(output, fragments)
@@ -57,6 +67,10 @@ def post_page(output: str, page, config, fragments: FragmentMemo, styles: Notebo
     output = csv_as_files(output, page.url, site_dir)
     output = rewrite_md_links(output, page, config)
     output = downloads.post_page(output, page, config)
+    if anchors is not None:
+        output = anchors.rewrite(output, page.url)
+        if (found := anchors.page_of(page.url)) is not None:
+            output = add_part_line(output, *found, page.url)
     return provenance_card(output)
 
 

@@ -3,7 +3,9 @@
 Order in ``mkdocs.yml`` matters: this plugin is listed before ``mkdocs-jupyter``.
 In ``on_files`` (run after mkdocs-jupyter's) it swaps each chapter
 (``docs/chapters/*.md``) for the executed notebook in the cache, wrapped as
-mkdocs-jupyter's ``NotebookFile``, so mkdocs-jupyter only renders (``execute: false``).
+mkdocs-jupyter's ``NotebookFile``, so mkdocs-jupyter only renders (``execute: false``); a chapter with
+sub-page markers is sliced into a chapter page and sub-pages (``subpages``), which ``on_nav`` makes a
+section of the nav.
 In ``on_post_page`` it removes any script that would load from another host
 (mkdocs-jupyter's notebook template links MathJax and Mermaid from CDNs; the
 build renders math itself, ``math_render``), and, last, the links to assets a page does not use
@@ -108,12 +110,12 @@ def evict_presented(folder: Path, used: set[Path], min_age_s: float) -> list[Pat
     """Delete the presented notebooks (``presented/<entry name>``, one per executed cache entry) of the
     entries this build did not use, once untouched for ``min_age_s`` seconds (as the execution cache
     evicts its own: a concurrent build's stay); return what was removed."""
-    keep = {p.name for p in used}
+    keep = {p.stem for p in used}  # an entry's notebook and its parts (``<entry>.part<k>.ipynb``, subpages)
     cutoff = time.time() - min_age_s
     removed = []
     for p in folder.glob("*") if folder.is_dir() else ():
         try:
-            stale = p.name not in keep and p.stat().st_mtime <= cutoff
+            stale = p.name.split(".", 1)[0] not in keep and p.stat().st_mtime <= cutoff
         except OSError:
             continue
         if stale:
@@ -308,6 +310,7 @@ class AmpDocsPlugin(BasePlugin[AmpDocsConfig]):
 
         from amp_docs_lib.docsite.presented import presented_notebook
 
+        self.split_chapters: dict[str, object] = {}  # chapter src_uri: subpages.SplitChapter
         inputs: dict[str, str] = {}
         for f, cid, _text, found in chapters:
             if found.status == "miss":
@@ -331,10 +334,65 @@ class AmpDocsPlugin(BasePlugin[AmpDocsConfig]):
             # mkdocs-jupyter renders the executed notebook; the page keeps the chapter's URL.
             nb_file = NotebookFile(f, **config)
             # What readers get (page and download): deliberate errors as one line, no builder paths.
-            nb_file.abs_src_path = str(presented_notebook(path, self.root / PRESENTED_DIR))
+            presented = presented_notebook(path, self.root / PRESENTED_DIR)
+            nb_file.abs_src_path = str(presented)
             files.remove(f)
             files.append(nb_file)
+            self._split_chapter(nb_file, presented, files, config)
         record["inputs"] = dict(sorted(inputs.items()))
+        from amp_docs_lib.docsite.subpages import AnchorMap
+
+        self.anchors = AnchorMap(list(self.split_chapters.values()))
+
+    def _split_chapter(self, nb_file, presented: Path, files, config) -> None:
+        """A chapter with sub-page markers: its page renders part 0, each later part is a page of its
+        own (``docsite/subpages.py``); every part offers the whole chapter's notebook for download."""
+        from mkdocs.structure.files import File
+        from mkdocs_jupyter.plugin import NotebookFile
+
+        from amp_docs_lib.docsite import subpages
+        from amp_docs_lib.docsite.links import page_url_of
+
+        nb = json.loads(presented.read_text(encoding="utf-8"))
+        try:
+            parts = subpages.split_notebook(nb, nb_file.src_uri)
+        except subpages.SubpageError as e:
+            raise PluginError(f"amp-docs: {e}") from None
+        if len(parts) == 1:
+            return
+        urls = []
+        for part in parts:
+            dest = presented.with_name(f"{presented.stem}.part{part.index}.ipynb")
+            text = subpages.part_notebook(nb, part)
+            if not dest.is_file() or dest.read_text(encoding="utf-8") != text:
+                write_atomic(dest, text)
+            uri = subpages.part_src_uri(nb_file.src_uri, part)
+            if part.index == 0:
+                page_file = nb_file
+            else:
+                page_file = NotebookFile(File.generated(config, uri, abs_src_path=str(dest)), **config)
+                files.append(page_file)
+            page_file.abs_src_path = str(dest)
+            page_file.amp_docs_chapter = nb_file.src_uri  # downloads and links: the chapter's own
+            page_file.amp_docs_notebook = presented
+            urls.append(page_url_of(uri, config.get("use_directory_urls", True)))
+        title = subpages.chapter_title(parts[0]) or nb_file.src_uri
+        self.split_chapters[nb_file.src_uri] = subpages.SplitChapter(
+            nb_file.src_uri, title, presented, parts, urls, [set() for _ in parts]
+        )
+
+    def on_nav(self, nav, config, files):
+        """A split chapter is a section of its pages, in reading order (prev/next walk its parts)."""
+        from amp_docs_lib.docsite.subpages import nav_section, set_reading_order
+
+        if not getattr(self, "split_chapters", None):
+            return nav
+        for i, item in enumerate(nav.items):
+            chapter = self.split_chapters.get(getattr(getattr(item, "file", None), "src_uri", None))
+            if chapter is not None and item.is_page:
+                nav.items[i] = nav_section(chapter, item, files)
+        set_reading_order(nav)
+        return nav
 
     def _add_generated_files(self, files, config) -> None:
         """The API reference pages, the palette's CSS variables and the library's wheel."""
@@ -397,12 +455,18 @@ class AmpDocsPlugin(BasePlugin[AmpDocsConfig]):
         if COMPARISON_MARKER in page.markdown and page.present_anchor_ids is not None:
             # The section is generated after mkdocs checks links to anchors (on_post_build): announce it.
             page.present_anchor_ids.add(TIMING_ANCHOR)
-        return search_friendly(html)
+        html = search_friendly(html)
+        if (part := self.anchors.page_of(page.url)) is not None:
+            from amp_docs_lib.docsite.subpages import with_following_pages
+
+            html = with_following_pages(html, *part, page.url)
+        self.anchors.record(page.url, html)  # every page is rendered before the first is written
+        return html
 
     def _post_page(self, output, page, config):
         from amp_docs_lib.docsite.pages import post_page  # links, copy buttons, downloads bar
 
-        return post_page(strip_remote_scripts(output), page, config, self.fragments, self.notebook_styles)
+        return post_page(strip_remote_scripts(output), page, config, self.fragments, self.notebook_styles, self.anchors)
 
     @event_priority(-100)  # after every plugin has added its assets (mkdocs-glightbox adds its own)
     def _page_assets(self, output, page, config):

@@ -110,3 +110,20 @@
   window.addEventListener("load", markAll);
   markAll();
 })();
+
+// A lone claim's verdict is a tip after its sentence, shown while its mark has focus (a tap on a phone):
+// under a long sentence whose mark sits low in the window the tip would be below it, so bring it in.
+(function () {
+  "use strict";
+  document.addEventListener("focusin", (e) => {
+    const mark = e.target instanceof Element && e.target.closest("p.amp-claim--lone .amp-claim-mark");
+    const tip = mark && mark.parentElement.querySelector(".amp-claim-verdict");
+    if (!tip) return;
+    const r = tip.getBoundingClientRect();
+    const header = document.querySelector(".md-header");
+    const top = (header ? header.getBoundingClientRect().bottom : 0) + 8;
+    const below = r.bottom + 8 - window.innerHeight;
+    if (below > 0) window.scrollBy({ top: Math.ceil(below), behavior: "instant" });
+    else if (r.top < top) window.scrollBy({ top: Math.floor(r.top - top), behavior: "instant" });
+  });
+})();

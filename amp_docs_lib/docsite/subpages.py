@@ -1,0 +1,281 @@
+"""A long chapter read as a chapter page plus sub-pages: executed once, rendered in parts.
+
+A chapter stays one source file and one executed notebook (one kernel, one cache entry, one download).
+Its author marks where a sub-page starts with ``SUBPAGE_MARKER`` on a line of its own, right before an
+H2, in a Markdown cell::
+
+    <!-- amp-docs:subpage -->
+    ## MX block formats
+
+``split_notebook`` slices the presented notebook at the markers: part 0 (title, summary, everything up
+to the first marker) keeps the chapter's page and URL; each later part becomes a page of its own under
+the chapter's folder (``chapters/fp8/<slug>/``, the slug being the H2's anchor), whose H2 becomes its H1
+(the page's title). The chapter's "In this build" box (its last cell, ``page.summary.in_this_build``)
+goes to part 0, where ``reader_layout.lesson_first`` puts it under the summary.
+
+The plugin (``plugin.py``) writes the parts next to the presented notebook and hands them to
+mkdocs-jupyter, orders the nav (``nav_section``: the chapter becomes a section of its pages), and on each
+page of a split chapter adds the "Part k of n" line (``add_part_line``; the chapter page also ends with
+the list of the pages that continue it, ``with_following_pages``), and sends a link to an anchor that
+moved to another part there (``AnchorMap``).
+"""
+
+from __future__ import annotations
+
+import copy
+import html
+import json
+import posixpath
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import urlsplit
+
+SUBPAGE_MARKER = "<!-- amp-docs:subpage -->"
+_H2 = re.compile(r"\A\s*##[ \t]+(?P<text>[^\n]*?)[ \t#]*(?:\n|\Z)")
+_H1_END = re.compile(r"</h1>", re.I)
+_ID = re.compile(r"""\bid=["']([^"']+)["']""")
+_HREF = re.compile(r'(<a\b[^>]*?\bhref=")([^"]*)(")', re.I)
+
+
+class SubpageError(ValueError):
+    """A marker the build cannot honour (not followed by an H2, two parts with one slug)."""
+
+
+@dataclass(frozen=True)
+class Part:
+    """One page of a split chapter: its cells (a notebook's), title and slug ("" for the chapter page)."""
+
+    index: int
+    title: str
+    slug: str
+    cells: list[dict]
+
+
+def heading_id(text: str) -> str:
+    """The anchor Python-Markdown's ``toc`` extension (mkdocs-jupyter's table of contents) gives a heading."""
+    import markdown
+
+    md = markdown.Markdown(extensions=["toc"])
+    md.convert(f"## {text}")
+    return md.toc_tokens[0]["id"]
+
+
+def _source(cell: dict) -> str:
+    s = cell.get("source", "")
+    return "".join(s) if isinstance(s, list) else s
+
+
+def _with_source(cell: dict, text: str) -> dict:
+    """A copy of ``cell`` with ``text`` (a marker's cell is cut in two; its halves go to two notebooks)."""
+    cell = copy.deepcopy(cell)
+    cell["source"] = text
+    return cell
+
+
+def _is_summary_cell(cell: dict) -> bool:
+    from amp_docs_lib.page.summary import in_this_build
+
+    return cell.get("cell_type") == "code" and f"{in_this_build.__name__}(" in _source(cell)
+
+
+def split_notebook(nb: dict, chapter: str) -> list[Part]:
+    """The parts of a presented notebook (a dict as nbformat writes it) at its ``SUBPAGE_MARKER`` lines.
+
+    Without markers: one part, the whole notebook. Raises SubpageError naming ``chapter`` and the cell
+    where a marker is not followed by an H2 (``## Heading``) or two parts' headings share a slug.
+    """
+    cells = nb.get("cells", [])
+    summary = next((i for i in range(len(cells) - 1, -1, -1) if _is_summary_cell(cells[i])), None)
+    parts: list[list[dict]] = [[]]
+    titles = [""]
+    for i, cell in enumerate(cells):
+        if i == summary:
+            continue
+        text = _source(cell)
+        if cell.get("cell_type") != "markdown" or SUBPAGE_MARKER not in text:
+            parts[-1].append(cell)
+            continue
+        before, *afters = text.split(SUBPAGE_MARKER)
+        if before.strip():
+            parts[-1].append(_with_source(cell, before.rstrip() + "\n"))
+        for after in afters:
+            m = _H2.match(after.lstrip("\n"))
+            if m is None:
+                first = after.strip().splitlines()[0] if after.strip() else "(nothing)"
+                raise SubpageError(
+                    f"{chapter}: cell {i}: the sub-page marker {SUBPAGE_MARKER} must be followed by an H2 "
+                    f"('## Heading') in the same Markdown cell; it is followed by {first!r}"
+                )
+            body = after.lstrip("\n")
+            titles.append(m.group("text").strip())
+            parts.append([_with_source(cell, body[1:])])  # "## X" becomes "# X": the page's H1 and title
+    if len(parts) == 1:
+        return [Part(0, "", "", list(cells))]
+    if summary is not None:
+        parts[0].append(cells[summary])
+    slugs = [""] + [heading_id(t) for t in titles[1:]]
+    seen: dict[str, str] = {}
+    for title, slug in zip(titles[1:], slugs[1:], strict=True):
+        if slug in seen:
+            raise SubpageError(f"{chapter}: two sub-pages would share the URL slug {slug!r}: {seen[slug]!r}, {title!r}")
+        seen[slug] = title
+    return [Part(k, titles[k], slugs[k], cells) for k, cells in enumerate(parts)]
+
+
+def part_notebook(nb: dict, part: Part) -> str:
+    """The notebook (JSON text) mkdocs-jupyter renders for ``part``: the chapter's metadata, its cells."""
+    out = {k: v for k, v in nb.items() if k != "cells"}
+    out["cells"] = part.cells
+    return json.dumps(out, indent=1, ensure_ascii=False) + "\n"
+
+
+def part_src_uri(chapter_src_uri: str, part: Part) -> str:
+    """The source path mkdocs knows a part by: the chapter's own for part 0, ``<chapter>/<slug>.md`` otherwise."""
+    return chapter_src_uri if part.index == 0 else f"{chapter_src_uri[:-3]}/{part.slug}.md"
+
+
+@dataclass
+class SplitChapter:
+    """A chapter built as several pages: its source path, title, whole presented notebook and pages."""
+
+    src_uri: str
+    title: str
+    notebook: Path  # the whole chapter's presented notebook: the download is one runnable notebook
+    parts: list[Part]
+    urls: list[str]  # each part's page URL (relative to the site root), in order
+    ids: list[set[str]]  # each part's element ids, once rendered (AnchorMap.record)
+
+    def index_of(self, url: str) -> int | None:
+        return self.urls.index(url) if url in self.urls else None
+
+
+def part_line_html(chapter: SplitChapter, index: int, page_url: str) -> str:
+    """ "Part k of n of <chapter>" (a link to the chapter page from its other parts) and links to the
+    chapter's other sub-pages, numbered as parts (under the H1)."""
+    from mkdocs.utils import get_relative_url
+
+    def link(k: int, label: str) -> str:
+        return f'<a href="{html.escape(get_relative_url(chapter.urls[k], page_url))}">{html.escape(label)}</a>'
+
+    title = link(0, chapter.title) if index else html.escape(chapter.title)
+    others = [f"{k + 1}. {link(k, chapter.parts[k].title)}" for k in range(1, len(chapter.parts)) if k != index]
+    return (
+        f'<nav class="amp-parts" aria-label="Pages of this chapter">Part {index + 1} of {len(chapter.parts)} of '
+        + title
+        + (f"; its other parts: {' · '.join(others)}" if others else "")
+        + "</nav>"
+    )
+
+
+def following_pages_html(chapter: SplitChapter, page_url: str) -> str:
+    """The chapter page's closing list of the pages that continue it."""
+    from mkdocs.utils import get_relative_url
+
+    links = ", ".join(
+        f'<a href="{html.escape(get_relative_url(chapter.urls[k], page_url))}">{html.escape(chapter.parts[k].title)}</a>'
+        for k in range(1, len(chapter.parts))
+    )
+    return f'<p class="amp-parts amp-parts--next">This chapter continues on the following pages: {links}.</p>'
+
+
+class AnchorMap:
+    """Which page of a split chapter holds each anchor, so that links to an anchor that moved follow it."""
+
+    def __init__(self, chapters: list[SplitChapter]):
+        self.chapters = chapters
+        self.by_url = {url: (c, k) for c in chapters for k, url in enumerate(c.urls)}
+
+    def record(self, page_url: str, content: str) -> None:
+        """Note the ids of a rendered page (its content, before any page is written)."""
+        if page_url in self.by_url:
+            chapter, k = self.by_url[page_url]
+            chapter.ids[k] = set(_ID.findall(content))
+
+    def page_of(self, page_url: str) -> tuple[SplitChapter, int] | None:
+        return self.by_url.get(page_url)
+
+    def rewrite(self, output: str, page_url: str) -> str:
+        """Point each link of the page at ``page_url`` to an anchor of a split chapter's page that does not
+        have it at the part that does (``#a`` on the page itself, ``../fp8/#a`` from another page)."""
+        from mkdocs.utils import get_relative_url
+
+        def sub(m: re.Match) -> str:
+            href = m.group(2)
+            parts = urlsplit(html.unescape(href))
+            if parts.scheme or parts.netloc or not parts.fragment:
+                return m.group(0)
+            target = posixpath.normpath(posixpath.join(posixpath.dirname(page_url + "x"), parts.path))
+            target = "" if target == "." else target.lstrip("/")
+            if parts.path == "":
+                target = page_url
+            elif not target.endswith((".html", "/")) and target:
+                target += "/"
+            found = self.by_url.get(target)
+            if found is None:
+                return m.group(0)
+            chapter, k = found
+            if parts.fragment in chapter.ids[k]:
+                return m.group(0)
+            holders = [j for j, ids in enumerate(chapter.ids) if parts.fragment in ids]
+            if not holders:
+                return m.group(0)  # left as written: the link check reports it
+            rel = get_relative_url(chapter.urls[holders[0]], page_url)
+            if not rel.endswith("/"):
+                rel += "/"
+            return m.group(1) + html.escape(f"{rel}#{parts.fragment}") + m.group(3)
+
+        return _HREF.sub(sub, output)
+
+
+def add_part_line(output: str, chapter: SplitChapter, index: int, page_url: str) -> str:
+    """The "Part k of n" line right under the page's H1 (of the built page, ``on_post_page``)."""
+    m = _H1_END.search(output, output.find('class="md-content"') + 1)
+    if m is None:
+        return output
+    return output[: m.end()] + part_line_html(chapter, index, page_url) + output[m.end() :]
+
+
+def with_following_pages(content: str, chapter: SplitChapter, index: int, page_url: str) -> str:
+    """The chapter page's content (``on_page_content``) ending with the list of the pages that continue it."""
+    return content + following_pages_html(chapter, page_url) if index == 0 else content
+
+
+def nav_section(chapter: SplitChapter, page, files):
+    """The nav entry of a split chapter: a section titled as the chapter, its pages in reading order."""
+    from mkdocs.structure.nav import Section
+
+    pages = [page] + [files.get_file_from_path(part_src_uri(chapter.src_uri, p)).page for p in chapter.parts[1:]]
+    section = Section(title=chapter.title, children=pages)
+    for p in pages:
+        p.parent = section
+    return section
+
+
+def set_reading_order(nav) -> None:
+    """Recompute the nav's page list, each page's previous and next page and each item's parent
+    (mkdocs sets them before ``on_nav``; a section added there needs them again)."""
+
+    def walk(items, parent):
+        for item in items:
+            item.parent = parent
+            if item.is_section:
+                yield from walk(item.children, item)
+            elif item.is_page:
+                yield item
+
+    pages = list(walk(nav.items, None))
+    for before, page, after in zip([None, *pages[:-1]], pages, [*pages[1:], None], strict=True):
+        page.previous_page, page.next_page = before, after
+    nav.pages = pages
+
+
+_H1 = re.compile(r"^#[ \t]+(.+?)[ \t#]*$", re.M)
+
+
+def chapter_title(part: Part) -> str | None:
+    """The first H1 of a part's Markdown cells (the chapter's title, on part 0)."""
+    for cell in part.cells:
+        if cell.get("cell_type") == "markdown" and (m := _H1.search(_source(cell))):
+            return m.group(1).strip()
+    return None
