@@ -148,6 +148,7 @@ def test_the_nav_walks_the_chapter_then_its_parts_then_the_next_chapter():
 
 SPLIT_CHAPTER = f"""{FRONT_MATTER}
 # Chapter b
+<!-- amp-docs:first-part title="Opening" -->
 
 The details are [on the next page](#details-here).
 
@@ -155,8 +156,8 @@ The details are [on the next page](#details-here).
 print('part zero ran')
 ```
 
-{SUBPAGE_MARKER}
-## Second part
+<!-- amp-docs:subpage title="Second part" -->
+## Where it goes on
 
 ### Details here
 
@@ -179,27 +180,32 @@ def test_a_split_chapter_builds_as_a_page_and_its_part(mini_site):
     site = mini_site / "site"
     chapter = (site / "chapters" / "b" / "index.html").read_text()
     part = (site / "chapters" / "b" / "second-part" / "index.html").read_text()
-    # The part: its H1 and title, its Part line, the chapter's whole notebook in its downloads bar.
-    assert re.search(r'<h1 id="second-part"', part) and "<title>Second part - mini</title>" in part
-    assert "Part 2 of 2 of " in part and 'href="../">Chapter b</a>' in part
+    # The part: its H1, its section still an H2, its tab title naming the chapter, its Part line, the
+    # chapter's whole notebook in its (compact) downloads bar.
+    assert re.search(r'<h1 id="second-part"', part) and re.search(r'<h2 id="where-it-goes-on"', part)
+    assert "<title>Second part - mini</title>" in part  # the mkdocs theme; Material reads meta.title (below)
+    assert "Part 2 of 2 of Chapter b: " in part and 'href="../">1. Opening</a>' in part
     assert "part one ran" in part and "part zero ran" not in part
     assert 'href="../../../downloads/chapters/b.ipynb"' in part
-    assert "copied with the cells above it (the chapter's earlier pages too) also runs" in part
+    assert "One notebook for all 2 pages of the chapter; how to run it" in part
     whole = json.loads((site / "downloads" / "chapters" / "b.ipynb").read_text())
     printed = "".join("".join(o.get("text", "")) for c in whole["cells"] for o in c.get("outputs", []))
     assert "part zero ran" in printed and "part one ran" in printed
+    assert "amp-docs:" not in json.dumps(whole["cells"])  # no marker comments in the download
     # The chapter page: part 0, the list of the following pages, the link to the moved anchor followed.
     assert "part zero ran" in chapter and "part one ran" not in chapter
     assert "copied with the cells above it also runs" in chapter
-    assert 'continues on the following pages: <a href="second-part/">Second part</a>' in chapter
+    assert 'continues on the next page: <a href="second-part/">2. Second part</a>' in chapter
     assert 'href="second-part/#details-here"' in chapter
     a = (site / "chapters" / "a" / "index.html").read_text()
     assert 'href="../b/second-part/#details-here"' in a
     # Reading order (the mkdocs theme's prev/next links): a, b, its part; then nothing.
     assert '<a rel="prev" href="../a/"' in chapter and '<a rel="next" href="second-part/"' in chapter
     assert '<a rel="prev" href="../"' in part and '<a rel="next" class="nav-link disabled">' in part
-    # The nav shows the chapter as a section of its pages (the mkdocs theme: a dropdown titled as the chapter).
+    # The nav shows the chapter as a section of its pages (the mkdocs theme: a dropdown titled as the
+    # chapter), its first page under its own name.
     assert re.search(r"dropdown-toggle[^>]*>\s*Chapter b\s*<", chapter)
+    assert re.search(r'href="\./"[^>]*>\s*Opening\s*<', chapter) or re.search(r">\s*Opening\s*</a>", chapter)
     assert not check_site(site)
 
 
@@ -213,7 +219,7 @@ def test_a_bad_marker_fails_the_build_naming_chapter_and_cell(mini_site):
     assert "chapters/b.md: cell 2: the sub-page marker" in r.stderr + r.stdout, r.stderr[-2000:]
 
 
-def test_the_part_line_links_the_chapter_page_and_the_other_parts_not_its_own():
+def test_the_part_line_numbers_every_part_and_links_all_but_its_own():
     from amp_docs_lib.docsite.subpages import Part, part_line_html
 
     parts = [Part(0, "", "", []), Part(1, "MX", "mx", []), Part(2, "Training", "train", [])]
@@ -221,9 +227,58 @@ def test_the_part_line_links_the_chapter_page_and_the_other_parts_not_its_own():
         "chapters/fp8.md", "FP8", None, parts, ["chapters/fp8/", "chapters/fp8/mx/", "chapters/fp8/train/"], []
     )
     line = part_line_html(chapter, 1, "chapters/fp8/mx/")
-    assert 'Part 2 of 3 of <a href="../">FP8</a>; its other parts: 3. <a href="../train/">Training</a></nav>' in line
-    first = part_line_html(chapter, 0, "chapters/fp8/")
-    assert 'Part 1 of 3 of FP8; its other parts: 2. <a href="mx/">MX</a> · 3. <a href="train/">Training</a>' in first
+    assert (
+        'Part 2 of 3 of FP8: <a href="../">1. FP8</a> · <strong aria-current="page">2. MX</strong> · '
+        '<a href="../train/">3. Training</a></nav>'
+    ) in line
+    named = SplitChapter(chapter.src_uri, "FP8", None, [Part(0, "Formats", "", []), *parts[1:]], chapter.urls, [])
+    first = part_line_html(named, 0, "chapters/fp8/")
+    assert (
+        '<strong aria-current="page">1. Formats</strong> · <a href="mx/">2. MX</a> · <a href="train/">3. Training</a>'
+        in first
+    )
+
+
+def test_every_part_but_the_last_says_which_page_continues_the_chapter():
+    from amp_docs_lib.docsite.subpages import Part, with_following_pages
+
+    parts = [Part(0, "", "", []), Part(1, "MX", "mx", []), Part(2, "Training", "train", [])]
+    urls = ["chapters/fp8/", "chapters/fp8/mx/", "chapters/fp8/train/"]
+    chapter = SplitChapter("chapters/fp8.md", "FP8", None, parts, urls, [])
+    assert with_following_pages("<p>x</p>", chapter, 0, urls[0]).endswith(
+        'continues on the next page: <a href="mx/">2. MX</a>.</p>'
+    )
+    assert with_following_pages("<p>x</p>", chapter, 1, urls[1]).endswith(
+        'continues on the next page: <a href="../train/">3. Training</a>.</p>'
+    )
+    assert with_following_pages("<p>x</p>", chapter, 2, urls[2]) == "<p>x</p>"
+
+
+def test_a_titled_marker_gives_the_part_its_own_h1_and_keeps_the_section_an_h2():
+    nb = notebook(
+        md('# The chapter\n<!-- amp-docs:first-part title="Formats and scaling" -->\n\nIntro.'),
+        md('<!-- amp-docs:subpage title="MX, NVFP4 and block GEMMs" -->\n## MX block formats\n\n### Deeper'),
+        code("y = 1"),
+    )
+    parts = split_notebook(nb, "chapters/x.md")
+    assert [p.title for p in parts] == ["Formats and scaling", "MX, NVFP4 and block GEMMs"]
+    assert parts[1].slug == "mx-nvfp4-and-block-gemms"
+    assert sources(parts[1])[0] == "# MX, NVFP4 and block GEMMs\n\n## MX block formats\n\n### Deeper"
+    # Untitled and titled markers mix; a first-part marker after the first split names nothing.
+    nb["cells"].append(md(f"{SUBPAGE_MARKER}\n## Last\n" + '<!-- amp-docs:first-part title="Ignored" -->'))
+    assert [p.title for p in split_notebook(nb, "chapters/x.md")] == [
+        "Formats and scaling",
+        "MX, NVFP4 and block GEMMs",
+        "Last",
+    ]
+
+
+def test_the_downloaded_notebook_has_no_subpage_markers():
+    from amp_docs_lib.docsite.downloads import downloadable_notebook
+
+    nb = notebook(md('# T\n<!-- amp-docs:first-part title="A" -->\nx'), md(f"{SUBPAGE_MARKER}\n## B"), code("1"))
+    cells = json.loads(downloadable_notebook(json.dumps(nb)))["cells"]
+    assert [c["source"] for c in cells if c["cell_type"] == "markdown"] == ["# T\nx", "## B"]
 
 
 def test_a_used_chapters_parts_stay_in_the_presented_folder_and_an_old_ones_go(tmp_path):
@@ -239,3 +294,24 @@ def test_a_used_chapters_parts_stay_in_the_presented_folder_and_an_old_ones_go(t
     removed = evict_presented(tmp_path, {tmp_path / "executed" / "a-1.ipynb"}, min_age_s=3600)
     assert sorted(p.name for p in removed) == ["a-0.ipynb", "a-0.part1.ipynb"]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a-1.ipynb", "a-1.part0.ipynb", "a-1.part1.ipynb"]
+
+
+def test_tab_titles_name_the_part_and_its_chapter():
+    from amp_docs_lib.docsite.subpages import Part, tab_title
+
+    parts = [Part(0, "Formats", "", []), Part(1, "MX", "mx", [])]
+    chapter = SplitChapter("chapters/fp8.md", "FP8", None, parts, ["chapters/fp8/", "chapters/fp8/mx/"], [])
+    assert (tab_title(chapter, 0), tab_title(chapter, 1)) == ("FP8", "MX · FP8")
+
+
+@pytest.mark.site
+def test_the_sites_split_chapters_name_their_parts_in_the_tab_and_the_sidebar(site):
+    from browser_visits import measure_pages
+
+    parts = [p for p in measure_pages.page_paths(site) if p.count("/") == 3]  # chapters/<chapter>/<part>/
+    assert parts, "no chapter of the site is split into sub-pages"
+    for path in parts:
+        page = (site / path / "index.html").read_text(encoding="utf-8")
+        h1 = re.search(r"<h1[^>]*>(.*?)</h1>", page, re.S).group(1)
+        h1 = re.sub(r"<[^>]+>|¶", "", h1).strip()
+        assert re.search(rf"<title>{re.escape(h1)} · [^<]+ - amp-docs</title>", page), (path, h1)

@@ -62,9 +62,14 @@ def notebook_install_line() -> str:
 def downloadable_notebook(text: str) -> str:
     """An executed notebook (JSON) as the download bar offers it: gated cells guarded by
     ``%%requires`` (outputs kept), the magic loaded by a first code cell."""
+    from amp_docs_lib.docsite.subpages import without_markers
+
     nb = json.loads(text)
     cells = nb.get("cells", [])
     for cell in cells:
+        if cell.get("cell_type") == "markdown":  # one notebook for all of a split chapter's pages
+            source = cell.get("source", "")
+            cell["source"] = without_markers("".join(source) if isinstance(source, list) else source)
         if cell.get("cell_type") != "code":
             continue
         needs = requirements_from_tags(cell.get("metadata", {}).get("tags", []))
@@ -131,6 +136,8 @@ class ChapterDownloads:
     source: Path
     examples: list[str] = field(default_factory=list)
     continued: bool = False  # a sub-page of a split chapter (docsite/subpages.py): cells above it are on earlier pages too
+    pages: int = 1  # the pages of the chapter the notebook holds (a split chapter's, docsite/subpages.py)
+    chapter_url: str = ""  # a sub-page's chapter page, where the bar says how to run the notebook
 
     def files(self) -> dict[str, Path]:
         out = {f"{CHAPTER_DOWNLOADS_DIR}/{self.chapter}.ipynb": self.notebook,
@@ -150,6 +157,23 @@ class ChapterDownloads:
         parts = [link(f"{CHAPTER_DOWNLOADS_DIR}/{self.chapter}.ipynb", "executed notebook (.ipynb)"),
                  link(f"{CHAPTER_DOWNLOADS_DIR}/{self.chapter}.md", "source (.md)"),
                  link(WHEEL_URI, f"the library's wheel ({Path(WHEEL_URI).name})")]
+        if self.continued:  # compact on a sub-page: the chapter page says how to run it
+            run = (
+                f' <span class="amp-downloads__run">One notebook for all {self.pages} pages of the chapter; '
+                f'how to run it, or a copied cell: <a href="{html.escape(get_relative_url(self.chapter_url, page_url))}">'
+                "on the chapter page</a>.</span>"
+            )
+            ex = ""
+            if self.examples:
+                ex = (
+                    '<span class="amp-downloads__examples">Example programs on this page: '
+                    + ", ".join(link(f"{DOWNLOADS_DIR}/examples/{e}", f"examples/{e}") for e in self.examples)
+                    + ".</span>"
+                )
+            return (
+                f'<div class="amp-downloads amp-downloads--part" data-chapter="{html.escape(self.chapter)}">'
+                f'<span class="amp-downloads__label">Download this chapter:</span> ' + " · ".join(parts) + run + ex + "</div>"
+            )
         run = (' <span class="amp-downloads__run">To run the notebook anywhere: '
                f"<code>{html.escape(notebook_install_line())}</code>, then open it in Jupyter or run "
                f"<code>jupyter execute {html.escape(self.chapter)}.ipynb</code>; cells that need hardware "
@@ -189,8 +213,20 @@ def chapter_downloads(page, config) -> ChapterDownloads | None:
     if not source.is_file():
         return None
     chapter = Path(src_uri).stem
-    continued = src_uri != page.file.src_uri  # a sub-page: it offers its chapter's downloads
-    return ChapterDownloads(chapter, src, source, examples_used(source.read_text(encoding="utf-8")), continued)
+    if src_uri == page.file.src_uri:
+        return ChapterDownloads(chapter, src, source, examples_used(source.read_text(encoding="utf-8")))
+    # A sub-page offers its chapter's downloads; its bar names the example programs its own cells use.
+    from amp_docs_lib.docsite.links import page_url_of
+
+    part = json.loads(Path(page.file.abs_src_path).read_text(encoding="utf-8"))
+    text = "\n".join(
+        f"```python\n{''.join(c['source'])}\n```" if c.get("cell_type") == "code" else "".join(c.get("source", ""))
+        for c in part.get("cells", [])
+    )
+    return ChapterDownloads(
+        chapter, src, source, examples_used(text), continued=True,
+        pages=getattr(page.file, "amp_docs_pages", 1), chapter_url=page_url_of(src_uri, config.get("use_directory_urls", True)),
+    )
 
 
 def post_page(output: str, page, config) -> str:

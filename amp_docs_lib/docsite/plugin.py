@@ -375,6 +375,7 @@ class AmpDocsPlugin(BasePlugin[AmpDocsConfig]):
             page_file.abs_src_path = str(dest)
             page_file.amp_docs_chapter = nb_file.src_uri  # downloads and links: the chapter's own
             page_file.amp_docs_notebook = presented
+            page_file.amp_docs_pages = len(parts)
             urls.append(page_url_of(uri, config.get("use_directory_urls", True)))
         title = subpages.chapter_title(parts[0]) or nb_file.src_uri
         self.split_chapters[nb_file.src_uri] = subpages.SplitChapter(
@@ -385,6 +386,7 @@ class AmpDocsPlugin(BasePlugin[AmpDocsConfig]):
         """A split chapter is a section of its pages, in reading order (prev/next walk its parts)."""
         from amp_docs_lib.docsite.subpages import nav_section, set_reading_order
 
+        self.nav = nav  # on_env names the split chapters' first pages in it
         if not getattr(self, "split_chapters", None):
             return nav
         for i, item in enumerate(nav.items):
@@ -393,6 +395,14 @@ class AmpDocsPlugin(BasePlugin[AmpDocsConfig]):
                 nav.items[i] = nav_section(chapter, item, files)
         set_reading_order(nav)
         return nav
+
+    def on_env(self, env, config, files):
+        """Split chapters' first pages take their part names in the nav (their H1 set their titles)."""
+        if getattr(self, "split_chapters", None):
+            from amp_docs_lib.docsite.subpages import name_first_parts
+
+            name_first_parts(self.nav)
+        return env
 
     def _add_generated_files(self, files, config) -> None:
         """The API reference pages, the palette's CSS variables and the library's wheel."""
@@ -457,9 +467,10 @@ class AmpDocsPlugin(BasePlugin[AmpDocsConfig]):
             page.present_anchor_ids.add(TIMING_ANCHOR)
         html = search_friendly(html)
         if (part := self.anchors.page_of(page.url)) is not None:
-            from amp_docs_lib.docsite.subpages import with_following_pages
+            from amp_docs_lib.docsite.subpages import tab_title, with_following_pages
 
             html = with_following_pages(html, *part, page.url)
+            page.meta["title"] = tab_title(*part)  # the browser tab names the chapter (Material reads meta.title)
         self.anchors.record(page.url, html)  # every page is rendered before the first is written
         return html
 

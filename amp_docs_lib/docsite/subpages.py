@@ -32,6 +32,12 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 SUBPAGE_MARKER = "<!-- amp-docs:subpage -->"
+# With a title (``<!-- amp-docs:subpage title="MX and NVFP4 blocks" -->``) the part's H1 is that title and its
+# first ``## Heading`` stays an H2; without one the H2 becomes the H1. Part 0's name in the sidebar (the
+# section is titled as the chapter) comes from ``<!-- amp-docs:first-part title="..." -->``.
+_MARKER = re.compile(r'<!--[ \t]*amp-docs:subpage(?:[ \t]+title="(?P<title>[^"\n]+)")?[ \t]*-->')
+_FIRST_PART = re.compile(r'<!--[ \t]*amp-docs:first-part[ \t]+title="(?P<title>[^"\n]+)"[ \t]*-->')
+_ANY_MARKER = re.compile(r"<!--[ \t]*amp-docs:(?:subpage|first-part)\b[^>]*-->[ \t]*\n?")
 _H2 = re.compile(r"\A\s*##[ \t]+(?P<text>[^\n]*?)[ \t#]*(?:\n|\Z)")
 _H1_END = re.compile(r"</h1>", re.I)
 _ID = re.compile(r"""\bid=["']([^"']+)["']""")
@@ -44,7 +50,8 @@ class SubpageError(ValueError):
 
 @dataclass(frozen=True)
 class Part:
-    """One page of a split chapter: its cells (a notebook's), title and slug ("" for the chapter page)."""
+    """One page of a split chapter: its cells (a notebook's), title and slug ("" for the chapter page).
+    Part 0's title is its ``first-part`` name ("" without one: the chapter's title names it)."""
 
     index: int
     title: str
@@ -93,25 +100,31 @@ def split_notebook(nb: dict, chapter: str) -> list[Part]:
         if i == summary:
             continue
         text = _source(cell)
-        if cell.get("cell_type") != "markdown" or SUBPAGE_MARKER not in text:
+        if cell.get("cell_type") == "markdown" and len(parts) == 1 and (m := _FIRST_PART.search(text)):
+            titles[0] = m.group("title").strip()
+        if cell.get("cell_type") != "markdown" or not _MARKER.search(text):
             parts[-1].append(cell)
             continue
-        before, *afters = text.split(SUBPAGE_MARKER)
+        before, *rest = _MARKER.split(text)
         if before.strip():
             parts[-1].append(_with_source(cell, before.rstrip() + "\n"))
-        for after in afters:
-            m = _H2.match(after.lstrip("\n"))
+        for title, after in zip(rest[::2], rest[1::2], strict=True):
+            body = after.lstrip("\n")
+            m = _H2.match(body)
             if m is None:
                 first = after.strip().splitlines()[0] if after.strip() else "(nothing)"
                 raise SubpageError(
                     f"{chapter}: cell {i}: the sub-page marker {SUBPAGE_MARKER} must be followed by an H2 "
                     f"('## Heading') in the same Markdown cell; it is followed by {first!r}"
                 )
-            body = after.lstrip("\n")
-            titles.append(m.group("text").strip())
-            parts.append([_with_source(cell, body[1:])])  # "## X" becomes "# X": the page's H1 and title
+            if title:  # the part's own H1; the section keeps its H2 (and its place in the table of contents)
+                titles.append(title.strip())
+                parts.append([_with_source(cell, f"# {title.strip()}\n\n{body}")])
+            else:  # "## X" becomes "# X": the page's H1 and title
+                titles.append(m.group("text").strip())
+                parts.append([_with_source(cell, body[1:])])
     if len(parts) == 1:
-        return [Part(0, "", "", list(cells))]
+        return [Part(0, titles[0], "", list(cells))]
     if summary is not None:
         parts[0].append(cells[summary])
     slugs = [""] + [heading_id(t) for t in titles[1:]]
@@ -150,33 +163,37 @@ class SplitChapter:
         return self.urls.index(url) if url in self.urls else None
 
 
+def part_label(chapter: SplitChapter, k: int) -> str:
+    """Part ``k``'s name: its title, or the chapter's for an unnamed part 0."""
+    return chapter.parts[k].title or chapter.title
+
+
 def part_line_html(chapter: SplitChapter, index: int, page_url: str) -> str:
-    """ "Part k of n of <chapter>" (a link to the chapter page from its other parts) and links to the
-    chapter's other sub-pages, numbered as parts (under the H1)."""
+    """ "Part k of n of <chapter>: 1. A · 2. B · 3. C" under the H1: every part numbered, the others linked."""
     from mkdocs.utils import get_relative_url
 
-    def link(k: int, label: str) -> str:
-        return f'<a href="{html.escape(get_relative_url(chapter.urls[k], page_url))}">{html.escape(label)}</a>'
+    def item(k: int) -> str:
+        label = html.escape(f"{k + 1}. {part_label(chapter, k)}")
+        if k == index:
+            return f'<strong aria-current="page">{label}</strong>'
+        return f'<a href="{html.escape(get_relative_url(chapter.urls[k], page_url))}">{label}</a>'
 
-    title = link(0, chapter.title) if index else html.escape(chapter.title)
-    others = [f"{k + 1}. {link(k, chapter.parts[k].title)}" for k in range(1, len(chapter.parts)) if k != index]
     return (
         f'<nav class="amp-parts" aria-label="Pages of this chapter">Part {index + 1} of {len(chapter.parts)} of '
-        + title
-        + (f"; its other parts: {' · '.join(others)}" if others else "")
-        + "</nav>"
+        f"{html.escape(chapter.title)}: " + " · ".join(item(k) for k in range(len(chapter.parts))) + "</nav>"
     )
 
 
-def following_pages_html(chapter: SplitChapter, page_url: str) -> str:
-    """The chapter page's closing list of the pages that continue it."""
+def following_pages_html(chapter: SplitChapter, index: int, page_url: str) -> str:
+    """The closing line of every part but the last: the page that continues the chapter."""
     from mkdocs.utils import get_relative_url
 
-    links = ", ".join(
-        f'<a href="{html.escape(get_relative_url(chapter.urls[k], page_url))}">{html.escape(chapter.parts[k].title)}</a>'
-        for k in range(1, len(chapter.parts))
+    k = index + 1
+    link = (
+        f'<a href="{html.escape(get_relative_url(chapter.urls[k], page_url))}">'
+        f"{html.escape(f'{k + 1}. {part_label(chapter, k)}')}</a>"
     )
-    return f'<p class="amp-parts amp-parts--next">This chapter continues on the following pages: {links}.</p>'
+    return f'<p class="amp-parts amp-parts--next">This chapter continues on the next page: {link}.</p>'
 
 
 class AnchorMap:
@@ -237,8 +254,8 @@ def add_part_line(output: str, chapter: SplitChapter, index: int, page_url: str)
 
 
 def with_following_pages(content: str, chapter: SplitChapter, index: int, page_url: str) -> str:
-    """The chapter page's content (``on_page_content``) ending with the list of the pages that continue it."""
-    return content + following_pages_html(chapter, page_url) if index == 0 else content
+    """A part's content (``on_page_content``) ending with the page that continues the chapter (not the last part)."""
+    return content + following_pages_html(chapter, index, page_url) if index < len(chapter.parts) - 1 else content
 
 
 def nav_section(chapter: SplitChapter, page, files):
@@ -247,9 +264,29 @@ def nav_section(chapter: SplitChapter, page, files):
 
     pages = [page] + [files.get_file_from_path(part_src_uri(chapter.src_uri, p)).page for p in chapter.parts[1:]]
     section = Section(title=chapter.title, children=pages)
+    section.amp_docs_split = chapter
     for p in pages:
         p.parent = section
     return section
+
+
+def name_first_parts(nav) -> None:
+    """Give each split chapter's first page its part name in the nav, under the section named as the chapter
+    (``on_env``: after mkdocs-jupyter has set every page's title from its H1, before any page is written)."""
+    for item in nav.items:
+        chapter = getattr(item, "amp_docs_split", None)
+        if chapter is not None and chapter.parts[0].title:
+            item.children[0].title = chapter.parts[0].title
+
+
+def tab_title(chapter: SplitChapter, index: int) -> str:
+    """The browser tab's title of a part (``page.meta["title"]``): the part's name and the chapter's."""
+    return chapter.title if index == 0 else f"{part_label(chapter, index)} · {chapter.title}"
+
+
+def without_markers(text: str) -> str:
+    """A Markdown cell's text without the sub-page markers (a downloaded notebook is one page)."""
+    return _ANY_MARKER.sub("", text)
 
 
 def set_reading_order(nav) -> None:
