@@ -12,9 +12,7 @@ and of verdict suffixes a reader sees (a claim inside a closed fold is not shown
 
 from __future__ import annotations
 
-import argparse
 import json
-import shutil
 import sys
 from pathlib import Path
 
@@ -55,27 +53,13 @@ def claim_share(browser, url: str, width: int, height: int) -> dict:
 
 
 def measure(site: Path, chromium: str | None = None) -> dict[str, dict[str, dict]]:
-    from playwright.sync_api import sync_playwright
-
-    chromium = chromium or shutil.which("chromium") or shutil.which("chromium-browser")
-    out: dict[str, dict[str, dict]] = {}
-    with measure_pages.serve(site) as base, sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=chromium, args=measure_pages.ARGS)
-        try:
-            for path in measure_pages.page_paths(site)[1:]:  # the chapters
-                out[path.strip("/").split("/")[-1]] = {
-                    name: claim_share(browser, base + path, w, h) for name, (w, h) in measure_pages.VIEWPORTS.items()
-                }
-        finally:
-            browser.close()
-    return out
+    paths = measure_pages.page_paths(site)[1:]  # the chapters' pages
+    found = measure_pages.measure_each(site, claim_share, paths, chromium)
+    return {path.strip("/").split("/")[-1]: row for path, row in found.items()}
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("site", type=Path, help="a built site (the folder with index.html)")
-    parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
-    args = parser.parse_args(argv)
+    args = measure_pages.site_arguments(__doc__, argv)
     result = measure(args.site.resolve())
     if args.json:
         print(json.dumps(result, indent=1))

@@ -79,27 +79,38 @@ def screens(browser, url: str, width: int, height: int) -> float:
         context.close()
 
 
-def measure(site: Path, chromium: str | None = None) -> dict[str, dict[str, float]]:
-    """Screens per page (``""`` is the home page) and viewport of the built site in ``site``."""
+def measure_each(site: Path, measure_page, paths: list[str] | None = None, chromium: str | None = None) -> dict:
+    """``measure_page(browser, url, width, height)`` for every page of ``paths`` (default: ``page_paths``) of
+    the built site in ``site`` at each of ``VIEWPORTS``: ``{path: {viewport: result}}``."""
     from playwright.sync_api import sync_playwright
 
     chromium = chromium or shutil.which("chromium") or shutil.which("chromium-browser")
-    out: dict[str, dict[str, float]] = {}
+    out: dict[str, dict] = {}
     with serve(site) as base, sync_playwright() as p:
         browser = p.chromium.launch(executable_path=chromium, args=ARGS)
         try:
-            for path in page_paths(site):
-                out[path] = {name: round(screens(browser, base + path, w, h), 1) for name, (w, h) in VIEWPORTS.items()}
+            for path in page_paths(site) if paths is None else paths:
+                out[path] = {name: measure_page(browser, base + path, w, h) for name, (w, h) in VIEWPORTS.items()}
         finally:
             browser.close()
     return out
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def measure(site: Path, chromium: str | None = None) -> dict[str, dict[str, float]]:
+    """Screens per page (``""`` is the home page) and viewport of the built site in ``site``."""
+    return measure_each(site, lambda *a: round(screens(*a), 1), chromium=chromium)
+
+
+def site_arguments(doc: str, argv: list[str] | None) -> argparse.Namespace:
+    """The command line of a page-measuring script: a built site, ``--json``."""
+    parser = argparse.ArgumentParser(description=doc.split("\n\n")[0])
     parser.add_argument("site", type=Path, help="a built site (the folder with index.html)")
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
-    args = parser.parse_args(argv)
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = site_arguments(__doc__, argv)
     result = measure(args.site.resolve())
     if args.json:
         print(json.dumps(result, indent=1))
