@@ -133,6 +133,19 @@ def mkdocs_build(root: Path, *extra: str, check: bool = True, **kw) -> subproces
     )
 
 
+def usable_built_site() -> Path | None:
+    """A built site the tests may read as this checkout's: ``$AMP_DOCS_TEST_SITE``, else ``site/`` when
+    ``amp-docs build --strict`` finds it up to date (the README's build: the same inputs, so the same
+    pages); None otherwise (nothing is built)."""
+    from amp_docs_lib.docsite.up_to_date import is_up_to_date
+
+    if os.environ.get("AMP_DOCS_TEST_SITE"):
+        return Path(os.environ["AMP_DOCS_TEST_SITE"]).resolve()
+    if is_up_to_date(REPO_ROOT, ["--strict"]):
+        return REPO_ROOT / "site"
+    return None
+
+
 @pytest.fixture(scope="session")
 def site(tmp_path_factory) -> Path:
     """The real site: ``site/`` when ``amp-docs build --strict`` finds it up to date (as CI leaves it
@@ -140,12 +153,9 @@ def site(tmp_path_factory) -> Path:
 
     ``AMP_DOCS_TEST_SITE=site`` tests an already built site instead (no build, no check).
     """
-    from amp_docs_lib.docsite.up_to_date import is_up_to_date
-
-    if os.environ.get("AMP_DOCS_TEST_SITE"):
-        return Path(os.environ["AMP_DOCS_TEST_SITE"]).resolve()
-    if is_up_to_date(REPO_ROOT, ["--strict"]):  # the README's build: the same inputs, so the same pages
-        return REPO_ROOT / "site"
+    built = usable_built_site()
+    if built is not None:
+        return built
     out = tmp_path_factory.mktemp("site")
     mkdocs_build(REPO_ROOT, "-d", str(out))
     return out
