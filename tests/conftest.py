@@ -205,6 +205,15 @@ def visits(request, served, browser, screenshots):
         print("\n" + report)
 
 
+@pytest.fixture(scope="session")
+def reading_map():
+    """``literature.reading_map()``, every claim's verdict evaluated once per session for the tests
+    that read its rows and cards (none changes it; each evaluation is seconds)."""
+    from amp_docs_lib import literature
+
+    return literature.reading_map()
+
+
 def pytest_collection_modifyitems(config, items):
     """A test that builds a site (the ``site``, ``mini_site``, ``warm_mini_site`` or ``built_mini_site``
     fixture) is a ``site`` test."""
