@@ -163,8 +163,11 @@ def plan(python: str, torch: str, wheel: Path, also: tuple[str, ...] = ()) -> di
     machine = [TORCH] + [n for n in MACHINE_HAS if n not in also]
     constraints = [f"{TORCH}=={torch}"]
     requirements = execution_requirements()
-    brought = _pip_resolve(machine, python, constraints, None)
-    needed = _pip_resolve([str(wheel), *requirements, *machine], python, constraints, wheel.parent)
+    # Two independent resolutions, each mostly waiting on the index: side by side.
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        brought_run = pool.submit(_pip_resolve, machine, python, constraints, None)
+        needed_run = pool.submit(_pip_resolve, [str(wheel), *requirements, *machine], python, constraints, wheel.parent)
+        brought, needed = brought_run.result(), needed_run.result()
     download = sorted(
         f"{name}=={version}"
         for key, (name, version) in needed.items()

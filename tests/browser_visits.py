@@ -18,6 +18,7 @@ from __future__ import annotations
 import os
 import shutil
 import sys
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -120,6 +121,7 @@ class Visit:
 
     results: dict[str, Any] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)  # the Recorder's, over the whole visit
+    seconds: dict[str, float] = field(default_factory=dict)  # the load, then each step: where the time goes
 
 
 class Visits:
@@ -158,23 +160,42 @@ class Visits:
             context.grant_permissions(["clipboard-read", "clipboard-write"])
             page = context.new_page()
             rec = Recorder(page, self.base)
+            started = time.perf_counter()
             try:
                 page.goto(self.base + path, wait_until="load")
                 load_all_images(page)  # ends when the network is idle
             except Exception as e:  # every step's test reports the failed load
                 visit.results = {s.name: e for s in steps}
                 return visit
+            visit.seconds["load"] = time.perf_counter() - started
             for s in steps:
+                started = time.perf_counter()
                 try:
                     page.evaluate(UNTOUCHED)
                     page.mouse.move(0, 0)
                     visit.results[s.name] = s.fn(page, path, screen, self)
                 except Exception as e:
                     visit.results[s.name] = e
+                visit.seconds[s.name] = time.perf_counter() - started
             visit.problems = rec.problems
         finally:
             context.close()
         return visit
+
+
+def seconds_report(visits: Visits) -> str:
+    """Where the visits' time went: per step (the load included) summed over pages and screens, then
+    the slowest single (page, screen, step)s; printed at the session's end (``pytest -s``)."""
+    rows = [(t, path, screen, name) for (path, screen), v in visits._done.items() for name, t in v.seconds.items()]
+    per_step: dict[str, float] = {}
+    for t, _, screen, name in rows:
+        per_step[f"{name} @ {screen}"] = per_step.get(f"{name} @ {screen}", 0.0) + t
+    lines = [f"browser visits: {sum(t for t, *_ in rows):.1f} s over {len(visits._done)} page loads"]
+    lines += [f"{t:8.2f} s  {k}" for k, t in sorted(per_step.items(), key=lambda kv: -kv[1])]
+    lines += ["slowest:"] + [
+        f"{t:8.2f} s  {p or 'index'} @ {sc}: {n}" for t, p, sc, n in sorted(rows, reverse=True)[:15]
+    ]
+    return "\n".join(lines)
 
 
 def screenshot_folder(tmp_path_factory) -> Path:

@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from amp_docs_lib.core.packages import PACKAGES, hidden_packages, subprocess_env
+from amp_docs_lib.core.packages import KNOWN_MODULES, OPTIONAL_PACKAGES, PACKAGES, hidden_packages, subprocess_env
 from amp_docs_lib.core.paths import EXECUTED_DIR
-from amp_docs_lib.docsite.wheel import WHEEL_PATTERN, wheel_dependencies
+from amp_docs_lib.docsite.wheel import WHEEL_PATTERN, notebook_requirements, wheel_dependencies
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 CHAPTERS = sorted((REPO_ROOT / "docs" / "chapters").glob("*.md"))
@@ -133,6 +133,19 @@ def mkdocs_build(root: Path, *extra: str, check: bool = True, **kw) -> subproces
     )
 
 
+def usable_built_site() -> Path | None:
+    """A built site the tests may read as this checkout's: ``$AMP_DOCS_TEST_SITE``, else ``site/`` when
+    ``amp-docs build --strict`` finds it up to date (the README's build: the same inputs, so the same
+    pages); None otherwise (nothing is built)."""
+    from amp_docs_lib.docsite.up_to_date import is_up_to_date
+
+    if os.environ.get("AMP_DOCS_TEST_SITE"):
+        return Path(os.environ["AMP_DOCS_TEST_SITE"]).resolve()
+    if is_up_to_date(REPO_ROOT, ["--strict"]):
+        return REPO_ROOT / "site"
+    return None
+
+
 @pytest.fixture(scope="session")
 def site(tmp_path_factory) -> Path:
     """The real site: ``site/`` when ``amp-docs build --strict`` finds it up to date (as CI leaves it
@@ -140,12 +153,9 @@ def site(tmp_path_factory) -> Path:
 
     ``AMP_DOCS_TEST_SITE=site`` tests an already built site instead (no build, no check).
     """
-    from amp_docs_lib.docsite.up_to_date import is_up_to_date
-
-    if os.environ.get("AMP_DOCS_TEST_SITE"):
-        return Path(os.environ["AMP_DOCS_TEST_SITE"]).resolve()
-    if is_up_to_date(REPO_ROOT, ["--strict"]):  # the README's build: the same inputs, so the same pages
-        return REPO_ROOT / "site"
+    built = usable_built_site()
+    if built is not None:
+        return built
     out = tmp_path_factory.mktemp("site")
     mkdocs_build(REPO_ROOT, "-d", str(out))
     return out
@@ -185,9 +195,23 @@ def screenshots(tmp_path_factory) -> Path:
 @pytest.fixture(scope="session")
 def visits(request, served, browser, screenshots):
     """Every page loaded once per screen for all browser tests of the session (``tests/browser_visits.py``)."""
-    from browser_visits import Visits
+    from browser_visits import Visits, seconds_report
 
-    return Visits(browser, served, {item.originalname for item in request.session.items}, screenshots)
+    visits = Visits(browser, served, {item.originalname for item in request.session.items}, screenshots)
+    yield visits
+    if visits._done:
+        report = seconds_report(visits)
+        (screenshots / "visit-seconds.txt").write_text(report + "\n")
+        print("\n" + report)
+
+
+@pytest.fixture(scope="session")
+def reading_map():
+    """``literature.reading_map()``, every claim's verdict evaluated once per session for the tests
+    that read its rows and cards (none changes it; each evaluation is seconds)."""
+    from amp_docs_lib import literature
+
+    return literature.reading_map()
 
 
 def pytest_collection_modifyitems(config, items):
@@ -371,3 +395,20 @@ def run_example_edited(tmp_path, example: str, replace=None) -> dict:
         path.write_text(text.replace(*replace))
     with redirect_stdout(io.StringIO()):
         return runpy.run_path(str(path), run_name="__main__")
+
+
+def notebook_hidden() -> tuple[str, ...]:
+    """Every listed package the download bar's install line (the wheel and its notebook extra) does not
+    bring: what a reader's venv lacks, hidden when the downloaded notebooks run."""
+    return tuple(sorted(set(KNOWN_MODULES) - allowed_modules([WHEEL_PATTERN, *notebook_requirements()])))
+
+
+_USES = re.compile(r"requires:pkg:(\w+)|^\s*(?:import|from)\s+(\w+)", re.M)
+
+
+def optional_packages_used(chapter: Path) -> set[str]:
+    """The optional packages a chapter gates a cell on or imports."""
+    return {a or b for a, b in _USES.findall(chapter.read_text(encoding="utf-8"))} & set(OPTIONAL_PACKAGES)
+
+
+OPTIONAL_CHAPTERS = [c for c in CHAPTERS if optional_packages_used(c)]

@@ -63,8 +63,8 @@ def test_no_false_variant_is_the_claims_baseline():
 
 
 @pytest.mark.slow
-def test_cards_show_the_false_variant_and_the_kind_of_check():
-    df = L.reading_map()
+def test_cards_show_the_false_variant_and_the_kind_of_check(reading_map):
+    df = reading_map
     row = df.set_index("claim").loc[L.get_claim("mpt-loss-scaling").text]
     assert row["false variant"].startswith("Scaling the loss by 16,777,216") and "does not hold" in row["false variant"]
     assert set(df["checks"]) == set(L.registry.KINDS.values())

@@ -201,8 +201,8 @@ def test_machine_facts_cover_hardware_dependent_claims():
 
 
 @pytest.mark.slow
-def test_reading_map_rows_and_summary():
-    df = L.reading_map()
+def test_reading_map_rows_and_summary(reading_map):
+    df = reading_map
     assert len(df) == len(L.CLAIMS)
     assert set(df["verdict"]) <= set(L.verdicts.VERDICTS)
     s = L.verdict_summary(df)

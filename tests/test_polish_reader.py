@@ -40,13 +40,13 @@ def test_show_cards_links_a_cell_to_its_url_column_and_hides_that_column():
         show_cards(df, title="claim", badge="verdict", links={"tested at": "tested in link"})
 
 
-def test_every_literature_card_links_its_bibliography_entry_its_address_and_its_section():
+def test_every_literature_card_links_its_bibliography_entry_its_address_and_its_section(reading_map):
     from amp_docs_lib import literature
     from amp_docs_lib.literature.bibliography import identifiers, ref_anchor
     from amp_docs_lib.literature.registry import CLAIMS, READING_MAP_LINKS, site_url
     from amp_docs_lib.page.tables import show_cards
 
-    table = literature.reading_map()
+    table = reading_map
     bib = literature.bibliography.bibliography()
     ids = identifiers()
     arxiv, doi = dict(ids["arxiv"]), dict(ids["doi"])
