@@ -160,7 +160,10 @@ def presentation_only(code: str) -> bool:
 
 def fold_setup(soup) -> None:
     """Fold a chapter's first code cell when it begins with imports: its setup (imports, the profile,
-    the device, a helper), 10 to 25 lines that filled the first screen of every chapter."""
+    the device, a helper), 10 to 25 lines that filled the first screen of every chapter. A page's first
+    cell that shows a result (a top-level ``show_table``, ``display``, ``publish``... other than a
+    ``print`` of the device) is lesson, not setup: a sub-page's first cell can be an experiment that
+    imports what it uses, and its fold read "Imports and setup" over the figure's code."""
     import ast
 
     first = soup.select_one("div.jp-CodeCell div.jp-Cell-inputWrapper")
@@ -172,6 +175,8 @@ def fold_setup(soup) -> None:
     except SyntaxError:
         return
     if not body or not isinstance(body[0], (ast.Import, ast.ImportFrom)):
+        return
+    if any(_outer_call(s) in PRESENTATION_CALLS - {"print"} for s in body):
         return
     lines = len(code.strip().splitlines())
     fold = soup.new_tag("details", attrs={"class": "amp-details amp-fold amp-fold--setup"})

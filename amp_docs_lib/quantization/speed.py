@@ -328,14 +328,28 @@ def crossovers(df: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def _batch_label(batch: float, _pos=None) -> str:
+    """A batch size as a tick label: ``$2^{k}$`` for a power of two, else the number."""
+    b = round(batch)
+    return f"$2^{{{b.bit_length() - 1}}}$" if b > 0 and b & (b - 1) == 0 else str(b)
+
+
 def plot_batch_sweep(df: pd.DataFrame):
     """Latency per row (us) and speedup over the float baseline with its interval, against batch size."""
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 
     base = _baseline_label(df)
     from amp_docs_lib.core.palette import color_or_default
 
-    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(9.6, 4.2), layout="constrained")
+    # The legend sits in a row of its own, one label a line: the variant names are long, and beside the
+    # panels or in two columns they took the column's width, leaving each panel about 50 px wide.
+    n = df["variant"].nunique()
+    fig = plt.figure(figsize=(7.6, 4.0 + 0.22 * n), layout="constrained")
+    grid = fig.add_gridspec(2, 2, height_ratios=[4.0, 0.22 * n])
+    ax1, ax2 = fig.add_subplot(grid[0, 0]), fig.add_subplot(grid[0, 1])
+    key = fig.add_subplot(grid[1, :])
+    key.axis("off")
     for i, (v, g) in enumerate(df.groupby("variant", sort=False)):
         g = g.sort_values("batch")
         b = g["batch"].astype(float)
@@ -345,16 +359,20 @@ def plot_batch_sweep(df: pd.DataFrame):
             s = g[f"speedup vs {base} (x)"].astype(float)
             lo, hi = g["interval low"].astype(float), g["interval high"].astype(float)
             ax2.errorbar(b, s, yerr=[s - lo, hi - s], fmt="o-", capsize=3, label=v, color=c)
-    ax1.set_xscale("log", base=2)
-    ax1.set_yscale("log")
-    ax1.set_xlabel("batch (rows)")
     ax1.set_ylabel("latency per row (us)")
     ax2.axhline(1.0, color="0.5", lw=0.8)
-    ax2.set_xscale("log", base=2)
-    ax2.set_yscale("log")
-    ax2.set_xlabel("batch (rows)")
     ax2.set_ylabel(f"speedup over {base} (x), interval")
-    fig.legend(*ax1.get_legend_handles_labels(), loc="outside lower center", ncol=2, frameon=False)
+    batches = sorted(df["batch"].astype(int).unique())
+    for ax in (ax1, ax2):
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_xlabel("batch (rows)")
+        # One tick per batch timed (base-2 decades alone labelled only 2^0 and 2^10), a power of two written
+        # as one: "1024" and "4096" two octaves apart overlapped on a panel half the column wide.
+        ax.xaxis.set_major_locator(FixedLocator(batches))
+        ax.xaxis.set_major_formatter(FuncFormatter(_batch_label))
+        ax.xaxis.set_minor_locator(NullLocator())
+    key.legend(*ax1.get_legend_handles_labels(), loc="center", ncol=1, frameon=False)
     return fig
 
 
