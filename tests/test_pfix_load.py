@@ -45,7 +45,7 @@ def test_the_check_log_counts_the_busy_checks(monkeypatch):
     # performance reader finding 12: the page says how many of its load checks found the machine busy
     monkeypatch.delenv("AMP_DOCS_LOAD_CHECK", raising=False)
     log = load.CheckLog([_check(runnable=9), _check(runnable=1), _check(runnable=9)])
-    assert log.summary().startswith("2 of the 3 load checks on this page found the machine busy")
+    assert log.summary().startswith("2 of the 3 load checks of this chapter found the machine busy")
     assert load.CheckLog([_check(runnable=9)]).summary().startswith("1 of the 1 ")
     unfinished = load.LoadCheck(cores=2, threads=1, before=[1e-3], load_before=None, runnable=[9])
     assert load.CheckLog([unfinished]).summary().startswith("0 of the 0 ")

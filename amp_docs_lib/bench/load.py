@@ -207,7 +207,7 @@ class LoadCheck:
 
 @dataclass
 class CheckLog:
-    """The load checks of one page, kept so that its end can say how many found the machine busy."""
+    """The load checks of one chapter (all its pages), kept so that its end can say how many found the machine busy."""
 
     checks: list[LoadCheck] = field(default_factory=list)
 
@@ -223,4 +223,4 @@ class CheckLog:
         busy = sum(not c.quiet for c in done)
         tail = (": every conclusion they guard was withheld, and only the measured numbers stand" if done and busy == len(done)
                 else ": their cells' conclusions were withheld" if busy else ": every guarded conclusion was drawn")
-        return f"{busy} of the {len(done)} load checks on this page found the machine busy{tail}."
+        return f"{busy} of the {len(done)} load checks of this chapter found the machine busy{tail}."
