@@ -40,8 +40,15 @@ def test_interleaved_resolves_a_twice_slower_function():
         warmup=1,
     )
     c = res.compare("long")
-    assert c.verdict == "slower" and c.ratio_hi < 1 and 0.3 < c.ratio < 0.8
-    assert res.compare("short", "long").verdict == "faster"
+    assert c.ratio_hi < 1 and 0.3 < c.ratio < 0.8
+    # Where the A/A control is tight (within 20% either way) a 2x difference must be resolved; on a machine
+    # busy enough to widen it past that, the harness may instead say it could not resolve one (never the
+    # wrong direction).
+    quiet = c.aa.ratio_hi - c.aa.ratio_lo < 0.4
+    allowed = {"slower"} if quiet else {"slower", timing.UNRESOLVED, timing.NOISE_FLOOR_TOO_HIGH}
+    assert c.verdict in allowed, (c.verdict, c.aa.interval_text())
+    back = res.compare("short", "long")
+    assert back.verdict in ({"faster"} if quiet else {"faster", timing.UNRESOLVED, timing.NOISE_FLOOR_TOO_HIGH})
     assert all(t.runs == 7 and t.iqr_s >= 0 for t in res.timings.values())
 
 
