@@ -276,9 +276,31 @@ def test_a_titled_marker_gives_the_part_its_own_h1_and_keeps_the_section_an_h2()
 def test_the_downloaded_notebook_has_no_subpage_markers():
     from amp_docs_lib.docsite.downloads import downloadable_notebook
 
-    nb = notebook(md('# T\n<!-- amp-docs:first-part title="A" -->\nx'), md(f"{SUBPAGE_MARKER}\n## B"), code("1"))
+    nb = notebook(
+        md('# T\n<!-- amp-docs:first-part title="A" -->\nx'),
+        md(f"{SUBPAGE_MARKER}\n## B"),
+        md('<!-- amp-docs:subpage title="C and D" -->\nThis page covers C.\n\n## C'),
+        code("1"),
+    )
     cells = json.loads(downloadable_notebook(json.dumps(nb)))["cells"]
-    assert [c["source"] for c in cells if c["cell_type"] == "markdown"] == ["# T\nx", "## B"]
+    assert [c["source"] for c in cells if c["cell_type"] == "markdown"] == [
+        "# T\nx",
+        "## B",
+        "*On the site, the page \u201cC and D\u201d starts here.*\n\nThis page covers C.\n\n## C",
+    ]
+
+
+def test_a_titled_part_may_open_with_sentences_before_its_first_section():
+    nb = notebook(
+        md("# T"),
+        md('<!-- amp-docs:subpage title="Later things" -->\nThis page covers later things.\n\n## First later'),
+    )
+    part = split_notebook(nb, "chapters/x.md")[1]
+    assert sources(part)[0] == "# Later things\n\nThis page covers later things.\n\n## First later"
+    # Still an error without any H2 after the sentences; an untitled marker must be followed by the H2 itself.
+    for text in ('<!-- amp-docs:subpage title="L" -->\nOnly prose.', f"{SUBPAGE_MARKER}\nProse.\n\n## H"):
+        with pytest.raises(SubpageError, match="must be followed"):
+            split_notebook(notebook(md("# T"), md(text)), "chapters/x.md")
 
 
 def test_a_used_chapters_parts_stay_in_the_presented_folder_and_an_old_ones_go(tmp_path):
@@ -301,7 +323,9 @@ def test_tab_titles_name_the_part_and_its_chapter():
 
     parts = [Part(0, "Formats", "", []), Part(1, "MX", "mx", [])]
     chapter = SplitChapter("chapters/fp8.md", "FP8", None, parts, ["chapters/fp8/", "chapters/fp8/mx/"], [])
-    assert (tab_title(chapter, 0), tab_title(chapter, 1)) == ("FP8", "MX · FP8")
+    assert (tab_title(chapter, 0), tab_title(chapter, 1)) == ("Formats · FP8", "MX · FP8")
+    unnamed = SplitChapter(chapter.src_uri, "FP8", None, [Part(0, "", "", []), parts[1]], chapter.urls, [])
+    assert tab_title(unnamed, 0) == "FP8"
 
 
 @pytest.mark.site

@@ -155,6 +155,8 @@ class AmpDocsPlugin(BasePlugin[AmpDocsConfig]):
         self.root = root
         self.build_log_path = root / BUILD_LOG
         self._version_rendered_cache(config, root)
+        if config.theme.name == "material":  # previous/next name a split chapter's part and its chapter
+            config.theme.dirs.insert(0, str(Path(__file__).with_name("material_overrides")))
         if self.config.api_reference:
             from amp_docs_lib.docsite import api_pages
 

@@ -39,6 +39,7 @@ _MARKER = re.compile(r'<!--[ \t]*amp-docs:subpage(?:[ \t]+title="(?P<title>[^"\n
 _FIRST_PART = re.compile(r'<!--[ \t]*amp-docs:first-part[ \t]+title="(?P<title>[^"\n]+)"[ \t]*-->')
 _ANY_MARKER = re.compile(r"<!--[ \t]*amp-docs:(?:subpage|first-part)\b[^>]*-->[ \t]*\n?")
 _H2 = re.compile(r"\A\s*##[ \t]+(?P<text>[^\n]*?)[ \t#]*(?:\n|\Z)")
+_H2_LINE = re.compile(r"^##[ \t]+\S", re.M)
 _H1_END = re.compile(r"</h1>", re.I)
 _ID = re.compile(r"""\bid=["']([^"']+)["']""")
 _HREF = re.compile(r'(<a\b[^>]*?\bhref=")([^"]*)(")', re.I)
@@ -110,11 +111,13 @@ def split_notebook(nb: dict, chapter: str) -> list[Part]:
             parts[-1].append(_with_source(cell, before.rstrip() + "\n"))
         for title, after in zip(rest[::2], rest[1::2], strict=True):
             body = after.lstrip("\n")
-            m = _H2.match(body)
+            # A titled part may open with a few sentences before its first section (what the page covers).
+            m = _H2.match(body) if not title else _H2.match(body[h.start() :]) if (h := _H2_LINE.search(body)) else None
             if m is None:
                 first = after.strip().splitlines()[0] if after.strip() else "(nothing)"
+                where = "followed by" if not title else "followed, after any opening sentences, by"
                 raise SubpageError(
-                    f"{chapter}: cell {i}: the sub-page marker {SUBPAGE_MARKER} must be followed by an H2 "
+                    f"{chapter}: cell {i}: the sub-page marker {SUBPAGE_MARKER} must be {where} an H2 "
                     f"('## Heading') in the same Markdown cell; it is followed by {first!r}"
                 )
             if title:  # the part's own H1; the section keeps its H2 (and its place in the table of contents)
@@ -280,12 +283,19 @@ def name_first_parts(nav) -> None:
 
 
 def tab_title(chapter: SplitChapter, index: int) -> str:
-    """The browser tab's title of a part (``page.meta["title"]``): the part's name and the chapter's."""
-    return chapter.title if index == 0 else f"{part_label(chapter, index)} · {chapter.title}"
+    """The browser tab's title of a part (``page.meta["title"]``, also previous/next's label): the part's name
+    and the chapter's (the chapter's alone for an unnamed part 0)."""
+    return chapter.title if not chapter.parts[index].title else f"{chapter.parts[index].title} · {chapter.title}"
 
 
 def without_markers(text: str) -> str:
-    """A Markdown cell's text without the sub-page markers (a downloaded notebook is one page)."""
+    """A Markdown cell's text as the downloaded notebook (one notebook for all the pages) shows it: no marker
+    comments; where a titled part starts, a line saying so (its opening sentences speak of "this page")."""
+
+    def note(m: re.Match) -> str:
+        return f"*On the site, the page \u201c{m.group('title')}\u201d starts here.*\n\n" if m.group("title") else ""
+
+    text = re.sub(_MARKER.pattern + r"[ \t]*\n?", note, text)
     return _ANY_MARKER.sub("", text)
 
 
