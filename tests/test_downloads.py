@@ -65,8 +65,17 @@ def test_every_chapter_offers_its_notebook_source_and_examples(site, chapter):
     src = CHAPTERS[[c.stem for c in CHAPTERS].index(chapter)]
     assert files[f"../../{DOWNLOADS_DIR}/chapters/{chapter}.md"].read_text() == src.read_text()
     used = examples_used(src.read_text())
+    # A split chapter's pages each link the example programs their own cells use: together, all of them.
     linked = sorted(h.split(f"{DOWNLOADS_DIR}/examples/", 1)[1] for h in hrefs if "/examples/" in h)
-    assert linked == sorted(used + [f for e in used for f in companion_files(e)])
+    for part in sorted(base.glob("*/index.html")):
+        part_bar = re.search(r'<div class="amp-downloads amp-downloads--part" data-chapter="%s">(.*?)</div>' % chapter,
+                             part.read_text(encoding="utf-8"), re.S)
+        assert part_bar, f"no download bar on {part.parent.name}"
+        for h in re.findall(r'href="([^"]+)" download', part_bar.group(1)):
+            assert (part.parent / h).resolve().is_file(), h
+            if "/examples/" in h:
+                linked.append(h.split(f"{DOWNLOADS_DIR}/examples/", 1)[1])
+    assert sorted(set(linked)) == sorted(set(used) | {f for e in used for f in companion_files(e)})
     wheels = [h for h in hrefs if h.endswith(".whl")]
     # every bar: the one install step the notebook and the examples need
     assert wheels == [f"../../{WHEEL_URI}"], hrefs

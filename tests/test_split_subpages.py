@@ -187,7 +187,7 @@ def test_a_split_chapter_builds_as_a_page_and_its_part(mini_site):
     assert "Part 2 of 2 of Chapter b: " in part and 'href="../">1. Opening</a>' in part
     assert "part one ran" in part and "part zero ran" not in part
     assert 'href="../../../downloads/chapters/b.ipynb"' in part
-    assert "One notebook for all 2 pages of the chapter; how to run it" in part
+    assert "One notebook for both pages of the chapter; how to run it" in part
     whole = json.loads((site / "downloads" / "chapters" / "b.ipynb").read_text())
     printed = "".join("".join(o.get("text", "")) for c in whole["cells"] for o in c.get("outputs", []))
     assert "part zero ran" in printed and "part one ran" in printed

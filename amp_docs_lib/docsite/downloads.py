@@ -159,7 +159,7 @@ class ChapterDownloads:
                  link(WHEEL_URI, f"the library's wheel ({Path(WHEEL_URI).name})")]
         if self.continued:  # compact on a sub-page: the chapter page says how to run it
             run = (
-                f' <span class="amp-downloads__run">One notebook for all {self.pages} pages of the chapter; '
+                f' <span class="amp-downloads__run">One notebook for {"both" if self.pages == 2 else f"all {self.pages}"} pages of the chapter; '
                 f'how to run it, or a copied cell: <a href="{html.escape(get_relative_url(self.chapter_url, page_url))}">'
                 "on the chapter page</a>.</span>"
             )
@@ -188,7 +188,8 @@ class ChapterDownloads:
                     " (with " + ", ".join(link(f"{DOWNLOADS_DIR}/examples/{f}", Path(f).name) for f in extra) + ")"
                     if extra else "")
 
-            ex = ('<span class="amp-downloads__examples">Example programs used: '
+            label = "Example programs on this page" if self.pages > 1 else "Example programs used"
+            ex = (f'<span class="amp-downloads__examples">{label}: '
                   + ", ".join(example(e) for e in self.examples)
                   + ". To run one: <code>pip install</code> the library's wheel (linked above; each "
                   + "program's <code># Install:</code> line lists anything else it needs).</span>")
@@ -213,9 +214,11 @@ def chapter_downloads(page, config) -> ChapterDownloads | None:
     if not source.is_file():
         return None
     chapter = Path(src_uri).stem
-    if src_uri == page.file.src_uri:
+    pages = getattr(page.file, "amp_docs_pages", 1)
+    if pages == 1:
         return ChapterDownloads(chapter, src, source, examples_used(source.read_text(encoding="utf-8")))
-    # A sub-page offers its chapter's downloads; its bar names the example programs its own cells use.
+    # A page of a split chapter offers the chapter's downloads; its bar names the example programs its own
+    # cells use (each page copies those it links).
     from amp_docs_lib.docsite.links import page_url_of
 
     part = json.loads(Path(page.file.abs_src_path).read_text(encoding="utf-8"))
@@ -224,8 +227,8 @@ def chapter_downloads(page, config) -> ChapterDownloads | None:
         for c in part.get("cells", [])
     )
     return ChapterDownloads(
-        chapter, src, source, examples_used(text), continued=True,
-        pages=getattr(page.file, "amp_docs_pages", 1), chapter_url=page_url_of(src_uri, config.get("use_directory_urls", True)),
+        chapter, src, source, examples_used(text), continued=src_uri != page.file.src_uri,
+        pages=pages, chapter_url=page_url_of(src_uri, config.get("use_directory_urls", True)),
     )
 
 
