@@ -285,13 +285,17 @@ def check_scale_convention(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor, 
     return {"factor": c, "ok": ok, "verdict": verdict}
 
 
+AA_COLUMN = "A/A control (BF16 vs itself)"  # throughput_table's noise floor: the baseline against itself
+
+
 def throughput_table(size: int, *, device: str | torch.device | None = None, rounds: int = 9,
                      min_block_s: float = 0.05) -> pd.DataFrame:
     """TFLOP/s of a square GEMM of ``size``: BF16 ``torch.mm`` against FP8 ``_scaled_mm`` (tensorwise, rowwise).
 
     The GEMMs that run are timed in interleaved rounds by the one harness
     (``core.timing.interleaved``), so each speed relative to BF16 is a median ratio with an
-    interval and a verdict ("faster", "slower" or "no difference resolved"). A call this torch's
+    interval and a verdict ("faster", "slower", "no difference resolved" or "noise floor too high"), and
+    the "A/A control" column is BF16 timed against itself in the same rounds, the floor each verdict clears. A call this torch's
     kernel refuses on this device (torch 2.11's CPU ``_scaled_mm`` takes per-tensor scales only)
     is a row saying so, with n/a timings.
     """
@@ -328,14 +332,15 @@ def throughput_table(size: int, *, device: str | torch.device | None = None, rou
     for name in cases:
         if name in refused or res is None:
             rows.append({"GEMM": name, "size": size, "device": str(dev), "median time (ms)": None, "IQR (ms)": None,
-                         "TFLOP/s": None, "speed vs BF16": None, "verdict": None,
+                         "TFLOP/s": None, "speed vs BF16": None, "verdict": None, AA_COLUMN: None,
                          "runs here": refused.get(name, "yes (no FP8 GEMM to compare with)")})
             continue
         t, c = res.timings[name], None if name == res.baseline else res.compare(name)
         rows.append({"GEMM": name, "size": size, "device": str(dev), "median time (ms)": t.median_s * 1e3,
                      "IQR (ms)": t.iqr_s * 1e3, "TFLOP/s": flops / t.median_s / 1e12,
                      "speed vs BF16": "1 (baseline)" if c is None else c.interval_text(),
-                     "verdict": None if c is None else c.verdict, "runs here": "yes"})
+                     "verdict": None if c is None else c.verdict,
+                     AA_COLUMN: res.aa.interval_text() if res.aa is not None else None, "runs here": "yes"})
     return table_from_rows(rows)
 
 
