@@ -26,9 +26,8 @@ def _parts(name: str) -> tuple[str, list[str], list[str]]:
 
 
 def _opening(part: str) -> str:
-    """The first paragraph after the part's first heading."""
-    after = _HEADING.split(part, maxsplit=1)[-1]
-    return after.strip().split("\n\n", 1)[0]
+    """The part's opening: what stands between its marker and its first heading."""
+    return _HEADING.split(part, maxsplit=1)[0].strip()
 
 
 @pytest.mark.parametrize("name", ["gradscaler", "performance"])

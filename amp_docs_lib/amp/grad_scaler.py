@@ -487,8 +487,8 @@ def bce_scaled_backoff(probabilities: tuple[float, ...] = (0.5, 0.1, 1e-2, 1e-3)
     Each FP32 parameter holds ``batch`` copies of a probability ``p`` (target 1); the forward casts
     it to FP16 and back to FP32 before the loss (mean reduction), as autocast does around an op it
     runs in FP32, so the backward hands the FP16 input the gradient ``S * (-1/(batch * p))`` cast to
-    FP16. SGD with lr 0 keeps ``p`` fixed; the loop runs until a step is not skipped. Per ``p``: the
-    steps skipped, the scale the scaler settled at, and whether the unscaled gradient is finite in FP16.
+    FP16. SGD with lr 0 keeps ``p`` fixed; the loop runs until a step is not skipped. Per ``p``: its
+    FP16 value (what the loss sees), the steps skipped, the scale the scaler settled at, and whether the unscaled gradient is finite in FP16.
     """
     rows = []
     for p in probabilities:
@@ -509,7 +509,7 @@ def bce_scaled_backoff(probabilities: tuple[float, ...] = (0.5, 0.1, 1e-2, 1e-3)
             skipped += 1
         opt.zero_grad(set_to_none=True)
         torch.nn.functional.binary_cross_entropy(z.half().float(), y).backward()
-        rows.append({"p": float(z.detach()[0]), "steps skipped": skipped, "scale that fits": scale_used,
+        rows.append({"p": p, "p in FP16": float(z.detach()[0]), "steps skipped": skipped, "scale that fits": scale_used,
                      "unscaled gradient finite in FP16": bool(z.grad.isfinite().all())})
     return pd.DataFrame(rows)
 
