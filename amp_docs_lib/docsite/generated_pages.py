@@ -91,6 +91,8 @@ def showcase_html(site: Path, chapters: tuple[str, ...] = SHOWCASE_CHAPTERS, pag
             continue
         href = f"{page_url}chapters/{name}/"
         chapter = title.get_text(" ", strip=True).rstrip("¶").strip()
+        for a in box.select("a[href]"):  # the box's own links (to a section of the chapter) from the home page
+            a["href"] = _from_home(href, a["href"])
         caption = box.find("figcaption")
         if caption is not None:
             caption.clear()
@@ -129,6 +131,16 @@ def showcase_html(site: Path, chapters: tuple[str, ...] = SHOWCASE_CHAPTERS, pag
         for p, s in zip(parts, stamps, strict=True)
     )
     return f'<div class="amp-showcase">{boxes}{claim_html}</div>'
+
+
+def _from_home(chapter_href: str, link: str) -> str:
+    """``link``, written on the chapter page at ``chapter_href``, as the home page must write it."""
+    from urllib.parse import urljoin, urlsplit
+
+    if urlsplit(link).scheme or link.startswith("/"):
+        return link
+    base = "http://home.invalid/"  # urljoin resolves against a URL; the host is cut off again
+    return urljoin(urljoin(base, chapter_href), link).removeprefix(base)
 
 
 def fill_showcase(site: Path) -> None:
