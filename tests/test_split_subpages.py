@@ -339,3 +339,30 @@ def test_the_sites_split_chapters_name_their_parts_in_the_tab_and_the_sidebar(si
         h1 = re.search(r"<h1[^>]*>(.*?)</h1>", page, re.S).group(1)
         h1 = re.sub(r"<[^>]+>|¶", "", h1).strip()
         assert re.search(rf"<title>{re.escape(h1)} · [^<]+ - amp-docs</title>", page), (path, h1)
+
+
+def test_the_chapter_page_sends_links_to_sections_that_moved_to_their_part():
+    from amp_docs_lib.docsite.subpages import Part, moved_sections_script
+
+    parts = [Part(0, "", "", []), Part(1, "MX", "mx", []), Part(2, "Training", "train", [])]
+    urls = ["chapters/fp8/", "chapters/fp8/mx/", "chapters/fp8/train/"]
+    chapter = SplitChapter("chapters/fp8.md", "FP8", None, parts, urls, [], [{"intro"}, {"mx-blocks"}, {"throughput"}])
+    script = moved_sections_script(chapter, urls[0])
+    assert '"mx-blocks": "mx/"' in script and '"throughput": "train/"' in script and "intro" not in script
+    assert "!document.getElementById(h)" in script  # an anchor still on the page is left alone
+    assert moved_sections_script(SplitChapter("c.md", "C", None, parts[:1], urls[:1], [], [set()]), urls[0]) == ""
+
+
+@pytest.mark.site
+@pytest.mark.browser
+def test_a_bookmark_to_a_section_that_moved_lands_on_its_part(site, served, browser):
+    from browser_visits import measure_pages
+
+    chapter, part = next((p.rsplit("/", 2)[0] + "/", p) for p in measure_pages.page_paths(site) if p.count("/") == 3)
+    heading = re.search(r'<h2 id="([^"]+)"', (site / part / "index.html").read_text(encoding="utf-8")).group(1)
+    page = browser.new_page()
+    try:
+        page.goto(f"{served}{chapter}#{heading}", wait_until="load")
+        page.wait_for_url(f"**/{part}#{heading}", timeout=10_000)
+    finally:
+        page.close()

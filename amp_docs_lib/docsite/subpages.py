@@ -27,7 +27,7 @@ import html
 import json
 import posixpath
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -42,6 +42,7 @@ _H2 = re.compile(r"\A\s*##[ \t]+(?P<text>[^\n]*?)[ \t#]*(?:\n|\Z)")
 _H2_LINE = re.compile(r"^##[ \t]+\S", re.M)
 _H1_END = re.compile(r"</h1>", re.I)
 _ID = re.compile(r"""\bid=["']([^"']+)["']""")
+_HEADING_ID = re.compile(r"""<h[2-6]\b[^>]*\bid=["']([^"']+)["']""", re.I)
 _HREF = re.compile(r'(<a\b[^>]*?\bhref=")([^"]*)(")', re.I)
 
 
@@ -161,6 +162,7 @@ class SplitChapter:
     parts: list[Part]
     urls: list[str]  # each part's page URL (relative to the site root), in order
     ids: list[set[str]]  # each part's element ids, once rendered (AnchorMap.record)
+    headings: list[set[str]] = field(default_factory=list)  # each part's heading ids (AnchorMap.record)
 
     def index_of(self, url: str) -> int | None:
         return self.urls.index(url) if url in self.urls else None
@@ -211,6 +213,9 @@ class AnchorMap:
         if page_url in self.by_url:
             chapter, k = self.by_url[page_url]
             chapter.ids[k] = set(_ID.findall(content))
+            if len(chapter.headings) != len(chapter.parts):
+                chapter.headings = [set() for _ in chapter.parts]
+            chapter.headings[k] = set(_HEADING_ID.findall(content))
 
     def page_of(self, page_url: str) -> tuple[SplitChapter, int] | None:
         return self.by_url.get(page_url)
@@ -248,12 +253,33 @@ class AnchorMap:
         return _HREF.sub(sub, output)
 
 
+def moved_sections_script(chapter: SplitChapter, page_url: str) -> str:
+    """For the chapter page: a link from outside the site to a section that moved to a later part (a bookmark
+    from before the split, ``chapters/fp8/#throughput``) follows it there instead of landing at the top."""
+    from mkdocs.utils import get_relative_url
+
+    moved = {
+        h: get_relative_url(chapter.urls[k], page_url)
+        for k in range(1, len(chapter.parts))
+        for h in sorted(chapter.headings[k] if k < len(chapter.headings) else ())
+    }
+    if not moved:
+        return ""
+    return (
+        "<script>(function(){var m=" + json.dumps(moved, sort_keys=True).replace("</", "<\\/") + ";"
+        "var h=decodeURIComponent(location.hash.slice(1));"
+        "if(h&&!document.getElementById(h)&&m[h])location.replace(m[h]+'#'+encodeURIComponent(h));})();</script>"
+    )
+
+
 def add_part_line(output: str, chapter: SplitChapter, index: int, page_url: str) -> str:
-    """The "Part k of n" line right under the page's H1 (of the built page, ``on_post_page``)."""
+    """The "Part k of n" line right under the page's H1 (of the built page, ``on_post_page``); on the chapter
+    page, also the script that sends links to sections that moved to a later part there."""
     m = _H1_END.search(output, output.find('class="md-content"') + 1)
     if m is None:
         return output
-    return output[: m.end()] + part_line_html(chapter, index, page_url) + output[m.end() :]
+    extra = moved_sections_script(chapter, page_url) if index == 0 else ""
+    return output[: m.end()] + part_line_html(chapter, index, page_url) + extra + output[m.end() :]
 
 
 def with_following_pages(content: str, chapter: SplitChapter, index: int, page_url: str) -> str:
