@@ -164,9 +164,6 @@ class SplitChapter:
     ids: list[set[str]]  # each part's element ids, once rendered (AnchorMap.record)
     headings: list[set[str]] = field(default_factory=list)  # each part's heading ids (AnchorMap.record)
 
-    def index_of(self, url: str) -> int | None:
-        return self.urls.index(url) if url in self.urls else None
-
 
 def part_label(chapter: SplitChapter, k: int) -> str:
     """Part ``k``'s name: its title, or the chapter's for an unnamed part 0."""
