@@ -136,9 +136,9 @@ def test_prepare_resolves_for_python_312_without_torch_or_what_the_machine_has(s
     from amp_docs_lib.core.packages import OPTIONAL_PACKAGES
 
     there = {gb.canonical(n) for n in [*got, *plan["brought"]]}
-    unmet = {}
+    unmet, imported = {}, imported_modules()
     for module, dists in packages_distributions().items():
-        if module in imported_modules() and module not in OPTIONAL_PACKAGES:
+        if module in imported and module not in OPTIONAL_PACKAGES:
             dists = {gb.canonical(d) for d in dists}
             if not dists & (there | set(gb.RENDER_ONLY)):
                 unmet[module] = sorted(dists)
