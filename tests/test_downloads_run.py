@@ -4,7 +4,8 @@
   only the library's wheel and what the download bar says to install (its ``notebook`` extra):
   gated cells print their skip note (each cell gated on a package the venv lacks names it: this is
   also the chapter's run without those optional packages), notebooks that run example programs find
-  them in the wheel.
+  them in the wheel. A timing chapter whose busy load-check branch no build walked runs it here
+  (``AMP_DOCS_LOAD_CHECK=busy``, checked in its notes), instead of once more in ``test_timing_branches``.
 * A code cell copied with the cells above it runs as a plain script with the same installs,
   IPython hidden, and prints something.
 
@@ -42,7 +43,11 @@ from conftest import (
     reader_env,
     selected_params,
     side_by_side,
+    usable_built_site,
 )
+from test_timing_branches import reader_load_check, runs_needed, walked_outcomes
+
+from amp_docs_lib.core.settings import LOAD_CHECK_ENV_VAR
 
 pytestmark = [pytest.mark.slow, pytest.mark.site]
 
@@ -104,6 +109,8 @@ def reader_runs(request, reader_python, tmp_path_factory) -> dict[tuple[str, str
     cell run as a script (``copied_cell_run``), side by side (``side_by_side``): ``("notebook"|"copied", stem)``."""
     jupyter_data = tmp_path_factory.mktemp("jupyter")
     env = dict(reader_env(notebook_hidden()), JUPYTER_DATA_DIR=str(jupyter_data))
+    env.pop(LOAD_CHECK_ENV_VAR, None)
+    needed = runs_needed(usable_built_site())
     notebooks = selected_params(
         request, "test_downloaded_notebook_runs_top_to_bottom_outside_the_repository", "chapter"
     )
@@ -121,14 +128,19 @@ def reader_runs(request, reader_python, tmp_path_factory) -> dict[tuple[str, str
         folder = tmp_path_factory.mktemp(f"reader-{chapter.stem}")
         (folder / f"{chapter.stem}.ipynb").write_text(downloaded_notebook(chapter), encoding="utf-8")
         (folder / "run_notebook.py").write_text(RUN_NOTEBOOK)
-        return subprocess.run(
-            [str(reader_python), "run_notebook.py", f"{chapter.stem}.ipynb"],
-            cwd=folder,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=NOTEBOOK_TIMEOUT_S,
-        ), folder
+        forced = reader_load_check(chapter.stem, needed)  # the timing branch no build walked, walked here
+        return (
+            subprocess.run(
+                [str(reader_python), "run_notebook.py", f"{chapter.stem}.ipynb"],
+                cwd=folder,
+                env=env if forced is None else dict(env, **{LOAD_CHECK_ENV_VAR: forced}),
+                capture_output=True,
+                text=True,
+                timeout=NOTEBOOK_TIMEOUT_S,
+            ),
+            folder,
+            forced,
+        )
 
     pool = side_by_side(request)
     # The longest first (as long as the build took), so that no long notebook runs alone at the end.
@@ -141,7 +153,7 @@ def reader_runs(request, reader_python, tmp_path_factory) -> dict[tuple[str, str
 
 @pytest.mark.parametrize("chapter", CHAPTERS, ids=[c.stem for c in CHAPTERS])
 def test_downloaded_notebook_runs_top_to_bottom_outside_the_repository(chapter, reader_runs):
-    r, folder = reader_runs["notebook", chapter.stem].result()
+    r, folder, forced = reader_runs["notebook", chapter.stem].result()
     assert r.returncode == 0, (
         f"downloaded {chapter.stem}.ipynb failed in a venv holding only "
         f"{notebook_install_line()} (hidden: {', '.join(notebook_hidden())}):\n"
@@ -157,6 +169,9 @@ def test_downloaded_notebook_runs_top_to_bottom_outside_the_repository(chapter, 
     # Every optional package but those the notebook extra brings is hidden here, so this run is also the
     # chapter's run without them (test_hidden_packages runs the build path only for the rest): each cell
     # gated on a hidden package printed the gate's skip line naming it, and none failed (above).
+    if forced is not None:  # this run stands for test_timing_branches' run of that branch: it was taken
+        assert walked_outcomes(folder / "executed.ipynb") == {forced}, f"{chapter.stem}: not every load check {forced}"
+        assert f"{LOAD_CHECK_ENV_VAR}={forced} set this check" in (folder / "executed.ipynb").read_text()
     executed = json.loads((folder / "executed.ipynb").read_text(encoding="utf-8"))
     gated, problems = package_skip_problems(executed, notebook_hidden())
     assert not problems, "\n".join(problems)

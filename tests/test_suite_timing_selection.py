@@ -67,3 +67,12 @@ def test_a_build_with_forced_outcomes_counts_as_that_branch(tmp_path, monkeypatc
     assert {frozenset(walked_outcomes(site / "downloads" / "chapters" / f"{c}.ipynb")) for c in TIMING_CHAPTERS} == {
         frozenset({forced})
     }
+
+
+def test_reader_runs_force_only_the_busy_branch_still_needed():
+    """The downloaded-notebook runs go side by side, so they may stand in for busy runs only."""
+    from test_timing_branches import reader_load_check
+
+    needed = {"quiet": ("performance", "quantization"), "busy": ("autocast", "performance")}
+    assert [reader_load_check(c, needed) for c in TIMING_CHAPTERS] == ["busy", "busy", None]
+    assert reader_load_check("formats", needed) is None
