@@ -16,10 +16,13 @@ Only the shared machinery is here; what each test checks, and its JavaScript, st
 from __future__ import annotations
 
 import os
+import queue
 import shutil
 import sys
+import threading
 import time
 from collections.abc import Callable
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -130,6 +133,47 @@ class Visits:
     def __init__(self, browser, base: str, tests: set[str], screenshots: Path):
         self.browser, self.base, self.tests, self.screenshots = browser, base, tests, screenshots
         self._done: dict[tuple[str, str], Visit] = {}
+        self._ahead: dict[tuple[str, str], Future] = {}
+        self._workers: list[threading.Thread] = []
+        self._queue: queue.Queue = queue.Queue()
+
+    def visit_ahead(self, keys: list[tuple[str, str]], workers: int) -> None:
+        """Visit ``keys`` ((path, screen) pairs, in the order the tests will ask) in ``workers`` threads,
+        each with its own Playwright and Chromium (Playwright's sync API is one per thread): a page
+        load mostly waits (the network idle, lazy images), so two visits at a time keep both cores of a
+        2-core machine busy. ``visit`` then waits for a key's result instead of loading it again."""
+        for key in keys:
+            if key not in self._done and key not in self._ahead:
+                self._ahead[key] = Future()
+                self._queue.put(key)
+        for _ in range(workers):
+            self._queue.put(None)  # each worker stops at one of these
+            t = threading.Thread(target=self._work, name="browser-visits", daemon=True)
+            t.start()
+            self._workers.append(t)
+
+    def _work(self) -> None:
+        from playwright.sync_api import sync_playwright
+
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+            try:
+                while (key := self._queue.get()) is not None:
+                    future = self._ahead[key]
+                    if future.set_running_or_notify_cancel():
+                        try:
+                            future.set_result(self._visit(*key, browser=browser))
+                        except BaseException as e:  # noqa: BLE001 -- the test that reads it reports it
+                            future.set_exception(e)
+            finally:
+                browser.close()
+
+    def close(self) -> None:
+        """Cancel visits not started and wait for the workers (each closes its own Chromium)."""
+        for future in self._ahead.values():
+            future.cancel()
+        for t in self._workers:
+            t.join(timeout=120)
 
     def result(self, path: str, screen: str, name: str):
         """The result of step ``name`` on ``path`` at ``screen`` (raises what the step raised)."""
@@ -147,15 +191,16 @@ class Visits:
     def visit(self, path: str, screen: str) -> Visit:
         key = (path, screen)
         if key not in self._done:
-            self._done[key] = self._visit(path, screen)
+            ahead = self._ahead.get(key)
+            self._done[key] = ahead.result() if ahead is not None and not ahead.cancelled() else self._visit(*key)
         return self._done[key]
 
-    def _visit(self, path: str, screen: str) -> Visit:
+    def _visit(self, path: str, screen: str, browser=None) -> Visit:
         steps = sorted(
             (s for s in STEPS.values() if screen in s.screens and s.test in self.tests), key=lambda s: s.round
         )
         visit = Visit()
-        context = self.browser.new_context(**SCREENS[screen])
+        context = (browser or self.browser).new_context(**SCREENS[screen])
         try:
             context.grant_permissions(["clipboard-read", "clipboard-write"])
             page = context.new_page()

@@ -192,13 +192,27 @@ def screenshots(tmp_path_factory) -> Path:
     return screenshot_folder(tmp_path_factory)
 
 
+EVERY_PAGE_TEST = "test_every_page_is_clean_in_the_browser"
+
+
 @pytest.fixture(scope="session")
-def visits(request, served, browser, screenshots):
+def visits(request, site, served, browser, screenshots):
     """Every page loaded once per screen for all browser tests of the session (``tests/browser_visits.py``)."""
     from browser_visits import Visits, seconds_report
 
-    visits = Visits(browser, served, {item.originalname for item in request.session.items}, screenshots)
+    tests = {item.originalname for item in request.session.items}
+    visits = Visits(browser, served, tests, screenshots)
+    if EVERY_PAGE_TEST in tests:  # it visits every page at every screen: all of them, two at a time
+        from browser_visits import SCREENS
+        from measure_pages import page_paths
+
+        from amp_docs_lib.docsite.execute import resolve_jobs
+
+        only = os.environ.get("AMP_DOCS_TEST_PAGES")
+        paths = [p for p in page_paths(site) if only is None or p in only.split(",")]
+        visits.visit_ahead([(p, screen) for p in paths for screen in SCREENS], workers=min(2, resolve_jobs()))
     yield visits
+    visits.close()
     if visits._done:
         report = seconds_report(visits)
         (screenshots / "visit-seconds.txt").write_text(report + "\n")
