@@ -4,13 +4,15 @@ so each program runs on its own, in a fresh folder, with torch alone (no amp_doc
 import ast
 import subprocess
 import sys
+from concurrent.futures import Future
+from pathlib import Path
 
 import pytest
 import torch
 
 from amp_docs_lib.amp import toy_task
 from amp_docs_lib.core.profiles import PROFILES
-from conftest import REPO_ROOT
+from conftest import REPO_ROOT, selected_params, side_by_side
 
 PATTERNS = sorted((REPO_ROOT / "examples" / "amp_patterns").glob("*.py"))
 
@@ -35,19 +37,33 @@ def test_every_pattern_is_found_and_says_it_needs_torch_alone():
         assert install.startswith("# Install: pip install torch ") and "whl" not in install, p.name
 
 
+@pytest.fixture(scope="module")
+def pattern_runs(request, tmp_path_factory) -> dict[Path, Future]:
+    """Every selected pattern, copied alone into a fresh folder and run without the library, side by
+    side (``side_by_side``)."""
+
+    def run(program: Path) -> subprocess.CompletedProcess:
+        folder = tmp_path_factory.mktemp(f"pattern-{program.stem}")
+        copy = folder / program.name
+        copy.write_text(program.read_text())  # the program alone: no checkout, no data file beside it
+        return subprocess.run(
+            [sys.executable, "-c", WITHOUT_THE_LIBRARY, str(copy)],
+            cwd=folder,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            env={"PATH": "/usr/bin:/bin", "OMP_NUM_THREADS": "1"},
+        )
+
+    pool = side_by_side(request)
+    wanted = selected_params(request, "test_a_pattern_runs_alone_in_a_fresh_folder_without_the_library", "program")
+    return {p: pool.submit(run, p) for p in wanted}
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("program", PATTERNS, ids=lambda p: p.name)
-def test_a_pattern_runs_alone_in_a_fresh_folder_without_the_library(program, tmp_path):
-    copy = tmp_path / program.name
-    copy.write_text(program.read_text())  # the program alone: no checkout, no data file beside it
-    run = subprocess.run(
-        [sys.executable, "-c", WITHOUT_THE_LIBRARY, str(copy)],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env={"PATH": "/usr/bin:/bin", "OMP_NUM_THREADS": "1"},
-    )
+def test_a_pattern_runs_alone_in_a_fresh_folder_without_the_library(program, pattern_runs):
+    run = pattern_runs[program].result()
     assert run.returncode == 0, run.stderr[-2000:]
     assert run.stdout.strip(), "the program printed nothing"
 
