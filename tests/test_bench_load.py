@@ -80,6 +80,7 @@ def _stop(procs: list[subprocess.Popen]) -> None:
         p.wait()
 
 
+@pytest.mark.slow  # starts a background load of other processes and times beside it (~3 s)
 @pytest.mark.skipif(load.runnable_tasks() is None, reason="no /proc/loadavg on this OS")
 def test_same_timing_beside_a_background_load_agrees_or_says_busy():
     """One quantity timed twice, the second time beside as many busy processes as there are cores:

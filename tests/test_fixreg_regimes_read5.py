@@ -43,6 +43,7 @@ def _first_above(res, limit=FP16_MAX):
     return int(per_step[per_step > limit].index.min()) if (per_step > limit).any() else None
 
 
+@pytest.mark.slow  # the module's training runs (hot_runs, ~6 s)
 def test_finding1_the_learning_rate_fails_everywhere_fp16_turns_it_into_inf(hot_runs):
     """FP32 and AMP BF16 at the overflow run's learning rate stay finite, learn nothing, pass 65504."""
     runs, cfg = hot_runs
@@ -58,6 +59,7 @@ def test_finding1_the_learning_rate_fails_everywhere_fp16_turns_it_into_inf(hot_
     assert abs(fp16.diverged_at - _first_above(runs["fp32"])) <= 1
 
 
+@pytest.mark.slow  # the module's training runs (hot_runs, ~6 s)
 def test_finding9_overflow_run_stops_after_patience_nonfinite_steps(hot_runs):
     runs, cfg = hot_runs
     fp16 = runs["amp_fp16"]

@@ -19,6 +19,7 @@ def test_torch_ao_dynamic_weights_are_counted_from_their_packed_params():
     assert speed.weight_bytes(q) < speed.weight_bytes(model)  # FP32: four bytes per weight
 
 
+@pytest.mark.slow  # a child process that imports torch and times the int8 path (~6 s)
 @pytest.mark.skipif(not torch.backends.mkldnn.is_available(), reason="needs oneDNN")
 def test_capped_probe_runs_in_its_own_process_and_reports_the_cap():
     here = kernels.int8_path_probe()
