@@ -26,8 +26,6 @@ from conftest import (
     side_by_side,
 )
 
-pytestmark = pytest.mark.site
-
 # A package made for the test stands in for an optional one: the tests work whatever is installed.
 STAND_IN = "mslk"  # a listed optional package (core/packages.py) that is not installed here: the fixture fakes it
 
@@ -100,6 +98,7 @@ def test_hidden_set_is_in_the_cache_key_and_the_build_manifest(monkeypatch):
     assert input_manifest(REPO_ROOT, []) != full_manifest
 
 
+@pytest.mark.slow  # starts a kernel
 def test_executor_hides_packages_from_the_kernel(tmp_path, monkeypatch, stand_in):
     from amp_docs_lib.core.chapters import read_chapter
     from amp_docs_lib.docsite.execute import execute_notebook
@@ -157,6 +156,7 @@ def hidden_executions(request) -> dict:
     return {p: pool.submit(cached_execution, p, root=REPO_ROOT) for p in longest_first}
 
 
+@pytest.mark.site  # executes whole chapters; the tests above are the fast loop's
 @pytest.mark.parametrize("path", BUILD_PATH_CHAPTERS, ids=[c.stem for c in BUILD_PATH_CHAPTERS])
 def test_chapter_builds_without_optional_packages(path, hidden_executions, monkeypatch):
     """The whole chapter executes with every optional package hidden; gated cells say why they were skipped.

@@ -7,6 +7,7 @@ from amp_docs_lib.core.profiles import PROFILES
 from amp_docs_lib.docsite.references import measurements_from_site
 
 from conftest import CHAPTERS
+from test_reference_machines import REQUIRED
 
 
 def _bare_cells(html: str) -> str:
@@ -27,12 +28,15 @@ def test_rebuild_page_lists_every_profile_size(site):
 def test_yours_vs_reference_shows_every_published_measurement_and_chapter(site):
     html = _bare_cells((site / "yours-vs-reference" / "index.html").read_text(encoding="utf-8"))
     assert "<!-- amp-docs:yours-vs-reference -->" not in html
-    top = html[:html.index("<h2 ")]
-    for name, m in measurements_from_site(site).items():
-        section = html[html.index(f'id="{name}"'):]
+    top = html[: html.index("<h2 ")]
+    measurements = measurements_from_site(site)
+    # the channel from a chapter's publish() to this page holds: the measurements CI requires are here
+    assert set().union(*REQUIRED.values()) <= set(measurements), sorted(measurements)
+    for name, m in measurements.items():
+        section = html[html.index(f'id="{name}"') :]
         assert "This build" in section.split("</h2>", 2)[1] or "This build" in section[:2000]
         # this build's stamp is said once, above the first measurement
         assert f"This build: measured on {htmllib.escape(m['stamp'])}" in top, m["stamp"]
-    timing = html[html.index('id="chapter-execution-time"'):]
+    timing = html[html.index('id="chapter-execution-time"') :]
     for c in CHAPTERS:
         assert re.search(rf"<td>{c.stem}</td>\s*<td>[\d.]+</td>", timing), c.stem
