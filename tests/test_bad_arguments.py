@@ -13,6 +13,7 @@ import os
 import re
 import subprocess
 import sys
+from concurrent.futures import Future
 
 import pytest
 import torch
@@ -27,7 +28,7 @@ from amp_docs_lib.numbers import formats, numerics
 from amp_docs_lib.page.claims import claim
 from amp_docs_lib.quantization import affine
 
-from conftest import REPO_ROOT
+from conftest import REPO_ROOT, side_by_side
 
 NAN = float("nan")
 
@@ -39,8 +40,9 @@ def _weight_with_nan() -> torch.Tensor:
 
 
 def _update(**kw):
-    args = dict(scale=1024.0, growth_tracker=0, found_inf=False, growth_factor=2.0, backoff_factor=0.5,
-                growth_interval=10)
+    args = dict(
+        scale=1024.0, growth_tracker=0, found_inf=False, growth_factor=2.0, backoff_factor=0.5, growth_interval=10
+    )
     return grad_scaler.update_scale(**{**args, **kw})
 
 
@@ -66,19 +68,25 @@ CASES = [
     ("update_scale growth_interval=0", lambda: _update(growth_interval=0), ValueError, "got 0"),
     ("update_scale growth_tracker=-1", lambda: _update(growth_tracker=-1), ValueError, "got -1"),
     ("update_scale growth_tracker=interval", lambda: _update(growth_tracker=10), ValueError, "got 10"),
-    ("ReferenceGradScaler init_scale=-1", lambda: grad_scaler.ReferenceGradScaler(init_scale=-1.0), ValueError,
-     "-1.0"),
-    ("update_scale_megatron backoff_factor=2",
-     lambda: scale_dynamics.update_scale_megatron(4.0, 0, 1, True, 2.0, 2.0, 10, 1.0, 2), ValueError, "2.0"),
+    ("ReferenceGradScaler init_scale=-1", lambda: grad_scaler.ReferenceGradScaler(init_scale=-1.0), ValueError, "-1.0"),
+    (
+        "update_scale_megatron backoff_factor=2",
+        lambda: scale_dynamics.update_scale_megatron(4.0, 0, 1, True, 2.0, 2.0, 10, 1.0, 2),
+        ValueError,
+        "2.0",
+    ),
     ("compare_with_torch steps=-3", lambda: grad_scaler.compare_with_torch(steps=-3), ValueError, "got -3"),
     ("scenario steps=-1", lambda: scale_dynamics.scenario("healthy", steps=-1), ValueError, "got -1"),
     ("scenario steps=0", lambda: scale_dynamics.scenario("healthy", steps=0), ValueError, "got 0"),
-    ("scenario growth_interval=0", lambda: scale_dynamics.scenario("healthy", growth_interval=0), ValueError,
-     "got 0"),
+    ("scenario growth_interval=0", lambda: scale_dynamics.scenario("healthy", growth_interval=0), ValueError, "got 0"),
     ("scenario init_scale=-1", lambda: scale_dynamics.scenario("healthy", init_scale=-1.0), ValueError, "-1.0"),
     ("scenario precision", lambda: scale_dynamics.scenario("healthy", precision="fp8"), ValueError, "'fp8'"),
-    ("accumulation_error str dtypes", lambda: numerics.accumulation_error(n_terms=8, dtypes="FP16"), TypeError,
-     "'FP16'"),
+    (
+        "accumulation_error str dtypes",
+        lambda: numerics.accumulation_error(n_terms=8, dtypes="FP16"),
+        TypeError,
+        "'FP16'",
+    ),
     ("matmul_flops m=-1", lambda: matmul.matmul_flops(-1, 2, 3), ValueError, "got -1"),
     ("decode_table str formats", lambda: formats.decode_table(1.0, "FP16"), TypeError, "'FP16'"),
     ("format_table str names", lambda: formats.format_table("FP16"), TypeError, "'FP16'"),
@@ -150,8 +158,14 @@ def test_claim_with_a_nan_measurement_is_stated_through_isnan():
 # ---- example programs ------------------------------------------------------------------------------
 def _run(tmp_path, script: str, *args: str) -> subprocess.CompletedProcess:
     env = {**os.environ, "AMP_DOCS_PROFILE": "cpu-small", "OMP_NUM_THREADS": "1"}
-    return subprocess.run([sys.executable, str(REPO_ROOT / "examples" / script), *args], cwd=tmp_path, env=env,
-                          capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, str(REPO_ROOT / "examples" / script), *args],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 # (script, arguments, texts the usage error must contain: the option and its bad value)
@@ -169,14 +183,36 @@ EXAMPLE_CASES = [
 ]
 
 
+CASE_IDS = [f"{s} {' '.join(a)}" for s, a, _ in EXAMPLE_CASES]
+
+
+@pytest.fixture(scope="module")
+def example_refusals(request, tmp_path_factory) -> dict[str, Future]:
+    """Every selected case of the test below, run side by side (``side_by_side``): each starts Python and torch."""
+
+    def run(case: tuple[str, list[str], list[str]]) -> subprocess.CompletedProcess:
+        script, args, _ = case
+        folder = tmp_path_factory.mktemp("bad-option")
+        configs = {"steps": folder / "steps.toml", "lr": folder / "lr.json", "missing": folder / "no-such.toml"}
+        configs["steps"].write_text('precision = "amp_bf16"\nsteps = -5\n')
+        configs["lr"].write_text('{"precision": "fp32", "lr": -0.1}')
+        return _run(folder, script, *(a.format(**configs) for a in args))
+
+    pool = side_by_side(request)
+    wanted = {
+        (item.callspec.params["script"], tuple(item.callspec.params["args"]))
+        for item in request.session.items
+        if item.originalname == "test_example_refuses_bad_option_without_traceback"
+    }
+    return {
+        i: pool.submit(run, c) for i, c in zip(CASE_IDS, EXAMPLE_CASES, strict=True) if (c[0], tuple(c[1])) in wanted
+    }
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("script, args, names", EXAMPLE_CASES,
-                         ids=[f"{s} {' '.join(a)}" for s, a, _ in EXAMPLE_CASES])
-def test_example_refuses_bad_option_without_traceback(tmp_path, script, args, names):
-    configs = {"steps": tmp_path / "steps.toml", "lr": tmp_path / "lr.json", "missing": tmp_path / "no-such.toml"}
-    configs["steps"].write_text('precision = "amp_bf16"\nsteps = -5\n')
-    configs["lr"].write_text('{"precision": "fp32", "lr": -0.1}')
-    r = _run(tmp_path, script, *(a.format(**configs) for a in args))
+@pytest.mark.parametrize("script, args, names", EXAMPLE_CASES, ids=CASE_IDS)
+def test_example_refuses_bad_option_without_traceback(script, args, names, example_refusals):
+    r = example_refusals[f"{script} {' '.join(args)}"].result()
     assert r.returncode == 2, (r.returncode, r.stdout, r.stderr)
     assert "Traceback" not in r.stderr and "usage:" in r.stderr, r.stderr
     assert all(n in r.stderr for n in names), (names, r.stderr)
