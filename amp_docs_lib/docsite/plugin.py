@@ -111,6 +111,8 @@ class AmpDocsPlugin(BasePlugin[AmpDocsConfig]):
             check_environment()  # every AMP_DOCS_* variable, before any work (core/settings.py)
         except SettingError as e:
             raise PluginError(f"amp-docs: {e}") from None
+        if "md_in_html" not in config.markdown_extensions:  # the chapters' pages need it (notebook_page)
+            config.markdown_extensions.append("md_in_html")
         root = Path(config.config_file_path).resolve().parent
         self.roots = Roots(root, REPO_ROOT)  # reads under these are a chapter's inputs
         self.cache = ExecutionCache(root / EXECUTED_DIR, self.roots)
