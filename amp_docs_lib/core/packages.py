@@ -85,12 +85,13 @@ PACKAGES = (
     Package("mslk", "mslk", "optional"),
     Package("mkdocs", "mkdocs", "render"),
     Package("material", "mkdocs-material", "render"),
+    Package("mkdocs_jupyter", "mkdocs-jupyter", "render"),
     Package("mkdocstrings", "mkdocstrings", "render"),
     Package("mkdocstrings_handlers", "mkdocstrings-python", "render"),
-    Package("nbconvert", "nbconvert", "render"),  # the chapter pages' code cells (docsite/notebook_page.py)
+    Package("nbconvert", "nbconvert", "render"),
     Package("pymdownx", "pymdown-extensions", "render"),
     Package("markdown", "markdown", "render"),
-    Package("pygments", "Pygments", "render"),  # highlights the code cells (docsite/notebook_page.py)
+    Package("pygments", "Pygments", "render"),  # highlights the code cells nbconvert renders
     Package("quickjs", "quickjs", "render"),  # runs the vendored KaTeX (docsite/math_render.py)
 )
 ROLES = ("core", "optional", "render")
