@@ -147,3 +147,11 @@ def test_a_chapter_is_built_as_a_markdown_page_and_a_broken_link_fails_strict(mi
     r = mkdocs_build(mini_site, check=False)
     assert r.returncode != 0
     assert "contains a link 'b.md#no-such-section', but the doc 'chapters/b.md' does not contain an anchor" in r.stderr
+
+
+def test_the_notebook_stylesheet_is_linked_by_chapter_pages_only():
+    from amp_docs_lib.docsite.page_assets import without_unused_assets
+
+    head = '<link rel="stylesheet" href="../assets/css/notebook.css"><div class="md-content">'
+    assert "notebook.css" not in without_unused_assets(head + "<p>The home page</p></div>")
+    assert "notebook.css" in without_unused_assets(head + '<div class="jupyter-wrapper"></div></div>')
