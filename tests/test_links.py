@@ -40,7 +40,8 @@ def test_chapter_links_become_page_urls(tmp_path):
     page = SimpleNamespace(
         url="chapters/gradscaler/",
         file=SimpleNamespace(  # a chapter's page (plugin._page_file): the HTML its code printed
-            amp_docs_notebook="/cache/gradscaler-1.ipynb", amp_docs_chapter="chapters/gradscaler.md",
+            amp_docs_notebook="/cache/gradscaler-1.ipynb",
+            amp_docs_chapter="chapters/gradscaler.md",
             src_uri="chapters/gradscaler.md",
         ),
     )

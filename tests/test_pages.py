@@ -343,8 +343,7 @@ def test_an_exercises_answer_cells_are_folded_together_and_its_task_is_not():
     from bs4 import BeautifulSoup
 
     def tagged(cell_id, code, tag):
-        return _cell(cell_id, code, _output("<pre>out</pre>")).replace(
-            'class="jp-Cell jp-CodeCell jp-Notebook-cell"', f'class="jp-Cell jp-CodeCell jp-Notebook-cell celltag_{tag}"', 1)
+        return _cell(cell_id, code, _output("<pre>out</pre>"), tags=tag)
 
     page = ('<div class="jp-Notebook">' + _markdown("Task: predict the ratio")
             + tagged("cell-1", "run()", "answer") + tagged("cell-2", "claims()", "answer")

@@ -27,8 +27,8 @@
   notebook goes on (the examples it runs come with the wheel).
 
 * **Copy buttons**: Material for MkDocs adds its copy button to ``pre > code``
-  blocks; the code cells mkdocs-jupyter renders (and ``show_source`` listings)
-  are bare ``<pre>``, so their contents are wrapped in ``<code>``.
+  blocks; the ``show_source`` listings Pygments writes into an output are bare
+  ``<pre>``, so their contents are wrapped in ``<code>``.
 
 Everything here works for any chapter under ``docs/chapters/``: nothing is listed by name.
 """

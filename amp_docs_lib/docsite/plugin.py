@@ -64,6 +64,7 @@ PALETTE_CSS = "assets/css/palette.css"  # generated from amp_docs_lib.core.palet
 API_SEARCH_PREFIX = "api/"  # the generated API reference (docsite/api_pages.API_DIR)
 API_SEARCH_BOOST = 0.001  # Material's search boost: an API title match (x1000) weighs as a chapter text match
 
+
 class AmpDocsConfig(base.Config):
     chapters = c.Type(str, default="chapters/*.md")
     # Chapters executed at once (one kernel each); 0 = one per core, one on CUDA. $AMP_DOCS_JOBS overrides.
