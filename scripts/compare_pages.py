@@ -2,7 +2,8 @@
 
     python scripts/compare_pages.py BEFORE_SITE AFTER_SITE [--context 1] [--page chapters/formats/]
 
-For each HTML page present in both sites, the article (``article.md-content__inner``) is reduced to its
+For each HTML page present in both sites, the page's title, navigation, table of contents and
+previous / next links, then the article (``article.md-content__inner``) is reduced to its
 text blocks (headings, paragraphs, list items, table rows, code blocks, figure captions, summaries of
 folds), each with its kind and whitespace collapsed, a heading with its anchor, each followed by where its
 links go and what it sets as code, bold or italic, and the two sequences are diffed. Heading permalinks
@@ -26,10 +27,21 @@ def text_blocks(html: str) -> list[str]:
     from bs4 import BeautifulSoup
 
     soup = BeautifulSoup(html, "html.parser")
+    out = [f"title: {soup.title.string if soup.title else ''}"]
+    # The page's place in the site: its navigation, table of contents and previous / next links (Material).
+    for kind, selector in (
+        ("nav", "nav.md-nav--primary"),
+        ("toc", "nav.md-nav--secondary"),
+        ("footer", "nav.md-footer__inner"),
+    ):
+        if (nav := soup.select_one(selector)) is not None:
+            out += [
+                f"{kind}: {' '.join(a.get_text(' ').split())} -> {a.get('href', '')}"
+                for a in nav.select("a, label.md-nav__link")
+            ]
     article = soup.select_one("article.md-content__inner") or soup.body or soup
     for el in article.select("script, style, a.headerlink, a.anchor-link"):
         el.decompose()
-    out = []
     for el in article.find_all([*BLOCKS, "div"]):
         # A displayed formula: its own block, whether Markdown wrapped it in a <p> or arithmatex in a <div>.
         math = "katex-display" in (el.get("class") or [])

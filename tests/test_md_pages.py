@@ -72,7 +72,7 @@ def test_markdown_cells_stay_markdown_and_code_cells_are_jupyterlab_markup():
     assert "<pre>```python\n*not emphasis*\n\n    indented\n</pre>" in html
     assert re.search(r"<code>.*print.*\n\n\n.*\$5 and \$6", html)
     assert re.search(
-        r'<div class="jp-Cell jp-CodeCell jp-Notebook-cell[^"]*" id="cell-1">\s*<div class="jp-Cell-inputWrapper">',
+        r'<div id="cell-1" class="jp-Cell jp-CodeCell jp-Notebook-cell[^"]*">\s*<div class="jp-Cell-inputWrapper">',
         html,
     )
     assert html.count('class="jp-RenderedText jp-OutputArea-output"') == 1
@@ -137,6 +137,11 @@ def test_a_chapter_is_built_as_a_markdown_page_and_a_broken_link_fails_strict(mi
     assert re.search(r'<h2 id="limits">Limits<a class="headerlink"[^>]*href="#limits"', page)
     assert '<div class="admonition note">' in page and '<p class="admonition-title">Checked</p>' in page
     assert '<a href="../b/#chapter-b">chapter b</a>' in page
+    # Prose and cells alike in the notebook's wrappers, which the stylesheets and the reader passes select by.
+    from bs4 import BeautifulSoup
+
+    notebook = BeautifulSoup(page, "html.parser").select_one("div.jupyter-wrapper > div.jp-Notebook")
+    assert notebook.find("h2", id="limits") and len(notebook.select("div.jp-CodeCell")) == 2
     # The code cell and its output, as JupyterLab's markup; the figure a file, not a data URI.
     assert re.search(r'class="jp-RenderedText jp-OutputArea-output"[^>]*>\s*<pre[^>]*>hello from a', page)
     assert not re.search(r'<img[^>]*src="data:', page)

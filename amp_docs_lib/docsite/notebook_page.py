@@ -4,10 +4,11 @@ Markdown cells stay Markdown, so the site's Python-Markdown renders them with ``
 ``markdown_extensions`` (Material's headings, table of contents and permalinks, arithmatex math, mkdocs'
 link rewriting and ``validation:`` of links and anchors, the search index). Code cells and their outputs
 become JupyterLab's markup (``jp-Cell``, ``jp-Cell-inputWrapper``, ``jp-OutputArea-output``: what the reader
-passes, folds and stylesheets select) in HTML blocks, written by nbconvert with a small template
-(``templates/amp_page/index.md.j2``, extending nbconvert's ``lab/base.html.j2`` at its documented blocks).
-``md_in_html``'s ``markdown="block"`` on the wrappers opens them to Markdown; a ``text/markdown`` output is
-rendered by the same Python-Markdown extensions here (it sits in the code cell's HTML block).
+passes, folds and stylesheets select), each an HTML block of its own, written by nbconvert with a small
+template (``templates/amp_page/index.md.j2``, extending nbconvert's ``lab/base.html.j2`` at its documented
+blocks). A ``text/markdown`` output sits in its cell's HTML block, so it is rendered here, by the same
+Python-Markdown extensions. The rendered page goes into the notebook's wrappers (``in_notebook``), which
+the stylesheets and the reader passes select by (an HTML block around the Markdown would leave it raw).
 
 Cells tagged ``hide-input`` show their outputs only; no prompts; cell ids are the presented notebook's
 (``presented.py`` numbers them, so two builds give the same page).
@@ -59,6 +60,15 @@ def markdown_renderer(extensions=(), extension_configs=None):
         return md.reset().convert(text)
 
     return render
+
+
+NOTEBOOK_OPEN = '<div class="jupyter-wrapper">\n<div class="jp-Notebook">\n'
+NOTEBOOK_CLOSE = "\n</div>\n</div>"
+
+
+def in_notebook(content: str) -> str:
+    """A chapter page's rendered content inside the notebook's wrappers (``.jupyter-wrapper .jp-Notebook``)."""
+    return NOTEBOOK_OPEN + content + NOTEBOOK_CLOSE
 
 
 def notebook_markdown(nb: dict, render_markdown=None) -> str:

@@ -112,8 +112,6 @@ class AmpDocsPlugin(BasePlugin[AmpDocsConfig]):
             check_environment()  # every AMP_DOCS_* variable, before any work (core/settings.py)
         except SettingError as e:
             raise PluginError(f"amp-docs: {e}") from None
-        if "md_in_html" not in config.markdown_extensions:  # the chapters' pages need it (notebook_page)
-            config.markdown_extensions.append("md_in_html")
         root = Path(config.config_file_path).resolve().parent
         self.roots = Roots(root, REPO_ROOT)  # reads under these are a chapter's inputs
         self.cache = ExecutionCache(root / EXECUTED_DIR, self.roots)
@@ -416,11 +414,16 @@ class AmpDocsPlugin(BasePlugin[AmpDocsConfig]):
         if COMPARISON_MARKER in page.markdown and page.present_anchor_ids is not None:
             # The section is generated after mkdocs checks links to anchors (on_post_build): announce it.
             page.present_anchor_ids.add(TIMING_ANCHOR)
+        if getattr(page.file, "amp_docs_notebook", None) is not None:  # a chapter's page (notebook_page)
+            from amp_docs_lib.docsite.notebook_page import in_notebook
+
+            html = in_notebook(html)
         html = search_friendly(html)
         if (part := self.anchors.page_of(page.url)) is not None:
             from amp_docs_lib.docsite.subpages import tab_title, with_following_pages
 
             html = with_following_pages(html, *part, page.url)
+            page.title = page.title  # its H1, pinned: the nav names the part (mkdocs reads meta.title first)
             page.meta["title"] = tab_title(*part)  # the browser tab names the chapter (Material reads meta.title)
         self.anchors.record(page.url, html)  # every page is rendered before the first is written
         return html
