@@ -3,8 +3,8 @@
 A chapter reaches mkdocs as an ordinary Markdown page (``notebook_page``): mkdocs and Material render its
 prose, headings, table of contents, links (rewritten and validated) and copy buttons. What remains:
 
-* ``search_friendly`` (the plugin's ``on_page_content``, before the search index reads the page):
-  ``reader_layout``'s passes over the parsed page (code ids, folds from ``folds``, claims grouped, the
+* ``search_friendly`` (the plugin's ``on_page_content``, before the search index reads the page; a chapter's
+  page is first put in the notebook's wrappers, ``notebook_page.in_notebook``): ``reader_layout``'s passes over the parsed page (code ids, folds from ``folds``, claims grouped, the
   lesson first, search exclusions);
 * ``post_page`` (``on_post_page``): the profiles table (``generated_pages``), no builder paths
   (``builder_paths``), math rendered (``math_render``), figures and CSV tables the chapters' code embeds as
