@@ -179,6 +179,8 @@ def test_a_split_chapter_builds_as_a_page_and_its_part(mini_site):
     (docs / "chapters" / "a.md").write_text(
         (docs / "chapters" / "a.md").read_text() + "\nSee [the details](b.md#details-here).\n"
     )
+    # mkdocs checks links to anchors (--strict fails on a missing one): the moved anchor is found on its part.
+    (mini_site / "mkdocs.yml").write_text((mini_site / "mkdocs.yml").read_text() + "validation:\n  anchors: warn\n")
     mkdocs_build(mini_site)
     site = mini_site / "site"
     chapter = (site / "chapters" / "b" / "index.html").read_text()
