@@ -71,7 +71,7 @@ MACHINE_HAS = {
 RENDER_ONLY = {
     "mkdocs": "renders the site",
     "mkdocs-material": "the site's theme",
-    "mkdocs-jupyter": "renders executed notebooks as pages",
+    "nbconvert": "writes the code cells of the chapter pages (docsite/notebook_page.py)",
     "mkdocstrings": "the API reference pages",
     "mkdocs-glightbox": "the site's figure viewer",
     "beautifulsoup4": "parses each built page (docsite/reader_layout.py)",

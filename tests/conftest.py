@@ -48,7 +48,7 @@ def make_chapter(title: str, *cells: tuple[str, str]) -> str:
 
 
 def write_mini_site(root: Path) -> Path:
-    """A two-chapter mkdocs project using the amp-docs and mkdocs-jupyter plugins, written into ``root``."""
+    """A two-chapter mkdocs project using the amp-docs plugin, written into ``root``."""
     (root / "docs" / "chapters").mkdir(parents=True)
     (root / "docs" / "index.md").write_text("# Home\n\n<!-- amp-docs:chapters -->\n")
     (root / "mkdocs.yml").write_text(
@@ -60,9 +60,6 @@ def write_mini_site(root: Path) -> Path:
           - chapters/b.md
         plugins:
           - amp-docs
-          - mkdocs-jupyter:
-              include: ["*.ipynb"]
-              execute: false
         """)
     )
     for name in "ab":
@@ -85,7 +82,7 @@ def with_wheel(root: Path, wheel: Path) -> Path:
 
 @pytest.fixture
 def mini_site(tmp_path: Path, site_wheel: Path) -> Path:
-    """A two-chapter mkdocs project using the amp-docs and mkdocs-jupyter plugins (never built; the
+    """A two-chapter mkdocs project using the amp-docs plugin (never built; the
     library's wheel, which every build puts in the downloads, already in its cache)."""
     return with_wheel(write_mini_site(tmp_path), site_wheel)
 

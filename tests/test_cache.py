@@ -14,7 +14,6 @@ from amp_docs_lib.core.chapters import parse_chapter
 from amp_docs_lib.core.paths import BUILD_LOG, EXECUTED_DIR, REPO_ROOT
 from amp_docs_lib.docsite.cache import Environment, ExecutionCache, code_key, merge_markdown
 from amp_docs_lib.docsite.inputs import InputHasher, Recorded, Roots, read_records, snapshot
-from amp_docs_lib.docsite.plugin import rendered_cache_dir
 from conftest import make_chapter, mkdocs_build
 
 TEXT = make_chapter("A chapter", ("", "print(1)"), ('["requires:cuda"]', "print(2)"))
@@ -316,12 +315,3 @@ def test_cache_files_of_the_wrong_shape_are_a_miss_never_fatal(tmp_path, env):
     record.write_text(json.dumps(dict(r, written="yesterday")))  # sorting records compared it with numbers
     (tmp_path / "cache" / "ch-0000.json").write_text(json.dumps(dict(r, id="0000")))
     assert look().status in ("hit", "miss")
-
-
-def test_rendered_html_is_cached_per_render_package_versions(warm_mini_site):
-    rendered = warm_mini_site / ".cache" / "mkdocs-jupyter"  # warm_mini_site's mkdocs-jupyter cache_dir (its default)
-    rendered.mkdir(parents=True)
-    (rendered / "stale.json").write_text("{}")  # a render from before the versioning, or other versions
-    mkdocs_build(warm_mini_site)
-    assert list(rendered.iterdir()) == [rendered_cache_dir(rendered)]
-    assert len(list(rendered_cache_dir(rendered).glob("*.json"))) == 2  # the two chapters

@@ -67,9 +67,6 @@ def make_site(tmp_path: Path, chapters: dict[str, str]) -> Path:
         + textwrap.dedent("""\
         plugins:
           - amp-docs
-          - mkdocs-jupyter:
-              include: ["*.ipynb"]
-              execute: false
         """)
     )
     for name, text in chapters.items():

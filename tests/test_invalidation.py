@@ -4,11 +4,9 @@
 
 import shutil
 
-from amp_docs_lib.core.packages import RENDER_DISTRIBUTIONS
 from amp_docs_lib.core.paths import LIBRARY_ROOT
 from amp_docs_lib.docsite import env_memo, hashing, inputs, wheel
 from amp_docs_lib.docsite.inputs import FALLBACK_SUFFIXES, InputHasher, Roots
-from amp_docs_lib.docsite.plugin import rendered_cache_dir
 
 
 def test_one_tree_hasher_and_what_it_reads(tmp_path):
@@ -58,15 +56,6 @@ def test_environment_memo_follows_the_code_that_computes_the_report(tmp_path, mo
     machine = core / "machine.py"
     machine.write_text(machine.read_text() + "\n# how the fingerprint is computed changed\n")
     assert env_memo.light_key() != key
-
-
-def test_rendered_html_cache_follows_the_render_packages(tmp_path):
-    assert {"mkdocs-jupyter", "nbconvert", "Pygments"} <= set(RENDER_DISTRIBUTIONS)
-    versions = {name: "1.0" for name in RENDER_DISTRIBUTIONS}
-    here = rendered_cache_dir(tmp_path, versions)
-    assert here.parent == tmp_path and rendered_cache_dir(tmp_path, dict(versions)) == here
-    for name in RENDER_DISTRIBUTIONS:  # an upgrade of any render package renders afresh
-        assert rendered_cache_dir(tmp_path, dict(versions, **{name: "1.1"})) != here, name
 
 
 def test_presented_notebooks_of_unused_entries_are_evicted(tmp_path):

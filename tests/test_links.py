@@ -39,7 +39,11 @@ def test_chapter_links_become_page_urls(tmp_path):
     (tmp_path / "index.md").write_text("# H")
     page = SimpleNamespace(
         url="chapters/gradscaler/",
-        file=SimpleNamespace(abs_src_path="/cache/gradscaler-1.ipynb", src_uri="chapters/gradscaler.md"),
+        file=SimpleNamespace(  # a chapter's page (plugin._page_file): the HTML its code printed
+            amp_docs_notebook="/cache/gradscaler-1.ipynb",
+            amp_docs_chapter="chapters/gradscaler.md",
+            src_uri="chapters/gradscaler.md",
+        ),
     )
     config = {"docs_dir": str(tmp_path), "use_directory_urls": True}
     html = (
@@ -50,7 +54,7 @@ def test_chapter_links_become_page_urls(tmp_path):
         '<a href="../formats/#lost-updates">x</a> <a href="../../">home</a> '
         '<a href="missing.md">m</a> <a href="https://x.org/a.md">ext</a>'
     )
-    page.file.abs_src_path = "/docs/chapters/gradscaler.md"  # a Markdown page: mkdocs did it already
+    page.file = SimpleNamespace(src_uri="rebuild.md")  # a page written by hand: mkdocs did it already
     assert rewrite_md_links(html, page, config) == html
     assert page_url_of("chapters/a.md") == "chapters/a/" and page_url_of("index.md") == ""
     assert page_url_of("chapters/a.md", use_directory_urls=False) == "chapters/a.html"

@@ -39,11 +39,6 @@ def test_a_page_without_math_is_left_as_it_is():
     assert math_render.render_math(page, "") == page
 
 
-def test_the_notebook_templates_mathjax_setup_is_removed():
-    setup = '<!-- Load mathjax -->\n<script src="x/MathJax.js"></script>\n<!-- End of mathjax configuration -->'
-    assert "mathjax" not in math_render.render_math(PAGE.format(setup + "<p>no math</p>"), "").lower()
-
-
 def test_tex_katex_rejects_fails_the_page_naming_it():
     with pytest.raises(math_render.MathError, match=r"(?s)chapters/x/.*\\frac\{1"):
         math_render.render_math(PAGE.format("<p>half is $\\frac{1$ here</p>"), "chapters/x/")

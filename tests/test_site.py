@@ -8,7 +8,6 @@ from html.parser import HTMLParser
 
 import pytest
 
-from amp_docs_lib.docsite.plugin import strip_remote_scripts
 from conftest import CHAPTERS
 
 REMOTE = re.compile(r"^(?:https?:)?//", re.I)
@@ -58,15 +57,6 @@ def test_math_is_served_locally(site):
     # Rendered by the build (KaTeX); the page links KaTeX's stylesheet, whose fonts are served beside it.
     assert 'class="katex"' in page and "assets/katex/katex.min.css" in page
     assert (site / "assets" / "katex" / "fonts" / "KaTeX_Main-Regular.woff2").is_file()
-
-
-def test_strip_remote_scripts_keeps_local_ones():
-    html = (
-        '<script src="https://cdn.example/x.js"></script><script src=""></script>'
-        '<script type="module">const m = await import("https://cdn.example/m.mjs")</script>'
-        '<script src="../assets/a.js"></script><script>var ok = 1;</script>'
-    )
-    assert strip_remote_scripts(html) == '<script src="../assets/a.js"></script><script>var ok = 1;</script>'
 
 
 @pytest.mark.parametrize("chapter", [c.stem for c in CHAPTERS])

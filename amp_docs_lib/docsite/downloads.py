@@ -27,8 +27,8 @@
   notebook goes on (the examples it runs come with the wheel).
 
 * **Copy buttons**: Material for MkDocs adds its copy button to ``pre > code``
-  blocks; the code cells mkdocs-jupyter renders (and ``show_source`` listings)
-  are bare ``<pre>``, so their contents are wrapped in ``<code>``.
+  blocks; the ``show_source`` listings Pygments writes into an output are bare
+  ``<pre>``, so their contents are wrapped in ``<code>``.
 
 Everything here works for any chapter under ``docs/chapters/``: nothing is listed by name.
 """
@@ -204,11 +204,12 @@ def wrap_bare_code(output: str) -> str:
 
 
 def chapter_downloads(page, config) -> ChapterDownloads | None:
-    """The downloads of a chapter page (rendered from an executed notebook), else None. Every page of a
-    split chapter (``subpages``) offers the whole chapter: its notebook runs top to bottom in one kernel."""
-    src = Path(getattr(page.file, "amp_docs_notebook", None) or page.file.abs_src_path or "")
-    src_uri = getattr(page.file, "amp_docs_chapter", None) or page.file.src_uri
-    if src.suffix != ".ipynb" or not src_uri.endswith(".md"):
+    """The downloads of a chapter page (built from an executed notebook, ``plugin._page_file``), else None.
+    Every page of a split chapter (``subpages``) offers the whole chapter: its notebook runs top to bottom
+    in one kernel."""
+    src = getattr(page.file, "amp_docs_notebook", None)
+    src_uri = getattr(page.file, "amp_docs_chapter", None)
+    if src is None or src_uri is None:
         return None
     source = Path(config["docs_dir"]) / src_uri
     if not source.is_file():
@@ -216,18 +217,17 @@ def chapter_downloads(page, config) -> ChapterDownloads | None:
     chapter = Path(src_uri).stem
     pages = getattr(page.file, "amp_docs_pages", 1)
     if pages == 1:
-        return ChapterDownloads(chapter, src, source, examples_used(source.read_text(encoding="utf-8")))
+        return ChapterDownloads(chapter, Path(src), source, examples_used(source.read_text(encoding="utf-8")))
     # A page of a split chapter offers the chapter's downloads; its bar names the example programs its own
     # cells use (each page copies those it links).
     from amp_docs_lib.docsite.links import page_url_of
 
-    part = json.loads(Path(page.file.abs_src_path).read_text(encoding="utf-8"))
     text = "\n".join(
         f"```python\n{''.join(c['source'])}\n```" if c.get("cell_type") == "code" else "".join(c.get("source", ""))
-        for c in part.get("cells", [])
+        for c in page.file.amp_docs_cells
     )
     return ChapterDownloads(
-        chapter, src, source, examples_used(text), continued=src_uri != page.file.src_uri,
+        chapter, Path(src), source, examples_used(text), continued=src_uri != page.file.src_uri,
         pages=pages, chapter_url=page_url_of(src_uri, config.get("use_directory_urls", True)),
     )
 

@@ -1,8 +1,7 @@
 """Check that every internal link and anchor of a built site resolves.
 
-``mkdocs build --strict`` validates links written in Markdown pages, but not the links inside
-executed chapters (mkdocs-jupyter renders those from the notebook) nor anchors in generated
-HTML. This reads the built HTML itself: every ``href`` to the same site must name an existing
+``mkdocs build --strict`` validates the links written in Markdown (the chapters' prose included), but
+not those in the HTML a chapter's code prints (raw HTML to mkdocs) nor in HTML the plugin generates. This reads the built HTML itself: every ``href`` to the same site must name an existing
 file (a directory means its ``index.html``), and every ``#fragment`` an ``id`` (or ``name``)
 on the target page. Links to other hosts, ``mailto:`` and ``data:`` are not followed.
 

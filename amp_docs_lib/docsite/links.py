@@ -1,7 +1,7 @@
-"""Links between chapters in notebook pages become page URLs.
+"""Links to chapters in the HTML a chapter's code prints become page URLs.
 
-``[text](formats.md#anchor)`` inside an executed chapter: mkdocs rewrites such links in Markdown pages,
-but not in the notebooks mkdocs-jupyter renders.
+mkdocs rewrites ``[text](formats.md#anchor)`` in a chapter's Markdown (its cells are Markdown, see
+``notebook_page``), but not ``<a href="formats.md">`` in a code cell's HTML output (raw HTML to it).
 """
 
 from __future__ import annotations
@@ -23,14 +23,14 @@ def page_url_of(src_uri: str, use_directory_urls: bool = True) -> str:
 
 
 def rewrite_md_links(output: str, page, config) -> str:
-    """Turn ``x.md#a`` links of a page rendered from a notebook into relative page URLs."""
-    if not str(page.file.abs_src_path or "").endswith(".ipynb"):
-        return output  # Markdown pages: mkdocs has rewritten (and --strict validated) their links
+    """Turn the ``x.md#a`` links left on a chapter's page (those in its outputs) into relative page URLs."""
+    if getattr(page.file, "amp_docs_notebook", None) is None:
+        return output  # other pages are written by hand: mkdocs has rewritten (and --strict validated) their links
     from mkdocs.utils import get_relative_url
 
     docs_dir = Path(config["docs_dir"])
     # A sub-page of a split chapter (docsite/subpages.py) links as its chapter's source does.
-    src_dir = posixpath.dirname(getattr(page.file, "amp_docs_chapter", None) or page.file.src_uri)
+    src_dir = posixpath.dirname(page.file.amp_docs_chapter)
 
     def sub(m: re.Match) -> str:
         target = posixpath.normpath(posixpath.join(src_dir, m.group(2)))

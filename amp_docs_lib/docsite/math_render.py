@@ -1,7 +1,8 @@
 """Math rendered by the build, so that no page loads a math engine.
 
-The TeX of a built page (``$...$`` and ``$$...$$`` that nbconvert leaves in an executed chapter's prose,
-``\\(...\\)`` and ``\\[...\\]`` in the spans ``pymdownx.arithmatex`` writes on Markdown pages) is turned
+The TeX of a built page (``\\(...\\)`` and ``\\[...\\]`` in the spans ``pymdownx.arithmatex`` writes
+for the Markdown of every page, chapters included; ``$...$`` and ``$$...$$`` in the HTML a chapter's code
+prints, which Markdown leaves alone) is turned
 into HTML by KaTeX, vendored under ``docsite/katex/`` (``scripts/vendor_katex.sh``) and run in the
 QuickJS engine of the ``quickjs`` wheel (a dependency of the ``docs`` extra, so a fresh venv needs no
 system package); where that is not installed, once per page with the machine's ``node``. A page with math then links KaTeX's stylesheet (served from
@@ -34,8 +35,6 @@ _TEX = re.compile(
     r"|(?<![\\$\w])\$(?P<inline>[^$\s<][^$<\n]*?)(?<!\s)\$(?!\w)",
     re.S,
 )
-# nbconvert's template configures MathJax 2 in every notebook page; nothing on the site loads it.
-_NB_MATHJAX2 = re.compile(r"<!-- Load mathjax -->.*?<!-- End of mathjax configuration -->", re.S)
 
 
 class MathError(RuntimeError):
@@ -124,9 +123,8 @@ def stylesheet_link(page_url: str) -> str:
 
 
 def render_math(output: str, page_url: str) -> str:
-    """The page with its TeX rendered to KaTeX HTML and, if it has any, KaTeX's stylesheet linked;
-    nbconvert's MathJax 2 configuration removed. Raises ``MathError`` for TeX KaTeX rejects."""
-    output = _NB_MATHJAX2.sub("", output)
+    """The page with its TeX rendered to KaTeX HTML and, if it has any, KaTeX's stylesheet linked.
+    Raises ``MathError`` for TeX KaTeX rejects."""
     found = formulas(output)
     if not found:
         return output

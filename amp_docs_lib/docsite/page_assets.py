@@ -14,6 +14,7 @@ from pathlib import Path
 PAGE_SPECIFIC = {
     "format-explorer.js": 'class="amp-format-explorer"',  # the Formats chapter's explorer
     "_mkdocstrings.css": 'class="doc doc-',  # mkdocstrings' API reference pages
+    "notebook.css": 'class="jupyter-wrapper"',  # JupyterLab's notebook rules: the chapter pages (notebook_page)
 }
 # asset file names no page links: docs/assets/js/reader.js loads them on the first tap on a figure
 LOADED_ON_DEMAND = ("glightbox.min.js", "glightbox.min.css")

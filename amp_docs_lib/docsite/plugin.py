@@ -1,15 +1,11 @@
 """The ``amp-docs`` mkdocs plugin: executes chapters through the environment-aware cache.
 
-Order in ``mkdocs.yml`` matters: this plugin is listed before ``mkdocs-jupyter``.
-In ``on_files`` (run after mkdocs-jupyter's) it swaps each chapter
-(``docs/chapters/*.md``) for the executed notebook in the cache, wrapped as
-mkdocs-jupyter's ``NotebookFile``, so mkdocs-jupyter only renders (``execute: false``); a chapter with
+In ``on_files`` it swaps each chapter (``docs/chapters/*.md``, jupytext Markdown) for the Markdown page of
+its executed notebook (``notebook_page``: the cache's notebook as presented, Markdown cells as Markdown,
+code cells and outputs as HTML blocks), which mkdocs then builds as any Markdown page; a chapter with
 sub-page markers is sliced into a chapter page and sub-pages (``subpages``), which ``on_nav`` makes a
-section of the nav.
-In ``on_post_page`` it removes any script that would load from another host
-(mkdocs-jupyter's notebook template links MathJax and Mermaid from CDNs; the
-build renders math itself, ``math_render``), and, last, the links to assets a page does not use
-(``page_assets``).
+section of the nav. ``on_page_content`` and ``on_post_page`` run the page passes (``pages``) and, last,
+remove the links to assets a page does not use (``page_assets``).
 
 A build never costs the reader the site: ``on_config`` points mkdocs at a staging folder
 beside the site directory, the last ``on_post_build`` swaps the complete new site into place,
@@ -22,10 +18,8 @@ from __future__ import annotations
 
 import atexit
 import fnmatch
-import hashlib
 import json
 import logging
-import re
 import shutil
 import sys
 import time
@@ -37,7 +31,6 @@ from mkdocs.exceptions import PluginError
 from mkdocs.plugins import BasePlugin, CombinedEvent, event_priority
 
 from amp_docs_lib.core.chapters import chapter_id_for, parse_chapter
-from amp_docs_lib.core.packages import RENDER_DISTRIBUTIONS, installed_versions
 from amp_docs_lib.core.paths import (
     BUILD_LOG,
     CACHE_DIR,
@@ -70,25 +63,6 @@ CHAPTERS_MARKER = "<!-- amp-docs:chapters -->"
 PALETTE_CSS = "assets/css/palette.css"  # generated from amp_docs_lib.core.palette
 API_SEARCH_PREFIX = "api/"  # the generated API reference (docsite/api_pages.API_DIR)
 API_SEARCH_BOOST = 0.001  # Material's search boost: an API title match (x1000) weighs as a chapter text match
-
-_SCRIPT = re.compile(r"<script\b([^>]*)>(.*?)</script>", re.I | re.S)
-_SRC = re.compile(r"\bsrc=[\"']([^\"']*)[\"']", re.I)
-_REMOTE = re.compile(r"^(?:https?:)?//", re.I)
-_REMOTE_IMPORT = re.compile(r"""(?:\bimport\s*\(|\bfrom)\s*["'](?:https?:)?//""", re.I)
-
-
-def _loads_remote(match: re.Match) -> bool:
-    attrs, body = match.group(1), match.group(2)
-    src = _SRC.search(attrs)
-    if src is not None:
-        # An empty src (mkdocs-jupyter's MathJax slot when unset) would request the page itself.
-        return not src.group(1).strip() or bool(_REMOTE.match(src.group(1).strip()))
-    return bool(_REMOTE_IMPORT.search(body))
-
-
-def strip_remote_scripts(html: str) -> str:
-    """Remove scripts loaded from other hosts (the site must work offline)."""
-    return _SCRIPT.sub(lambda m: "" if _loads_remote(m) else m.group(0), html)
 
 
 class AmpDocsConfig(base.Config):
@@ -124,16 +98,6 @@ def evict_presented(folder: Path, used: set[Path], min_age_s: float) -> list[Pat
     return removed
 
 
-def rendered_cache_dir(configured: Path, versions: dict[str, str] | None = None) -> Path:
-    """The folder under mkdocs-jupyter's ``cache_dir`` for these render packages' ``versions`` (default: installed).
-
-    mkdocs-jupyter keys a rendered page on the notebook and its own options only, not on its version,
-    nbconvert's or Pygments', so after an upgrade it would serve HTML made by the old versions.
-    """
-    versions = installed_versions(RENDER_DISTRIBUTIONS) if versions is None else versions
-    return configured / ("render-" + hashlib.sha256(json.dumps(versions, sort_keys=True).encode()).hexdigest()[:16])
-
-
 class AmpDocsPlugin(BasePlugin[AmpDocsConfig]):
     staged = True  # build into a staging folder and swap it in (False under ``mkdocs serve`` and --dirty)
     site: Path | None = None  # the reader's site directory
@@ -154,7 +118,6 @@ class AmpDocsPlugin(BasePlugin[AmpDocsConfig]):
         self.memo_dir = root / CACHE_DIR
         self.root = root
         self.build_log_path = root / BUILD_LOG
-        self._version_rendered_cache(config, root)
         if config.theme.name == "material":  # previous/next name a split chapter's part and its chapter
             config.theme.dirs.insert(0, str(Path(__file__).with_name("material_overrides")))
         if self.config.api_reference:
@@ -177,24 +140,6 @@ class AmpDocsPlugin(BasePlugin[AmpDocsConfig]):
             config.site_dir = str(self.staging)  # mkdocs cleans and fills this; the reader's site is untouched
         return config
 
-    @staticmethod
-    def _version_rendered_cache(config, root: Path) -> None:
-        """Point mkdocs-jupyter's HTML cache at a folder of the installed render packages' versions,
-        removing the renders of other versions."""
-        jupyter = config.plugins.get("mkdocs-jupyter")
-        if jupyter is None or not jupyter.config.get("cache"):
-            return
-        configured = Path(jupyter.config["cache_dir"])
-        current = rendered_cache_dir(configured if configured.is_absolute() else root / configured)
-        for old in current.parent.glob("*"):  # other versions' folders, and renders from before the versioning
-            if old == current:
-                continue
-            if old.is_dir():
-                shutil.rmtree(old, ignore_errors=True)
-            else:
-                old.unlink(missing_ok=True)
-        jupyter.config["cache_dir"] = str(current)
-
     def _discard_staging(self) -> None:
         if self.staging is not None:
             shutil.rmtree(self.staging, ignore_errors=True)
@@ -203,7 +148,7 @@ class AmpDocsPlugin(BasePlugin[AmpDocsConfig]):
     def on_build_error(self, *, error):
         self._discard_staging()  # the previous site stays as it was
 
-    @event_priority(-50)  # after mkdocs-jupyter's on_files, which leaves .md chapters alone
+    @event_priority(-50)  # after other plugins' on_files: the chapters' pages are generated files
     def on_files(self, files, config):
         # Per build, not per chapter, and never kept from one build to the next (``mkdocs serve``
         # rebuilds after an edit). With nothing changed, neither the memoised environment report
@@ -212,9 +157,6 @@ class AmpDocsPlugin(BasePlugin[AmpDocsConfig]):
         env = Environment.current(self.environment)
         self.fragments = FragmentMemo(self.root / FRAGMENTS_DIR, tree_hash(LIBRARY_ROOT))
         self.used: set[Path] = set()
-        from amp_docs_lib.docsite.notebook_css import NotebookStyles
-
-        self.notebook_styles = NotebookStyles()  # the JupyterLab CSS, written once after the build
         self.chapters: dict[str, dict] = {}
         record = {"started": time.time(), "executed": {}, "reasons": {}, "merged": [], "cached": []}
         chapters = self._look_up_chapters(files, env)
@@ -306,12 +248,13 @@ class AmpDocsPlugin(BasePlugin[AmpDocsConfig]):
         return executed
 
     def _present_chapters(self, files, config, chapters, executed: dict, record: dict) -> None:
-        """Replace each chapter's Markdown file by its executed notebook as a reader gets it, and
-        record what every chapter read (the up-to-date check)."""
-        from mkdocs_jupyter.plugin import NotebookFile
-
+        """Replace each chapter's Markdown file by the Markdown page of its executed notebook as a reader gets
+        it (``notebook_page``), and record what every chapter read (the up-to-date check)."""
+        from amp_docs_lib.docsite.notebook_page import markdown_renderer
         from amp_docs_lib.docsite.presented import presented_notebook
 
+        # text/markdown outputs: the site's own Markdown dialect (mkdocs.yml's markdown_extensions)
+        self.render_markdown = markdown_renderer(config["markdown_extensions"], config["mdx_configs"])
         self.split_chapters: dict[str, object] = {}  # chapter src_uri: subpages.SplitChapter
         inputs: dict[str, str] = {}
         for f, cid, _text, found in chapters:
@@ -333,55 +276,57 @@ class AmpDocsPlugin(BasePlugin[AmpDocsConfig]):
                 inputs[label] = h if inputs.get(label, h) == h else "conflict"
             self.used.add(path)
             self.chapters[cid] = dict(nb.metadata["amp_docs"], status=status)
-            # mkdocs-jupyter renders the executed notebook; the page keeps the chapter's URL.
-            nb_file = NotebookFile(f, **config)
             # What readers get (page and download): deliberate errors as one line, no builder paths.
             presented = presented_notebook(path, self.root / PRESENTED_DIR)
-            nb_file.abs_src_path = str(presented)
             files.remove(f)
-            files.append(nb_file)
-            self._split_chapter(nb_file, presented, files, config)
+            self._chapter_pages(f, presented, files, config)
         record["inputs"] = dict(sorted(inputs.items()))
         from amp_docs_lib.docsite.subpages import AnchorMap
 
         self.anchors = AnchorMap(list(self.split_chapters.values()))
 
-    def _split_chapter(self, nb_file, presented: Path, files, config) -> None:
-        """A chapter with sub-page markers: its page renders part 0, each later part is a page of its
-        own (``docsite/subpages.py``); every part offers the whole chapter's notebook for download."""
-        from mkdocs.structure.files import File
-        from mkdocs_jupyter.plugin import NotebookFile
+    def _page_file(self, config, src_uri: str, page_path: str, nb: dict, chapter, presented: Path, pages: int):
+        """The Markdown page mkdocs builds from notebook ``nb`` (a chapter, or one part of one), known as
+        ``src_uri`` (where its relative links start) and built as ``page_path`` (its URL)."""
+        from mkdocs.structure.files import File, InclusionLevel
 
+        from amp_docs_lib.docsite.notebook_page import notebook_markdown
+
+        page_file = File.generated(config, src_uri, content=notebook_markdown(nb, self.render_markdown))
+        if page_path != src_uri:  # a later part of a split chapter: on_nav adds it to the chapter's section
+            built_as = File(page_path, None, config["site_dir"], config["use_directory_urls"])
+            page_file.dest_uri, page_file.url = built_as.dest_uri, built_as.url
+            page_file.inclusion = InclusionLevel.NOT_IN_NAV
+        page_file.edit_uri = chapter.edit_uri  # "edit this page": the chapter's source
+        page_file.amp_docs_chapter = chapter.src_uri  # downloads and links: the chapter's own
+        page_file.amp_docs_notebook = presented  # the whole chapter's notebook: the download
+        page_file.amp_docs_cells = nb["cells"]  # this page's cells (the examples its bar names)
+        page_file.amp_docs_pages = pages
+        return page_file
+
+    def _chapter_pages(self, chapter, presented: Path, files, config) -> None:
+        """The pages of a chapter: one, or with sub-page markers its page renders part 0 and each later part
+        is a page of its own (``docsite/subpages.py``); every part offers the whole chapter's notebook."""
         from amp_docs_lib.docsite import subpages
-        from amp_docs_lib.docsite.links import page_url_of
 
         nb = json.loads(presented.read_text(encoding="utf-8"))
         try:
-            parts = subpages.split_notebook(nb, nb_file.src_uri)
+            parts = subpages.split_notebook(nb, chapter.src_uri)
         except subpages.SubpageError as e:
             raise PluginError(f"amp-docs: {e}") from None
-        if len(parts) == 1:
-            return
         urls = []
         for part in parts:
-            dest = presented.with_name(f"{presented.stem}.part{part.index}.ipynb")
-            text = subpages.part_notebook(nb, part)
-            if not dest.is_file() or dest.read_text(encoding="utf-8") != text:
-                write_atomic(dest, text)
-            uri = subpages.part_src_uri(nb_file.src_uri, part)
-            if part.index == 0:
-                page_file = nb_file
-            else:
-                page_file = NotebookFile(File.generated(config, uri, abs_src_path=str(dest)), **config)
-                files.append(page_file)
-            page_file.abs_src_path = str(dest)
-            page_file.amp_docs_chapter = nb_file.src_uri  # downloads and links: the chapter's own
-            page_file.amp_docs_notebook = presented
-            page_file.amp_docs_pages = len(parts)
-            urls.append(page_url_of(uri, config.get("use_directory_urls", True)))
-        title = subpages.chapter_title(parts[0]) or nb_file.src_uri
-        self.split_chapters[nb_file.src_uri] = subpages.SplitChapter(
-            nb_file.src_uri, title, presented, parts, urls, [set() for _ in parts]
+            src_uri = subpages.part_src_uri(chapter.src_uri, part)
+            page_path = subpages.part_page_path(chapter.src_uri, part)
+            part_nb = dict(nb, cells=part.cells)
+            page_file = self._page_file(config, src_uri, page_path, part_nb, chapter, presented, len(parts))
+            files.append(page_file)
+            urls.append(page_file.url)
+        if len(parts) == 1:
+            return
+        title = subpages.chapter_title(parts[0]) or chapter.src_uri
+        self.split_chapters[chapter.src_uri] = subpages.SplitChapter(
+            chapter.src_uri, title, presented, parts, urls, [set() for _ in parts]
         )
 
     def on_nav(self, nav, config, files):
@@ -399,11 +344,13 @@ class AmpDocsPlugin(BasePlugin[AmpDocsConfig]):
         return nav
 
     def on_env(self, env, config, files):
-        """Split chapters' first pages take their part names in the nav (their H1 set their titles)."""
+        """Split chapters' first pages take their part names in the nav (their H1 set their titles); links to
+        anchors that moved to another part are checked there."""
         if getattr(self, "split_chapters", None):
             from amp_docs_lib.docsite.subpages import name_first_parts
 
             name_first_parts(self.nav)
+            self.anchors.follow_moved_anchors(files)  # what mkdocs' anchor validation checks, as the pages link
         return env
 
     def _add_generated_files(self, files, config) -> None:
@@ -467,19 +414,24 @@ class AmpDocsPlugin(BasePlugin[AmpDocsConfig]):
         if COMPARISON_MARKER in page.markdown and page.present_anchor_ids is not None:
             # The section is generated after mkdocs checks links to anchors (on_post_build): announce it.
             page.present_anchor_ids.add(TIMING_ANCHOR)
+        if getattr(page.file, "amp_docs_notebook", None) is not None:  # a chapter's page (notebook_page)
+            from amp_docs_lib.docsite.notebook_page import in_notebook
+
+            html = in_notebook(html)
         html = search_friendly(html)
         if (part := self.anchors.page_of(page.url)) is not None:
             from amp_docs_lib.docsite.subpages import tab_title, with_following_pages
 
             html = with_following_pages(html, *part, page.url)
+            page.title = page.title  # its H1, pinned: the nav names the part (mkdocs reads meta.title first)
             page.meta["title"] = tab_title(*part)  # the browser tab names the chapter (Material reads meta.title)
         self.anchors.record(page.url, html)  # every page is rendered before the first is written
         return html
 
     def _post_page(self, output, page, config):
-        from amp_docs_lib.docsite.pages import post_page  # links, copy buttons, downloads bar
+        from amp_docs_lib.docsite.pages import post_page  # the page passes, in order
 
-        return post_page(strip_remote_scripts(output), page, config, self.fragments, self.notebook_styles, self.anchors)
+        return post_page(output, page, config, self.fragments, self.anchors)
 
     @event_priority(-100)  # after every plugin has added its assets (mkdocs-glightbox adds its own)
     def _page_assets(self, output, page, config):
@@ -492,7 +444,7 @@ class AmpDocsPlugin(BasePlugin[AmpDocsConfig]):
     def _post_build(self, config):
         from amp_docs_lib.docsite.pages import post_build  # the "Yours vs reference" page
 
-        post_build(config, self.fragments, self.notebook_styles)
+        post_build(config, self.fragments)
         removed = self.cache.evict_except(self.used, min_age_s=EVICT_AFTER_S)
         removed += evict_presented(self.root / PRESENTED_DIR, self.used, min_age_s=EVICT_AFTER_S)
         for p in removed:

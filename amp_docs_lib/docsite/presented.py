@@ -13,9 +13,11 @@ def presented_notebook(executed: Path, out_dir: Path) -> Path:
     """The executed notebook as a reader gets it, on the page and as a download: an error a cell
     raises on purpose shows as its last line (exception type and message), not a traceback, and
     no output names a path of the machine that built it. Written next to the cache (once per
-    executed notebook); the cached notebook itself is left as executed."""
+    executed notebook); the cached notebook itself is left as executed. Each cell's id is its position,
+    ``cell-<k>`` (the page's element ids: jupytext draws new random ones on every read)."""
     nb = json.loads(executed.read_text(encoding="utf-8"))
-    for cell in nb.get("cells", []):
+    for k, cell in enumerate(nb.get("cells", [])):
+        cell["id"] = f"cell-{k}"
         for out in cell.get("outputs", []):
             if out.get("output_type") == "error":
                 out["traceback"] = [f"{out.get('ename', 'Error')}: {out.get('evalue', '')}"]

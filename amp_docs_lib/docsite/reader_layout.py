@@ -12,7 +12,7 @@ from amp_docs_lib.docsite.folds import fold_answers, fold_long_listings, fold_pl
 
 def reader_layout(content: str) -> str:
     """A page body laid out for its reader: every code block has an id of its own (Material's copy
-    button copies the block whose id it names), cell tags are not printed as labels, setup and
+    button copies the block whose id it names), setup and
     checking code is folded, an exercise's answer is folded, adjacent claims form one list, a lone claim reads as prose with its verdict on its mark, and search indexes prose and headings,
     not table cells, program output or heading permalinks."""
     from bs4 import BeautifulSoup
@@ -24,7 +24,6 @@ def reader_layout(content: str) -> str:
     soup = BeautifulSoup(content, "html.parser")
     code_in_every_block(soup)
     unique_code_ids(soup)
-    no_cell_tag_labels(soup)
     fold_plumbing(soup)
     fold_setup(soup)
     fold_presentation(soup)
@@ -39,8 +38,8 @@ def reader_layout(content: str) -> str:
 
 
 def code_in_every_block(soup) -> None:
-    """Material adds its copy button to ``pre > code``; the code cells mkdocs-jupyter renders and
-    the listings Pygments writes are a bare ``<pre>``: their contents go into a ``<code>``."""
+    """Material adds its copy button to ``pre > code``; the listings Pygments writes into an output
+    (``show_source``) are a bare ``<pre>``: their contents go into a ``<code>``."""
     for pre in soup.select("div.highlight-ipynb > pre, div.highlight > pre"):
         if pre.find("code", recursive=False) is None:
             code = soup.new_tag("code")
@@ -63,12 +62,6 @@ def unique_code_ids(soup) -> None:
             n += 1
         pre["id"] = f"amp-code-{n}"
         taken.add(pre["id"])
-
-
-def no_cell_tag_labels(soup) -> None:
-    """mkdocs-jupyter prints each cell's tags as labels above it; tags steer the build, not the reader."""
-    for toolbar in soup.select("div.celltoolbar"):
-        toolbar.decompose()
 
 
 def _only_wrappers_between(a, b) -> bool:

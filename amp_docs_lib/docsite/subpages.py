@@ -13,8 +13,7 @@ the chapter's folder (``chapters/fp8/<slug>/``, the slug being the H2's anchor),
 (the page's title). The chapter's "In this build" box (its last cell, ``page.summary.in_this_build``)
 goes to part 0, where ``reader_layout.lesson_first`` puts it under the summary.
 
-The plugin (``plugin.py``) writes the parts next to the presented notebook and hands them to
-mkdocs-jupyter, orders the nav (``nav_section``: the chapter becomes a section of its pages), and on each
+The plugin (``plugin.py``) makes each part a Markdown page (``notebook_page``), orders the nav (``nav_section``: the chapter becomes a section of its pages), and on each
 page of a split chapter adds the "Part k of n" line (``add_part_line``; the chapter page also ends with
 the list of the pages that continue it, ``with_following_pages``), and sends a link to an anchor that
 moved to another part there (``AnchorMap``).
@@ -62,7 +61,7 @@ class Part:
 
 
 def heading_id(text: str) -> str:
-    """The anchor Python-Markdown's ``toc`` extension (mkdocs-jupyter's table of contents) gives a heading."""
+    """The anchor Python-Markdown's ``toc`` extension (the pages' table of contents) gives a heading."""
     import markdown
 
     md = markdown.Markdown(extensions=["toc"])
@@ -140,15 +139,16 @@ def split_notebook(nb: dict, chapter: str) -> list[Part]:
     return [Part(k, titles[k], slugs[k], cells) for k, cells in enumerate(parts)]
 
 
-def part_notebook(nb: dict, part: Part) -> str:
-    """The notebook (JSON text) mkdocs-jupyter renders for ``part``: the chapter's metadata, its cells."""
-    out = {k: v for k, v in nb.items() if k != "cells"}
-    out["cells"] = part.cells
-    return json.dumps(out, indent=1, ensure_ascii=False) + "\n"
-
-
 def part_src_uri(chapter_src_uri: str, part: Part) -> str:
-    """The source path mkdocs knows a part by: the chapter's own for part 0, ``<chapter>/<slug>.md`` otherwise."""
+    """The source path mkdocs knows a part by: the chapter's own for part 0, ``<chapter>.<slug>.md`` otherwise,
+    beside the chapter, so that its relative links resolve as in the chapter's source (its page is
+    ``part_page_path``)."""
+    return chapter_src_uri if part.index == 0 else f"{chapter_src_uri[:-3]}.{part.slug}.md"
+
+
+def part_page_path(chapter_src_uri: str, part: Part) -> str:
+    """The path a part's page is built as: the chapter's own for part 0, ``<chapter>/<slug>.md`` otherwise
+    (its URL: ``chapters/fp8/<slug>/``)."""
     return chapter_src_uri if part.index == 0 else f"{chapter_src_uri[:-3]}/{part.slug}.md"
 
 
@@ -216,6 +216,23 @@ class AnchorMap:
 
     def page_of(self, page_url: str) -> tuple[SplitChapter, int] | None:
         return self.by_url.get(page_url)
+
+    def follow_moved_anchors(self, files) -> None:
+        """Point mkdocs' record of each page's links to anchors (``page.links_to_anchors``, which ``validation:``
+        checks after every page is written) at the part that holds the anchor, as ``rewrite`` points the links:
+        a link to ``fp8.md#mx-blocks`` is to the part ``mx-blocks`` moved to (``on_env``: every page recorded)."""
+        by_url = {f.url: f for f in files.documentation_pages()}
+        for f in files.documentation_pages():
+            links = getattr(f.page, "links_to_anchors", None)
+            for target in list(links or ()):
+                found = self.by_url.get(target.url)
+                if found is None:
+                    continue
+                chapter, k = found
+                for anchor in [a for a in links[target] if a not in chapter.ids[k]]:
+                    holder = next((j for j, ids in enumerate(chapter.ids) if anchor in ids), None)
+                    if holder is not None and (dest := by_url.get(chapter.urls[holder])) is not None:
+                        links.setdefault(dest, {})[anchor] = links[target].pop(anchor)
 
     def rewrite(self, output: str, page_url: str) -> str:
         """Point each link of the page at ``page_url`` to an anchor of a split chapter's page that does not
@@ -298,7 +315,7 @@ def nav_section(chapter: SplitChapter, page, files):
 
 def name_first_parts(nav) -> None:
     """Give each split chapter's first page its part name in the nav, under the section named as the chapter
-    (``on_env``: after mkdocs-jupyter has set every page's title from its H1, before any page is written)."""
+    (``on_env``: after mkdocs has set every page's title from its H1, before any page is written)."""
     for item in nav.items:
         chapter = getattr(item, "amp_docs_split", None)
         if chapter is not None and chapter.parts[0].title:
