@@ -68,7 +68,7 @@ def execute(chapter: Path, no_cache: bool) -> None:
 @click.option(
     "--noop-only",
     is_flag=True,
-    help="only compare a no-op mkdocs build with mkdocs-jupyter's own no-op build, "
+    help="only compare a no-op mkdocs build with mkdocs alone building the same pages, "
     "using this checkout's execution cache (no cold build)",
 )
 @click.option(

@@ -85,7 +85,6 @@ PACKAGES = (
     Package("mslk", "mslk", "optional"),
     Package("mkdocs", "mkdocs", "render"),
     Package("material", "mkdocs-material", "render"),
-    Package("mkdocs_jupyter", "mkdocs-jupyter", "render"),
     Package("mkdocstrings", "mkdocstrings", "render"),
     Package("mkdocstrings_handlers", "mkdocstrings-python", "render"),
     Package("nbconvert", "nbconvert", "render"),

@@ -13,10 +13,11 @@ module (only the chapters that imported it execute), a comment added to the site
 execution module (nothing executes: the machinery is no chapter's input) and an
 edited example program (only the chapters that show or run it execute).
 
-It also compares a plain ``mkdocs build`` with nothing changed against
-mkdocs-jupyter's own no-op build of the same chapters: a copy of the site in
-which each chapter is its executed notebook (``.ipynb``) and the amp-docs plugin
-is removed, everything else in ``mkdocs.yml`` unchanged. The two are timed
+It also compares a plain ``mkdocs build`` with nothing changed against mkdocs
+alone building the same pages: a copy of the site in which each chapter is the
+Markdown page of its executed notebook (``docsite.notebook_page``) and the amp-docs
+plugin is removed, everything else in ``mkdocs.yml`` unchanged: what the plugin's
+no-op costs on top of rendering. The two are timed
 alternately, several rounds, and their medians compared (target: at most 1.2x).
 ``--noop-only`` skips the cold build and uses the checkout's own execution cache.
 """
@@ -54,12 +55,12 @@ def _build(root: Path, site: Path, *extra: str, env: dict | None = None) -> tupl
     return dt, json.loads(log_path.read_text()) if log_path.exists() else None
 
 
-NOOP_TARGET = 1.2  # a plain no-op build may take at most this times mkdocs-jupyter's own
+NOOP_TARGET = 1.2  # a plain no-op build may take at most this times mkdocs' own build of the same pages
 
 
 def _mkdocs_seconds(root: Path, site: Path, library_from: Path | None = None) -> float:
     """Seconds of one ``mkdocs build`` of ``root``; ``library_from``: the checkout whose
-    ``amp_docs_lib`` the API reference documents (the jupyter-only copy has none of its own)."""
+    ``amp_docs_lib`` the API reference documents (the plain copy has none of its own)."""
     env = dict(os.environ, NO_MKDOCS_2_WARNING="1")
     if library_from is not None:
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(library_from), env.get("PYTHONPATH")]))
@@ -95,18 +96,18 @@ def executed_notebooks(repo: Path) -> dict[str, Path]:
     return found
 
 
-def jupyter_only_copy(repo: Path, dest: Path) -> Path:
-    """``dest``: the site of ``repo`` as mkdocs-jupyter alone builds it, from ``repo``'s executed
-    notebooks (the newest cache entry of each chapter) and without the amp-docs plugin."""
+def plain_markdown_copy(repo: Path, dest: Path) -> Path:
+    """``dest``: the site of ``repo`` as mkdocs alone builds it, each chapter the Markdown page of its
+    executed notebook (the newest cache entry of each chapter), without the amp-docs plugin."""
+    from amp_docs_lib.docsite.notebook_page import notebook_markdown
+
     notebooks = executed_notebooks(repo)
     shutil.copytree(repo / "docs", dest / "docs")
     for md in sorted((dest / "docs" / "chapters").glob("*.md")):
-        shutil.copy(notebooks[md.name], md.with_suffix(".ipynb"))
-        md.unlink()
+        md.write_text(notebook_markdown(json.loads(notebooks[md.name].read_text(encoding="utf-8"))), encoding="utf-8")
     text = (repo / "mkdocs.yml").read_text()
     text = re.sub(r"(?m)^  - amp-docs:\n(?:      .*\n)*", "", text)  # the plugin and its options
     text = re.sub(r"(?m)^watch:\n(?:  - .*\n)*", "", text)  # watched library folders are not copied
-    text = re.sub(r"(chapters/[\w-]+)\.md\b", r"\1.ipynb", text)
     if re.search(r"(?m)^\s*- amp-docs\b", text):
         raise ValueError("could not remove the amp-docs plugin from mkdocs.yml")
     (dest / "mkdocs.yml").write_text(text)
@@ -115,23 +116,23 @@ def jupyter_only_copy(repo: Path, dest: Path) -> Path:
 
 def noop_comparison(repo: Path, work: Path, rounds: int = 5) -> dict[str, float]:
     """Median seconds of a no-op ``mkdocs build`` of ``repo`` (already built once, so every chapter
-    is cached) and of mkdocs-jupyter's own no-op build of the same notebooks, timed alternately."""
-    base = jupyter_only_copy(repo, work / "jupyter-only")
-    ours_site, base_site = work / "site-ours", work / "site-jupyter-only"
+    is cached) and of mkdocs alone building the same pages (``plain_markdown_copy``), timed alternately."""
+    base = plain_markdown_copy(repo, work / "plain")
+    ours_site, base_site = work / "site-ours", work / "site-plain"
     _mkdocs_seconds(repo, ours_site), _mkdocs_seconds(base, base_site, repo)  # first builds fill both caches
     ours, theirs = [], []
     for _ in range(rounds):
         ours.append(_mkdocs_seconds(repo, ours_site))
         theirs.append(_mkdocs_seconds(base, base_site, repo))
     o, t = statistics.median(ours), statistics.median(theirs)
-    return {"ours_s": o, "jupyter_only_s": t, "ratio": o / t, "rounds": rounds}
+    return {"ours_s": o, "plain_s": t, "ratio": o / t, "rounds": rounds}
 
 
 def print_noop_comparison(r: dict[str, float]) -> None:
     verdict = "within" if r["ratio"] <= NOOP_TARGET else "ABOVE"
     print(
         f"no-op mkdocs build, median of {r['rounds']}: amp-docs {r['ours_s']:.2f} s, "
-        f"mkdocs-jupyter alone {r['jupyter_only_s']:.2f} s, ratio {r['ratio']:.2f} "
+        f"mkdocs alone {r['plain_s']:.2f} s, ratio {r['ratio']:.2f} "
         f"({verdict} the {NOOP_TARGET}x target)"
     )
 
