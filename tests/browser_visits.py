@@ -155,18 +155,23 @@ class Visits:
     def _work(self) -> None:
         from playwright.sync_api import sync_playwright
 
-        with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-            try:
-                while (key := self._queue.get()) is not None:
-                    future = self._ahead[key]
-                    if future.set_running_or_notify_cancel():
-                        try:
-                            future.set_result(self._visit(*key, browser=browser))
-                        except BaseException as e:  # noqa: BLE001 -- the test that reads it reports it
-                            future.set_exception(e)
-            finally:
-                browser.close()
+        key = ...  # None once this worker has taken its stop sentinel
+        try:
+            with sync_playwright() as p:
+                browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+                try:
+                    while (key := self._queue.get()) is not None:
+                        future = self._ahead[key]
+                        if future.set_running_or_notify_cancel():
+                            try:
+                                future.set_result(self._visit(*key, browser=browser))
+                            except BaseException as e:  # noqa: BLE001 -- the test that reads it reports it
+                                future.set_exception(e)
+                finally:
+                    browser.close()
+        except Exception:  # noqa: BLE001 -- a worker that cannot run leaves its keys to be visited when asked
+            while key is not None and (key := self._queue.get()) is not None:
+                self._ahead[key].cancel()
 
     def close(self) -> None:
         """Cancel visits not started and wait for the workers (each closes its own Chromium)."""
