@@ -58,6 +58,9 @@ from amp_docs_lib.docsite.store import (
 
 log = logging.getLogger("mkdocs.plugins.amp_docs")
 EVICT_AFTER_S = 3600  # unused entries survive an hour, so concurrent builds never lose theirs
+# Cache folders of features gone, removed from a checkout that still has them: mkdocs-jupyter's rendered
+# HTML (chapters are Markdown pages now, docsite/notebook_page.py; nothing rendered is cached).
+OBSOLETE_CACHE_FOLDERS = (CACHE_DIR / "rendered",)
 ENV_MARKER = "<!-- amp-docs:environment -->"
 CHAPTERS_MARKER = "<!-- amp-docs:chapters -->"
 PALETTE_CSS = "assets/css/palette.css"  # generated from amp_docs_lib.core.palette
@@ -449,6 +452,10 @@ class AmpDocsPlugin(BasePlugin[AmpDocsConfig]):
         removed += evict_presented(self.root / PRESENTED_DIR, self.used, min_age_s=EVICT_AFTER_S)
         for p in removed:
             log.info("amp-docs: evicted stale cache entry %s", p.name)
+        for folder in OBSOLETE_CACHE_FOLDERS:
+            if (self.root / folder).is_dir():
+                shutil.rmtree(self.root / folder, ignore_errors=True)
+                log.info("amp-docs: removed %s (a cache this version no longer uses)", folder)
 
     @event_priority(-100)  # after every plugin has written its files
     def _publish_site(self, config):
