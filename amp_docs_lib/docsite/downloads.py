@@ -50,8 +50,10 @@ from amp_docs_lib.docsite.wheel import NOTEBOOK_EXTRA, wheel_filename
 from amp_docs_lib.page.notebook import gated_source
 
 WHEEL_URI = f"{DOWNLOADS_DIR}/{wheel_filename()}"
-LOAD_GATE_SOURCE = ("# Cells that need hardware this machine lacks print a skip note instead of failing.\n"
-                    "%load_ext amp_docs_lib.page.notebook")
+LOAD_GATE_SOURCE = (
+    "# Cells that need hardware this machine lacks print a skip note instead of failing.\n"
+    "%load_ext amp_docs_lib.page.notebook"
+)
 
 
 def notebook_install_line() -> str:
@@ -77,8 +79,17 @@ def downloadable_notebook(text: str) -> str:
             source = cell.get("source", "")
             cell["source"] = gated_source("".join(source) if isinstance(source, list) else source, needs)
     first_code = next((i for i, c in enumerate(cells) if c.get("cell_type") == "code"), len(cells))
-    cells.insert(first_code, {"cell_type": "code", "execution_count": None, "id": "amp-docs-load-gate",
-                              "metadata": {"tags": ["amp-docs-download"]}, "outputs": [], "source": LOAD_GATE_SOURCE})
+    cells.insert(
+        first_code,
+        {
+            "cell_type": "code",
+            "execution_count": None,
+            "id": "amp-docs-load-gate",
+            "metadata": {"tags": ["amp-docs-download"]},
+            "outputs": [],
+            "source": LOAD_GATE_SOURCE,
+        },
+    )
     return json.dumps(nb, indent=1, ensure_ascii=False) + "\n"
 
 
@@ -89,8 +100,9 @@ _FENCE = re.compile(r"^```python[^\n]*\n(.*?)^```", re.M | re.S)
 _FRONT = re.compile(r"\A---\n(.*?)\n---\n", re.S)
 # A <pre> whose first child is not <code>, inside a highlighted block (notebook input cells,
 # show_source listings). Output areas (plain <pre> of printed text) are left alone.
-_BARE_PRE = re.compile(r'(<div class="(?:highlight-ipynb[^"]*|highlight)">)<pre>(?!(?:<span></span>)?<code)(.*?)</pre>',
-                       re.S)
+_BARE_PRE = re.compile(
+    r'(<div class="(?:highlight-ipynb[^"]*|highlight)">)<pre>(?!(?:<span></span>)?<code)(.*?)</pre>', re.S
+)
 _H1_END = re.compile(r"</h1>", re.I)
 
 
@@ -115,7 +127,7 @@ def examples_used(source: str, examples_dir: Path = EXAMPLES_DIR) -> list[str]:
         if missing:
             have = sorted(str(q.relative_to(examples_dir)) for q in examples_dir.rglob("*.py"))
             raise ValueError(f"front matter lists examples that do not exist: {missing}; valid: {have}")
-    found = {p[len("examples/"):] if p.startswith("examples/") else p for p in found}
+    found = {p[len("examples/") :] if p.startswith("examples/") else p for p in found}
     return sorted({p for p in found if (examples_dir / p).is_file()} | set(listed))
 
 
@@ -123,8 +135,11 @@ def companion_files(example: str, examples_dir: Path = EXAMPLES_DIR) -> list[str
     """Data files an example reads from beside it: files of its folder (not ``.py``) its source names."""
     path = examples_dir / example
     text = path.read_text(encoding="utf-8")
-    return sorted(str(q.relative_to(examples_dir)) for q in path.parent.iterdir()
-                  if q.is_file() and q.suffix != ".py" and re.search(rf"[\"']{re.escape(q.name)}[\"']", text))
+    return sorted(
+        str(q.relative_to(examples_dir))
+        for q in path.parent.iterdir()
+        if q.is_file() and q.suffix != ".py" and re.search(rf"[\"']{re.escape(q.name)}[\"']", text)
+    )
 
 
 @dataclass
@@ -135,13 +150,17 @@ class ChapterDownloads:
     notebook: Path
     source: Path
     examples: list[str] = field(default_factory=list)
-    continued: bool = False  # a sub-page of a split chapter (docsite/subpages.py): cells above it are on earlier pages too
+    continued: bool = (
+        False  # a sub-page of a split chapter (docsite/subpages.py): cells above it are on earlier pages too
+    )
     pages: int = 1  # the pages of the chapter the notebook holds (a split chapter's, docsite/subpages.py)
     chapter_url: str = ""  # a sub-page's chapter page, where the bar says how to run the notebook
 
     def files(self) -> dict[str, Path]:
-        out = {f"{CHAPTER_DOWNLOADS_DIR}/{self.chapter}.ipynb": self.notebook,
-               f"{CHAPTER_DOWNLOADS_DIR}/{self.chapter}.md": self.source}
+        out = {
+            f"{CHAPTER_DOWNLOADS_DIR}/{self.chapter}.ipynb": self.notebook,
+            f"{CHAPTER_DOWNLOADS_DIR}/{self.chapter}.md": self.source,
+        }
         for e in self.examples:
             for f in (e, *companion_files(e)):
                 out[f"{DOWNLOADS_DIR}/examples/{f}"] = EXAMPLES_DIR / f
@@ -154,9 +173,11 @@ class ChapterDownloads:
             href = get_relative_url(target, page_url)
             return f'<a href="{html.escape(href)}" download>{html.escape(label)}</a>'
 
-        parts = [link(f"{CHAPTER_DOWNLOADS_DIR}/{self.chapter}.ipynb", "executed notebook (.ipynb)"),
-                 link(f"{CHAPTER_DOWNLOADS_DIR}/{self.chapter}.md", "source (.md)"),
-                 link(WHEEL_URI, f"the library's wheel ({Path(WHEEL_URI).name})")]
+        parts = [
+            link(f"{CHAPTER_DOWNLOADS_DIR}/{self.chapter}.ipynb", "executed notebook (.ipynb)"),
+            link(f"{CHAPTER_DOWNLOADS_DIR}/{self.chapter}.md", "source (.md)"),
+            link(WHEEL_URI, f"the library's wheel ({Path(WHEEL_URI).name})"),
+        ]
         if self.continued:  # compact on a sub-page: the chapter page says how to run it
             run = (
                 f' <span class="amp-downloads__run">One notebook for {"both" if self.pages == 2 else f"all {self.pages}"} pages of the chapter; '
@@ -172,30 +193,46 @@ class ChapterDownloads:
                 )
             return (
                 f'<div class="amp-downloads amp-downloads--part" data-chapter="{html.escape(self.chapter)}">'
-                f'<span class="amp-downloads__label">Download this chapter:</span> ' + " · ".join(parts) + run + ex + "</div>"
+                f'<span class="amp-downloads__label">Download this chapter:</span> '
+                + " · ".join(parts)
+                + run
+                + ex
+                + "</div>"
             )
-        run = (' <span class="amp-downloads__run">To run the notebook anywhere: '
-               f"<code>{html.escape(notebook_install_line())}</code>, then open it in Jupyter or run "
-               f"<code>jupyter execute {html.escape(self.chapter)}.ipynb</code>; cells that need hardware "
-               "this machine lacks print a skip note. A cell copied with the cells above it"
-               + (" (the chapter's earlier pages too)" if self.continued else "")
-               + " also runs as a plain script.</span>")
+        run = (
+            ' <span class="amp-downloads__run">To run the notebook anywhere: '
+            f"<code>{html.escape(notebook_install_line())}</code>, then open it in Jupyter or run "
+            f"<code>jupyter execute {html.escape(self.chapter)}.ipynb</code>; cells that need hardware "
+            "this machine lacks print a skip note. A cell copied with the cells above it"
+            + (" (the chapter's earlier pages too)" if self.continued else "")
+            + " also runs as a plain script.</span>"
+        )
         ex = ""
         if self.examples:
+
             def example(e: str) -> str:
                 extra = companion_files(e)
                 return link(f"{DOWNLOADS_DIR}/examples/{e}", f"examples/{e}") + (
                     " (with " + ", ".join(link(f"{DOWNLOADS_DIR}/examples/{f}", Path(f).name) for f in extra) + ")"
-                    if extra else "")
+                    if extra
+                    else ""
+                )
 
             label = "Example programs on this page" if self.pages > 1 else "Example programs used"
-            ex = (f'<span class="amp-downloads__examples">{label}: '
-                  + ", ".join(example(e) for e in self.examples)
-                  + ". To run one: <code>pip install</code> the library's wheel (linked above; each "
-                  + "program's <code># Install:</code> line lists anything else it needs).</span>")
-        return (f'<div class="amp-downloads" data-chapter="{html.escape(self.chapter)}">'
-                f'<span class="amp-downloads__label">Download this chapter:</span> '
-                + " · ".join(parts) + run + ex + "</div>")
+            ex = (
+                f'<span class="amp-downloads__examples">{label}: '
+                + ", ".join(example(e) for e in self.examples)
+                + ". To run one: <code>pip install</code> the library's wheel (linked above; each "
+                + "program's <code># Install:</code> line lists anything else it needs).</span>"
+            )
+        return (
+            f'<div class="amp-downloads" data-chapter="{html.escape(self.chapter)}">'
+            f'<span class="amp-downloads__label">Download this chapter:</span> '
+            + " · ".join(parts)
+            + run
+            + ex
+            + "</div>"
+        )
 
 
 def wrap_bare_code(output: str) -> str:
@@ -217,7 +254,7 @@ def chapter_downloads(page, config) -> ChapterDownloads | None:
     chapter = Path(src_uri).stem
     pages = getattr(page.file, "amp_docs_pages", 1)
     if pages == 1:
-        return ChapterDownloads(chapter, Path(src), source, examples_used(source.read_text(encoding="utf-8")))
+        return ChapterDownloads(chapter, src, source, examples_used(source.read_text(encoding="utf-8")))
     # A page of a split chapter offers the chapter's downloads; its bar names the example programs its own
     # cells use (each page copies those it links).
     from amp_docs_lib.docsite.links import page_url_of
@@ -227,8 +264,13 @@ def chapter_downloads(page, config) -> ChapterDownloads | None:
         for c in page.file.amp_docs_cells
     )
     return ChapterDownloads(
-        chapter, Path(src), source, examples_used(text), continued=src_uri != page.file.src_uri,
-        pages=pages, chapter_url=page_url_of(src_uri, config.get("use_directory_urls", True)),
+        chapter,
+        src,
+        source,
+        examples_used(text),
+        continued=src_uri != page.file.src_uri,
+        pages=pages,
+        chapter_url=page_url_of(src_uri, config.get("use_directory_urls", True)),
     )
 
 
@@ -250,4 +292,4 @@ def post_page(output: str, page, config) -> str:
     m = _H1_END.search(output, output.find('class="md-content"') + 1)
     if m is None:
         return output
-    return output[:m.end()] + bar + output[m.end():]
+    return output[: m.end()] + bar + output[m.end() :]
